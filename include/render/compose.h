@@ -1,0 +1,34 @@
+#ifndef RENDER_COMPOSE_H
+#define RENDER_COMPOSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct wla_image;
+
+/*
+ * One plane as the composer sees it: the pixels of its framebuffer and the
+ * already clipped source (16.16 fixed point, in fb pixels) and destination
+ * (integer CRTC pixels) rectangles. The composer only reads data.
+ */
+struct wla_layer {
+	const void *data;
+	uint32_t stride;
+	uint32_t width, height; /* fb size */
+	uint32_t format;        /* DRM fourcc, must be in the format table */
+	uint32_t src_x, src_y, src_w, src_h; /* 16.16 */
+	int32_t dst_x, dst_y;
+	uint32_t dst_w, dst_h;
+};
+
+/*
+ * Compose layers (bottom first) onto dst: dst is cleared to opaque black,
+ * each layer is scaled from src to dst with nearest filtering, blended with
+ * OVER if its format has alpha (premultiplied, as DRM formats are) or copied
+ * with SRC otherwise, and clipped to dst's size. Returns false (logged) on an
+ * unknown format or allocation failure; dst is then undefined.
+ */
+bool wla_compose(struct wla_image *dst, const struct wla_layer *layers, size_t n_layers);
+
+#endif

@@ -1,0 +1,85 @@
+/*
+ * wlatomic configuration: defaults, WLA_* environment variables and an
+ * optional config file, all parsed strictly.
+ *
+ * A struct wla_config is plain data with fixed-size arrays: it owns no heap
+ * memory, may be copied by value and needs no destroy call.
+ */
+#ifndef WLATOMIC_CONFIG_H
+#define WLATOMIC_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WLA_MAX_OUTPUTS 8
+#define WLA_MAX_MODES 16
+#define WLA_MAX_OVERLAY_PLANES 8
+#define WLA_OUTPUT_NAME_MAX 32
+
+/* Limits a configured mode must respect. */
+#define WLA_MODE_MAX_SIZE 16384
+#define WLA_MODE_MAX_REFRESH_MHZ 1000000
+
+struct wla_config_mode {
+	int32_t width, height;
+	/* Refresh rate in mHz (59940 for 59.94 Hz), always > 0. */
+	int32_t refresh_mhz;
+};
+
+struct wla_config_output {
+	char name[WLA_OUTPUT_NAME_MAX];
+	/* modes[0] is the preferred mode. */
+	struct wla_config_mode modes[WLA_MAX_MODES];
+	size_t n_modes;
+};
+
+struct wla_config {
+	struct wla_config_output outputs[WLA_MAX_OUTPUTS];
+	size_t n_outputs;
+	/* Overlay planes per CRTC, 0..WLA_MAX_OVERLAY_PLANES (default 2). */
+	uint32_t overlay_planes;
+	/* Square cursor plane size in pixels, 16..512 (default 64). */
+	uint32_t cursor_size;
+};
+
+/*
+ * Fill cfg with the defaults: one output "Virtual-1" at 1920x1080@60,
+ * two overlay planes, a 64x64 cursor plane.
+ */
+void wla_config_init(struct wla_config *cfg);
+
+/*
+ * Parse a mode string "WIDTHxHEIGHT" or "WIDTHxHEIGHT@HZ" (HZ may have up to
+ * three decimals, e.g. 59.94; without it 60 Hz). Returns 0, or -EINVAL and
+ * logs one line naming origin and the string.
+ */
+int wla_config_parse_mode(const char *origin, const char *str, struct wla_config_mode *mode);
+
+/*
+ * Set one key ("overlay-planes", "cursor-size") to a value. origin names the
+ * source in error messages (a file and line, or an environment variable).
+ * Returns 0 or -EINVAL with one logged line naming key and value.
+ */
+int wla_config_set(struct wla_config *cfg, const char *origin, const char *key,
+	const char *value);
+
+/*
+ * Parse config file text (see README for the syntax) into cfg. Outputs
+ * listed in the text replace cfg's outputs. name is used in error messages.
+ * On error cfg may be partly updated; returns -EINVAL.
+ */
+int wla_config_parse_text(struct wla_config *cfg, const char *name, const char *text);
+
+/* Read and parse a config file. -ENOENT etc. if it cannot be read. */
+int wla_config_load_file(struct wla_config *cfg, const char *path);
+
+/*
+ * Apply the environment on top of cfg: WLA_CONFIG (a file, loaded first),
+ * then WLA_OUTPUTS ("N" outputs of the default mode, or per-output mode lists
+ * "1920x1080@60,1280x720;1024x768@75"), WLA_OVERLAY_PLANES, WLA_CURSOR_SIZE.
+ * Returns 0 or a negative errno after logging one line.
+ */
+int wla_config_load_env(struct wla_config *cfg);
+
+#endif
