@@ -1,0 +1,672 @@
+/*
+ * Strict configuration parser: defaults, config file text and WLA_* variables.
+ *
+ * Config file syntax (one statement per line):
+ *
+ *     # a comment: the first non-blank character of the line is '#'
+ *     overlay-planes = 2          top-level keys: overlay-planes (0..8),
+ *     cursor-size = 64            cursor-size (16..512)
+ *
+ *     [output]                    starts an output section
+ *     name = HDMI-A-1             optional, 1..31 of A-Z a-z 0-9 _ -
+ *     mode = 1920x1080@60         repeatable (up to 16), the first is preferred
+ *     mode = 1280x720@59.94       HZ may have up to 3 decimals, default 60
+ *
+ * Blank lines are ignored; blanks around the key, the '=' and the value are
+ * trimmed. Top-level keys must come before the first [output]: every line
+ * after a section header belongs to that section. The first [output] in a
+ * text replaces the outputs configured so far, later ones append (up to 8).
+ * Each section needs at least one mode. Outputs without a name are called
+ * Virtual-N, N being their 1-based position; names must be unique. Anything
+ * else (an unknown key or section, a line without '=', a bad value) is an
+ * error reported as "file:line".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wlr/util/log.h>
+#include "util.h"
+#include "wlatomic/config.h"
+
+#define CONFIG_FILE_MAX (1024 * 1024)
+#define CONFIG_LINE_MAX 1024
+#define CONFIG_ORIGIN_MAX 4200
+
+#define DEFAULT_WIDTH 1920
+#define DEFAULT_HEIGHT 1080
+#define DEFAULT_REFRESH_MHZ 60000
+
+static const char mode_syntax[] = "expected WIDTHxHEIGHT[@HZ]";
+
+struct config_key {
+	const char *name;
+	size_t offset;
+	uint32_t min, max;
+};
+
+static const struct config_key config_keys[] = {
+	{ "overlay-planes", offsetof(struct wla_config, overlay_planes),
+		0, WLA_MAX_OVERLAY_PLANES },
+	{ "cursor-size", offsetof(struct wla_config, cursor_size), 16, 512 },
+};
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static bool is_name_char(char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+		c == '-';
+}
+
+static bool all_digits(const char *s)
+{
+	if (*s == '\0') {
+		return false;
+	}
+	for (; *s; s++) {
+		if (!is_digit(*s)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Reads an optional '-' and at least one digit at *p. The magnitude saturates
+ * at limit + 1, so a value too long for any integer type reads as out of range
+ * instead of wrapping.
+ */
+static bool scan_number(const char **p, int64_t limit, int64_t *value)
+{
+	const char *s = *p;
+	bool negative = *s == '-';
+	if (negative) {
+		s++;
+	}
+	if (!is_digit(*s)) {
+		return false;
+	}
+	int64_t v = 0;
+	for (; is_digit(*s); s++) {
+		if (v <= limit) {
+			v = v * 10 + (*s - '0');
+		}
+	}
+	if (v > limit) {
+		v = limit + 1;
+	}
+	*value = negative ? -v : v;
+	*p = s;
+	return true;
+}
+
+/* A plain unsigned decimal: no sign, no blanks, nothing after the digits. */
+static bool parse_uint(const char *s, uint32_t max, uint32_t *out)
+{
+	if (!all_digits(s)) {
+		return false;
+	}
+	int64_t v;
+	if (!scan_number(&s, max, &v) || v > max) {
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+static void set_default_mode(struct wla_config_output *output)
+{
+	output->modes[0] = (struct wla_config_mode){
+		.width = DEFAULT_WIDTH,
+		.height = DEFAULT_HEIGHT,
+		.refresh_mhz = DEFAULT_REFRESH_MHZ,
+	};
+	output->n_modes = 1;
+}
+
+static void set_virtual_name(struct wla_config_output *output, size_t index)
+{
+	snprintf(output->name, sizeof(output->name), "Virtual-%zu", index + 1);
+}
+
+WLA_EXPORT void wla_config_init(struct wla_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->n_outputs = 1;
+	set_virtual_name(&cfg->outputs[0], 0);
+	set_default_mode(&cfg->outputs[0]);
+	cfg->overlay_planes = 2;
+	cfg->cursor_size = 64;
+}
+
+WLA_EXPORT int wla_config_parse_mode(const char *origin, const char *str,
+	struct wla_config_mode *mode)
+{
+	const char *p = str;
+	int64_t width, height, refresh_mhz = DEFAULT_REFRESH_MHZ;
+
+	if (!scan_number(&p, WLA_MODE_MAX_SIZE, &width) || *p++ != 'x' ||
+			!scan_number(&p, WLA_MODE_MAX_SIZE, &height) || (*p != '\0' && *p != '@')) {
+		goto bad_syntax;
+	}
+	if (*p == '@') {
+		p++;
+		bool negative = *p == '-';
+		int64_t hz;
+		if (!scan_number(&p, WLA_MODE_MAX_REFRESH_MHZ / 1000, &hz)) {
+			goto bad_syntax;
+		}
+		int64_t frac = 0, scale = 1000;
+		if (*p == '.') {
+			const char *digits = ++p;
+			for (; is_digit(*p) && scale > 1; p++) {
+				scale /= 10;
+				frac += (*p - '0') * scale;
+			}
+			if (p == digits) {
+				goto bad_syntax;
+			}
+			if (is_digit(*p)) {
+				wlr_log(WLR_ERROR, "config: %s: mode '%s': refresh has more than 3 "
+					"decimals", origin, str);
+				return -EINVAL;
+			}
+		}
+		if (*p != '\0') {
+			goto bad_syntax;
+		}
+		/* Keep the sign apart: "-0.5" has an integer part of zero. */
+		refresh_mhz = (negative ? -hz : hz) * 1000 + frac;
+		if (negative) {
+			refresh_mhz = -refresh_mhz;
+		}
+	}
+
+	if (width < 1 || width > WLA_MODE_MAX_SIZE) {
+		wlr_log(WLR_ERROR, "config: %s: mode '%s': width must be 1..%d", origin, str,
+			WLA_MODE_MAX_SIZE);
+		return -EINVAL;
+	}
+	if (height < 1 || height > WLA_MODE_MAX_SIZE) {
+		wlr_log(WLR_ERROR, "config: %s: mode '%s': height must be 1..%d", origin, str,
+			WLA_MODE_MAX_SIZE);
+		return -EINVAL;
+	}
+	if (refresh_mhz <= 0) {
+		wlr_log(WLR_ERROR, "config: %s: mode '%s': refresh must be > 0", origin, str);
+		return -EINVAL;
+	}
+	if (refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ) {
+		wlr_log(WLR_ERROR, "config: %s: mode '%s': refresh must be <= %d Hz", origin, str,
+			WLA_MODE_MAX_REFRESH_MHZ / 1000);
+		return -EINVAL;
+	}
+	mode->width = (int32_t)width;
+	mode->height = (int32_t)height;
+	mode->refresh_mhz = (int32_t)refresh_mhz;
+	return 0;
+
+bad_syntax:
+	wlr_log(WLR_ERROR, "config: %s: bad mode '%s' (%s)", origin, str, mode_syntax);
+	return -EINVAL;
+}
+
+WLA_EXPORT int wla_config_set(struct wla_config *cfg, const char *origin, const char *key,
+	const char *value)
+{
+	if (!key || !value) {
+		wlr_log(WLR_ERROR, "config: %s: key '%s' without a value", origin,
+			key ? key : "(null)");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < WLA_ARRAY_SIZE(config_keys); i++) {
+		const struct config_key *k = &config_keys[i];
+		if (strcmp(key, k->name) != 0) {
+			continue;
+		}
+		uint32_t v;
+		if (!parse_uint(value, k->max, &v) || v < k->min) {
+			wlr_log(WLR_ERROR, "config: %s: %s '%s': expected an integer %u..%u",
+				origin, key, value, k->min, k->max);
+			return -EINVAL;
+		}
+		*(uint32_t *)((char *)cfg + k->offset) = v;
+		return 0;
+	}
+	wlr_log(WLR_ERROR, "config: %s: unknown key '%s'", origin, key);
+	return -EINVAL;
+}
+
+struct text_parser {
+	struct wla_config *cfg;
+	const char *name;
+	/* Set once the first [output] of this text replaced the old outputs. */
+	bool replaced;
+	/* The section being read, NULL at top level. */
+	struct wla_config_output *output;
+	/* Line of each output's [output] header, valid once replaced is set. */
+	size_t lines[WLA_MAX_OUTPUTS];
+};
+
+/* The name an output has or will get, for messages. */
+static const char *output_label(struct text_parser *tp, struct wla_config_output *output,
+	char *buf, size_t size)
+{
+	if (output->name[0]) {
+		return output->name;
+	}
+	snprintf(buf, size, "Virtual-%zu", (size_t)(output - tp->cfg->outputs) + 1);
+	return buf;
+}
+
+static int end_section(struct text_parser *tp)
+{
+	struct wla_config_output *output = tp->output;
+	tp->output = NULL;
+	if (!output || output->n_modes > 0) {
+		return 0;
+	}
+	char label[WLA_OUTPUT_NAME_MAX];
+	size_t index = (size_t)(output - tp->cfg->outputs);
+	wlr_log(WLR_ERROR, "config: %s:%zu: [output] section '%s' has no mode", tp->name,
+		tp->lines[index], output_label(tp, output, label, sizeof(label)));
+	return -EINVAL;
+}
+
+static int begin_section(struct text_parser *tp, const char *origin, const char *section,
+	size_t lineno)
+{
+	int ret = end_section(tp);
+	if (ret < 0) {
+		return ret;
+	}
+	if (strcmp(section, "output") != 0) {
+		wlr_log(WLR_ERROR, "config: %s: unknown section '[%s]'", origin, section);
+		return -EINVAL;
+	}
+	struct wla_config *cfg = tp->cfg;
+	if (!tp->replaced) {
+		tp->replaced = true;
+		cfg->n_outputs = 0;
+	}
+	if (cfg->n_outputs == WLA_MAX_OUTPUTS) {
+		wlr_log(WLR_ERROR, "config: %s: [output]: more than %d outputs", origin,
+			WLA_MAX_OUTPUTS);
+		return -EINVAL;
+	}
+	tp->lines[cfg->n_outputs] = lineno;
+	tp->output = &cfg->outputs[cfg->n_outputs++];
+	memset(tp->output, 0, sizeof(*tp->output));
+	return 0;
+}
+
+static int set_output_key(struct text_parser *tp, const char *origin, const char *key,
+	const char *value)
+{
+	struct wla_config_output *output = tp->output;
+	if (strcmp(key, "name") == 0) {
+		size_t len = strlen(value);
+		bool valid = len >= 1 && len < WLA_OUTPUT_NAME_MAX;
+		for (size_t i = 0; valid && i < len; i++) {
+			valid = is_name_char(value[i]);
+		}
+		if (!valid) {
+			wlr_log(WLR_ERROR, "config: %s: bad output name '%s' (expected 1..%d of "
+				"A-Z a-z 0-9 _ -)", origin, value, WLA_OUTPUT_NAME_MAX - 1);
+			return -EINVAL;
+		}
+		if (output->name[0]) {
+			wlr_log(WLR_ERROR, "config: %s: name '%s': output already named '%s'",
+				origin, value, output->name);
+			return -EINVAL;
+		}
+		memcpy(output->name, value, len + 1);
+		return 0;
+	}
+	if (strcmp(key, "mode") == 0) {
+		if (output->n_modes == WLA_MAX_MODES) {
+			wlr_log(WLR_ERROR, "config: %s: mode '%s': more than %d modes in one "
+				"output", origin, value, WLA_MAX_MODES);
+			return -EINVAL;
+		}
+		int ret = wla_config_parse_mode(origin, value, &output->modes[output->n_modes]);
+		if (ret < 0) {
+			return ret;
+		}
+		output->n_modes++;
+		return 0;
+	}
+	wlr_log(WLR_ERROR, "config: %s: unknown key '%s' in [output]", origin, key);
+	return -EINVAL;
+}
+
+/* Strips blanks at both ends in place. */
+static char *trim(char *s)
+{
+	while (is_blank(*s)) {
+		s++;
+	}
+	size_t len = strlen(s);
+	while (len > 0 && is_blank(s[len - 1])) {
+		s[--len] = '\0';
+	}
+	return s;
+}
+
+static int parse_line(struct text_parser *tp, char *line, size_t lineno)
+{
+	char origin[CONFIG_ORIGIN_MAX];
+	snprintf(origin, sizeof(origin), "%s:%zu", tp->name, lineno);
+
+	line = trim(line);
+	if (line[0] == '\0' || line[0] == '#') {
+		return 0;
+	}
+	if (line[0] == '[') {
+		size_t len = strlen(line);
+		if (line[len - 1] != ']') {
+			wlr_log(WLR_ERROR, "config: %s: bad section header '%s' "
+				"(expected [output])", origin, line);
+			return -EINVAL;
+		}
+		line[len - 1] = '\0';
+		return begin_section(tp, origin, trim(line + 1), lineno);
+	}
+
+	char *eq = strchr(line, '=');
+	if (!eq) {
+		wlr_log(WLR_ERROR, "config: %s: expected 'key = value', got '%s'", origin, line);
+		return -EINVAL;
+	}
+	*eq = '\0';
+	char *key = trim(line), *value = trim(eq + 1);
+	if (key[0] == '\0') {
+		wlr_log(WLR_ERROR, "config: %s: missing key before '= %s'", origin, value);
+		return -EINVAL;
+	}
+	if (tp->output) {
+		return set_output_key(tp, origin, key, value);
+	}
+	return wla_config_set(tp->cfg, origin, key, value);
+}
+
+/* Names unnamed outputs and refuses duplicate names. */
+static int finish_outputs(struct text_parser *tp)
+{
+	struct wla_config *cfg = tp->cfg;
+	for (size_t i = 0; i < cfg->n_outputs; i++) {
+		if (!cfg->outputs[i].name[0]) {
+			set_virtual_name(&cfg->outputs[i], i);
+		}
+	}
+	for (size_t i = 0; i < cfg->n_outputs; i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(cfg->outputs[i].name, cfg->outputs[j].name) != 0) {
+				continue;
+			}
+			if (tp->replaced) {
+				wlr_log(WLR_ERROR, "config: %s:%zu: duplicate output name '%s' "
+					"(first at line %zu)", tp->name, tp->lines[i],
+					cfg->outputs[i].name, tp->lines[j]);
+			} else {
+				wlr_log(WLR_ERROR, "config: %s: duplicate output name '%s'",
+					tp->name, cfg->outputs[i].name);
+			}
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+WLA_EXPORT int wla_config_parse_text(struct wla_config *cfg, const char *name, const char *text)
+{
+	struct text_parser tp = { .cfg = cfg, .name = name };
+	char line[CONFIG_LINE_MAX];
+	size_t lineno = 0;
+
+	const char *p = text;
+	while (*p) {
+		lineno++;
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len >= sizeof(line)) {
+			wlr_log(WLR_ERROR, "config: %s:%zu: line longer than %zu characters", name,
+				lineno, sizeof(line) - 1);
+			return -EINVAL;
+		}
+		memcpy(line, p, len);
+		line[len] = '\0';
+		int ret = parse_line(&tp, line, lineno);
+		if (ret < 0) {
+			return ret;
+		}
+		p += end ? len + 1 : len;
+	}
+
+	int ret = end_section(&tp);
+	if (ret < 0) {
+		return ret;
+	}
+	return finish_outputs(&tp);
+}
+
+WLA_EXPORT int wla_config_load_file(struct wla_config *cfg, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+		wlr_log(WLR_ERROR, "config: %s: cannot open: %s", path, strerror(err));
+		return -err;
+	}
+
+	/* One byte more than allowed, to tell a full file from a too big one. */
+	char *buf = malloc(CONFIG_FILE_MAX + 2);
+	if (!buf) {
+		close(fd);
+		wlr_log(WLR_ERROR, "config: %s: cannot allocate a read buffer", path);
+		return -ENOMEM;
+	}
+	size_t size = 0;
+	while (size <= CONFIG_FILE_MAX) {
+		ssize_t n = read(fd, buf + size, CONFIG_FILE_MAX + 1 - size);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0) {
+			int err = errno;
+			wlr_log(WLR_ERROR, "config: %s: cannot read: %s", path, strerror(err));
+			close(fd);
+			free(buf);
+			return -err;
+		}
+		if (n == 0) {
+			break;
+		}
+		size += (size_t)n;
+	}
+	close(fd);
+
+	int ret = -EINVAL;
+	buf[size] = '\0';
+	if (size > CONFIG_FILE_MAX) {
+		wlr_log(WLR_ERROR, "config: %s: file larger than %d bytes", path, CONFIG_FILE_MAX);
+	} else if (strlen(buf) != size) {
+		wlr_log(WLR_ERROR, "config: %s: file contains a NUL byte at offset %zu", path,
+			strlen(buf));
+	} else {
+		ret = wla_config_parse_text(cfg, path, buf);
+	}
+	free(buf);
+	return ret;
+}
+
+/*
+ * Returns 1 with *value set if the variable is set, 0 if it is unset and
+ * -EINVAL if it is set but empty.
+ */
+static int get_env(const char *var, const char **value)
+{
+	*value = getenv(var);
+	if (!*value) {
+		return 0;
+	}
+	if ((*value)[0] == '\0') {
+		wlr_log(WLR_ERROR, "config: %s: set but empty", var);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+/* Parses one ','-separated mode list of WLA_OUTPUTS into output. */
+static int parse_env_modes(struct wla_config_output *output, char *list, const char *value)
+{
+	char *item = list;
+	for (;;) {
+		char *end = strchr(item, ',');
+		if (end) {
+			*end = '\0';
+		}
+		if (item[0] == '\0') {
+			wlr_log(WLR_ERROR, "config: WLA_OUTPUTS: empty mode in '%s'", value);
+			return -EINVAL;
+		}
+		if (output->n_modes == WLA_MAX_MODES) {
+			wlr_log(WLR_ERROR, "config: WLA_OUTPUTS: more than %d modes in one output "
+				"in '%s'", WLA_MAX_MODES, value);
+			return -EINVAL;
+		}
+		int ret = wla_config_parse_mode("WLA_OUTPUTS", item,
+			&output->modes[output->n_modes]);
+		if (ret < 0) {
+			return ret;
+		}
+		output->n_modes++;
+		if (!end) {
+			return 0;
+		}
+		item = end + 1;
+	}
+}
+
+static int parse_env_output_list(struct wla_config_output *outputs, size_t *n_outputs,
+	const char *value)
+{
+	char *copy = strdup(value);
+	if (!copy) {
+		wlr_log(WLR_ERROR, "config: WLA_OUTPUTS: cannot allocate a copy of '%s'", value);
+		return -ENOMEM;
+	}
+	int ret = 0;
+	size_t n = 0;
+	char *item = copy;
+	for (;;) {
+		char *end = strchr(item, ';');
+		if (end) {
+			*end = '\0';
+		}
+		if (item[0] == '\0') {
+			wlr_log(WLR_ERROR, "config: WLA_OUTPUTS: empty output in '%s'", value);
+			ret = -EINVAL;
+			break;
+		}
+		if (n == WLA_MAX_OUTPUTS) {
+			wlr_log(WLR_ERROR, "config: WLA_OUTPUTS: more than %d outputs in '%s'",
+				WLA_MAX_OUTPUTS, value);
+			ret = -EINVAL;
+			break;
+		}
+		ret = parse_env_modes(&outputs[n], item, value);
+		if (ret < 0) {
+			break;
+		}
+		n++;
+		if (!end) {
+			break;
+		}
+		item = end + 1;
+	}
+	free(copy);
+	*n_outputs = n;
+	return ret;
+}
+
+static int load_env_outputs(struct wla_config *cfg, const char *value)
+{
+	struct wla_config_output outputs[WLA_MAX_OUTPUTS];
+	size_t n_outputs = 0;
+	memset(outputs, 0, sizeof(outputs));
+
+	if (all_digits(value)) {
+		uint32_t count;
+		if (!parse_uint(value, WLA_MAX_OUTPUTS, &count) || count < 1) {
+			wlr_log(WLR_ERROR, "config: WLA_OUTPUTS: output count '%s' must be 1..%d",
+				value, WLA_MAX_OUTPUTS);
+			return -EINVAL;
+		}
+		n_outputs = count;
+		for (size_t i = 0; i < n_outputs; i++) {
+			set_default_mode(&outputs[i]);
+		}
+	} else {
+		int ret = parse_env_output_list(outputs, &n_outputs, value);
+		if (ret < 0) {
+			return ret;
+		}
+	}
+
+	for (size_t i = 0; i < n_outputs; i++) {
+		set_virtual_name(&outputs[i], i);
+	}
+	memcpy(cfg->outputs, outputs, sizeof(outputs));
+	cfg->n_outputs = n_outputs;
+	return 0;
+}
+
+WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
+{
+	static const struct {
+		const char *var, *key;
+	} env_keys[] = {
+		{ "WLA_OVERLAY_PLANES", "overlay-planes" },
+		{ "WLA_CURSOR_SIZE", "cursor-size" },
+	};
+	const char *value;
+
+	int ret = get_env("WLA_CONFIG", &value);
+	if (ret > 0) {
+		ret = wla_config_load_file(cfg, value);
+	}
+	if (ret < 0) {
+		return ret;
+	}
+
+	ret = get_env("WLA_OUTPUTS", &value);
+	if (ret > 0) {
+		ret = load_env_outputs(cfg, value);
+	}
+	if (ret < 0) {
+		return ret;
+	}
+
+	for (size_t i = 0; i < WLA_ARRAY_SIZE(env_keys); i++) {
+		ret = get_env(env_keys[i].var, &value);
+		if (ret > 0) {
+			ret = wla_config_set(cfg, env_keys[i].var, env_keys[i].key, value);
+		}
+		if (ret < 0) {
+			return ret;
+		}
+	}
+	return 0;
+}

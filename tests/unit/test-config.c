@@ -1,0 +1,801 @@
+/* Unit tests for the strict configuration parser (backend/config.c). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "harness.h"
+#include "wlatomic/config.h"
+
+/* Exactly one line was logged and it contains every given substring. */
+#define CHECK_ONE_ERROR(...) \
+	do { \
+		CHECK_INT(harness_log_n, 1); \
+		CHECK_LOGGED(__VA_ARGS__); \
+	} while (0)
+
+#define CHECK_MODE(m, w, h, mhz) \
+	do { \
+		CHECK_INT((m).width, w); \
+		CHECK_INT((m).height, h); \
+		CHECK_INT((m).refresh_mhz, mhz); \
+	} while (0)
+
+static const char *const env_vars[] = {
+	"WLA_CONFIG", "WLA_OUTPUTS", "WLA_OVERLAY_PLANES", "WLA_CURSOR_SIZE",
+};
+
+static void clear_env(void)
+{
+	for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
+		unsetenv(env_vars[i]);
+	}
+}
+
+/* Writes size bytes of content to a new file under /tmp; path gets its name. */
+static bool write_temp_file(char path[static 32], const char *content, size_t size)
+{
+	strcpy(path, "/tmp/wla-config-XXXXXX");
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		return false;
+	}
+	bool ok = write(fd, content, size) == (ssize_t)size;
+	close(fd);
+	return ok;
+}
+
+static bool write_temp(char path[static 32], const char *text)
+{
+	return write_temp_file(path, text, strlen(text));
+}
+
+/* Refuses str as a mode and checks that the one logged line names it. */
+static void check_mode_refused(const char *str, const char *reason)
+{
+	struct wla_config_mode mode = { 1, 2, 3 };
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_mode("test", str, &mode), -EINVAL);
+	char quoted[128];
+	snprintf(quoted, sizeof(quoted), "mode '%s'", str);
+	CHECK_ONE_ERROR("config: test: ", quoted, reason);
+	CHECK_MODE(mode, 1, 2, 3);
+}
+
+static void init_gives_one_virtual_output_and_default_planes(void)
+{
+	struct wla_config cfg;
+	memset(&cfg, 0xff, sizeof(cfg));
+	wla_config_init(&cfg);
+	CHECK_INT(cfg.n_outputs, 1);
+	CHECK(strcmp(cfg.outputs[0].name, "Virtual-1") == 0);
+	CHECK_INT(cfg.outputs[0].n_modes, 1);
+	CHECK_MODE(cfg.outputs[0].modes[0], 1920, 1080, 60000);
+	CHECK_INT(cfg.overlay_planes, 2);
+	CHECK_INT(cfg.cursor_size, 64);
+	CHECK_INT(cfg.outputs[1].n_modes, 0);
+	CHECK_INT(harness_log_n, 0);
+}
+
+static void mode_without_refresh_defaults_to_60hz(void)
+{
+	struct wla_config_mode mode;
+	CHECK_INT(wla_config_parse_mode("test", "1280x720", &mode), 0);
+	CHECK_MODE(mode, 1280, 720, 60000);
+	CHECK_INT(harness_log_n, 0);
+}
+
+static void mode_with_fractional_refresh_is_parsed_in_mhz(void)
+{
+	struct wla_config_mode mode;
+	CHECK_INT(wla_config_parse_mode("test", "1920x1080@59.94", &mode), 0);
+	CHECK_MODE(mode, 1920, 1080, 59940);
+	CHECK_INT(wla_config_parse_mode("test", "800x600@75.5", &mode), 0);
+	CHECK_MODE(mode, 800, 600, 75500);
+	CHECK_INT(wla_config_parse_mode("test", "640x480@143.999", &mode), 0);
+	CHECK_MODE(mode, 640, 480, 143999);
+	CHECK_INT(wla_config_parse_mode("test", "640x480@0.001", &mode), 0);
+	CHECK_MODE(mode, 640, 480, 1);
+	CHECK_INT(wla_config_parse_mode("test", "1024x768@75", &mode), 0);
+	CHECK_MODE(mode, 1024, 768, 75000);
+	CHECK_INT(harness_log_n, 0);
+}
+
+static void mode_abc_is_refused_with_its_value_in_the_message(void)
+{
+	struct wla_config_mode mode;
+	CHECK_INT(wla_config_parse_mode("WLA_OUTPUTS", "abc", &mode), -EINVAL);
+	CHECK_ONE_ERROR("config: WLA_OUTPUTS: bad mode 'abc' (expected WIDTHxHEIGHT[@HZ])");
+}
+
+static void mode_with_garbage_or_blanks_is_refused(void)
+{
+	static const char *const bad[] = {
+		"", "x", "1920", "1920x", "x1080", "1920x1080x", "1920x1080@", "1920x1080@60Hz",
+		"1920x1080@60.", "1920x1080@.5", "1920x1080@6.0.0", " 1920x1080", "1920x1080 ",
+		"1920 x1080", "1920X1080", "+1920x1080", "1920x+1080", "1920x1080@+60",
+		"0x10x1080", "1920x1080@60,", "1920x1080\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct wla_config_mode mode = { 1, 2, 3 };
+		char quoted[64];
+		snprintf(quoted, sizeof(quoted), "bad mode '%s'", bad[i]);
+		harness_log_clear();
+		CHECK_INT(wla_config_parse_mode("test", bad[i], &mode), -EINVAL);
+		CHECK_ONE_ERROR("config: test: ", quoted, "expected WIDTHxHEIGHT[@HZ]");
+		CHECK_MODE(mode, 1, 2, 3);
+	}
+}
+
+static void refresh_zero_is_refused(void)
+{
+	check_mode_refused("1920x1080@0", "refresh must be > 0");
+	check_mode_refused("1920x1080@0.000", "refresh must be > 0");
+	check_mode_refused("1920x1080@-60", "refresh must be > 0");
+	check_mode_refused("1920x1080@-0.5", "refresh must be > 0");
+}
+
+static void refresh_with_four_decimals_is_refused(void)
+{
+	check_mode_refused("1920x1080@59.9401", "more than 3 decimals");
+}
+
+static void refresh_above_limit_is_refused(void)
+{
+	struct wla_config_mode mode;
+	CHECK_INT(wla_config_parse_mode("test", "100x100@1000", &mode), 0);
+	CHECK_MODE(mode, 100, 100, WLA_MODE_MAX_REFRESH_MHZ);
+	check_mode_refused("100x100@1000.001", "refresh must be <= 1000 Hz");
+	check_mode_refused("100x100@99999999999999999999999", "refresh must be <= 1000 Hz");
+}
+
+static void negative_size_is_refused(void)
+{
+	struct wla_config_mode mode;
+	CHECK_INT(wla_config_parse_mode("WLA_OUTPUTS", "-5x100", &mode), -EINVAL);
+	CHECK_ONE_ERROR("config: WLA_OUTPUTS: mode '-5x100': width must be 1..16384");
+	check_mode_refused("100x-5", "height must be 1..16384");
+	check_mode_refused("0x100", "width must be 1..16384");
+	check_mode_refused("100x0", "height must be 1..16384");
+}
+
+static void size_limits_are_inclusive(void)
+{
+	struct wla_config_mode mode;
+	CHECK_INT(wla_config_parse_mode("test", "16384x1", &mode), 0);
+	CHECK_MODE(mode, 16384, 1, 60000);
+	check_mode_refused("16385x100", "width must be 1..16384");
+	check_mode_refused("100x16385", "height must be 1..16384");
+}
+
+static void overflowing_number(void)
+{
+	check_mode_refused("99999999999999999999999x1080", "width must be 1..16384");
+	check_mode_refused("4294969216x1080", "width must be 1..16384");
+	check_mode_refused("1920x18446744073709551617", "height must be 1..16384");
+
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_set(&cfg, "test", "cursor-size", "4294967360"), -EINVAL);
+	CHECK_ONE_ERROR("config: test: ", "cursor-size '4294967360'");
+	CHECK_INT(cfg.cursor_size, 64);
+}
+
+static void set_accepts_keys_in_range(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_set(&cfg, "test", "overlay-planes", "0"), 0);
+	CHECK_INT(cfg.overlay_planes, 0);
+	CHECK_INT(wla_config_set(&cfg, "test", "overlay-planes", "8"), 0);
+	CHECK_INT(cfg.overlay_planes, 8);
+	CHECK_INT(wla_config_set(&cfg, "test", "cursor-size", "16"), 0);
+	CHECK_INT(cfg.cursor_size, 16);
+	CHECK_INT(wla_config_set(&cfg, "test", "cursor-size", "512"), 0);
+	CHECK_INT(cfg.cursor_size, 512);
+	CHECK_INT(wla_config_set(&cfg, "test", "cursor-size", "0128"), 0);
+	CHECK_INT(cfg.cursor_size, 128);
+	CHECK_INT(harness_log_n, 0);
+}
+
+static void set_refuses_bad_numbers(void)
+{
+	static const struct {
+		const char *key, *value;
+	} bad[] = {
+		{ "overlay-planes", "" }, { "overlay-planes", "12x" }, { "overlay-planes", "-1" },
+		{ "overlay-planes", "9" }, { "overlay-planes", " 1" }, { "overlay-planes", "+1" },
+		{ "overlay-planes", "0x2" }, { "cursor-size", "15" }, { "cursor-size", "513" },
+		{ "cursor-size", "64 " }, { "cursor-size", "6.4" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct wla_config cfg;
+		wla_config_init(&cfg);
+		char quoted[64];
+		snprintf(quoted, sizeof(quoted), "%s '%s'", bad[i].key, bad[i].value);
+		harness_log_clear();
+		CHECK_INT(wla_config_set(&cfg, "WLA_X", bad[i].key, bad[i].value), -EINVAL);
+		CHECK_ONE_ERROR("config: WLA_X: ", quoted, "expected an integer");
+		CHECK_INT(cfg.overlay_planes, 2);
+		CHECK_INT(cfg.cursor_size, 64);
+	}
+}
+
+static void unknown_key_is_refused(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_set(&cfg, "here", "foo", "1"), -EINVAL);
+	CHECK_ONE_ERROR("config: here: unknown key 'foo'");
+}
+
+static void file_text_with_outputs_is_parsed(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	const char *text =
+		"# global settings\n"
+		"overlay-planes = 3\n"
+		"\t cursor-size=128 \n"
+		"\n"
+		"[output]\n"
+		"name = HDMI-A-1\n"
+		"mode = 2560x1440@144\n"
+		"mode = 1920x1080@59.94\n"
+		"[ output ]\n"
+		"   # indented comment\n"
+		"mode=1280x720\n"
+		"[output]\n"
+		"name = DP_2\n"
+		"mode = 800x600@75";
+	CHECK_INT(wla_config_parse_text(&cfg, "t.conf", text), 0);
+	CHECK_INT(harness_log_n, 0);
+	CHECK_INT(cfg.overlay_planes, 3);
+	CHECK_INT(cfg.cursor_size, 128);
+	CHECK_INT(cfg.n_outputs, 3);
+	CHECK(strcmp(cfg.outputs[0].name, "HDMI-A-1") == 0);
+	CHECK_INT(cfg.outputs[0].n_modes, 2);
+	CHECK_MODE(cfg.outputs[0].modes[0], 2560, 1440, 144000);
+	CHECK_MODE(cfg.outputs[0].modes[1], 1920, 1080, 59940);
+	CHECK(strcmp(cfg.outputs[1].name, "Virtual-2") == 0);
+	CHECK_INT(cfg.outputs[1].n_modes, 1);
+	CHECK_MODE(cfg.outputs[1].modes[0], 1280, 720, 60000);
+	CHECK(strcmp(cfg.outputs[2].name, "DP_2") == 0);
+	CHECK_MODE(cfg.outputs[2].modes[0], 800, 600, 75000);
+}
+
+static void crlf_lines_and_blank_text_are_accepted(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "t.conf", ""), 0);
+	CHECK_INT(wla_config_parse_text(&cfg, "t.conf", "\n\n  \t\n# only a comment\n"), 0);
+	CHECK_INT(cfg.n_outputs, 1);
+	CHECK_INT(wla_config_parse_text(&cfg, "t.conf",
+		"cursor-size = 32\r\n[output]\r\nmode = 640x480\r\n"), 0);
+	CHECK_INT(cfg.cursor_size, 32);
+	CHECK_INT(cfg.n_outputs, 1);
+	CHECK_MODE(cfg.outputs[0].modes[0], 640, 480, 60000);
+	CHECK_INT(harness_log_n, 0);
+}
+
+static void text_without_output_keeps_outputs(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "t.conf", "overlay-planes = 1\n"), 0);
+	CHECK_INT(cfg.n_outputs, 1);
+	CHECK(strcmp(cfg.outputs[0].name, "Virtual-1") == 0);
+	CHECK_MODE(cfg.outputs[0].modes[0], 1920, 1080, 60000);
+	CHECK_INT(cfg.overlay_planes, 1);
+}
+
+static void unknown_key_in_file_names_file_line_and_key(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "/path/x.conf", "# c\n\nfoo = 1\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: /path/x.conf:3: unknown key 'foo'");
+
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "/path/x.conf",
+		"[output]\nmode = 640x480\nrefresh = 60\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: /path/x.conf:3: unknown key 'refresh' in [output]");
+}
+
+static void bad_mode_in_file_names_file_line_and_value(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "/path/x.conf",
+		"[output]\nmode = 640x480\nmode = 1920x1080@0\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: /path/x.conf:3: mode '1920x1080@0': refresh must be > 0");
+}
+
+static void bad_number_in_file_names_file_line_key_and_value(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "a.conf", "cursor-size = 12x\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: a.conf:1: cursor-size '12x'");
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "a.conf", "cursor-size =\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: a.conf:1: cursor-size ''");
+}
+
+static void line_without_equals_names_file_and_line(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "b.conf", "overlay-planes = 1\ncursor-size 64\n"),
+		-EINVAL);
+	CHECK_ONE_ERROR("config: b.conf:2: ", "'cursor-size 64'");
+
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "b.conf", " = 64\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: b.conf:1: missing key");
+}
+
+static void unknown_section_is_refused(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "c.conf", "[foo]\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: c.conf:1: unknown section '[foo]'");
+
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "c.conf", "\n[output\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: c.conf:2: bad section header '[output'");
+}
+
+static void output_without_mode(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "d.conf",
+		"[output]\nmode = 640x480\n\n[output]\nname = EMPTY\n[output]\nmode = 1x1\n"),
+		-EINVAL);
+	CHECK_ONE_ERROR("config: d.conf:4: [output] section 'EMPTY' has no mode");
+
+	/* At the end of the text, and unnamed: named after the name it would get. */
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "d.conf", "[output]\nmode = 1x1\n[output]\n"),
+		-EINVAL);
+	CHECK_ONE_ERROR("config: d.conf:3: [output] section 'Virtual-2' has no mode");
+}
+
+static void too_many_outputs(void)
+{
+	char text[512] = "";
+	for (int i = 0; i < WLA_MAX_OUTPUTS + 1; i++) {
+		strcat(text, "[output]\nmode = 640x480\n");
+	}
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "e.conf", text), -EINVAL);
+	CHECK_ONE_ERROR("config: e.conf:17: ", "more than 8 outputs");
+
+	/* Exactly the maximum is fine. */
+	text[strlen(text) - strlen("[output]\nmode = 640x480\n")] = '\0';
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "e.conf", text), 0);
+	CHECK_INT(cfg.n_outputs, WLA_MAX_OUTPUTS);
+	CHECK(strcmp(cfg.outputs[7].name, "Virtual-8") == 0);
+	CHECK_INT(harness_log_n, 0);
+}
+
+static void too_many_modes(void)
+{
+	char text[1024] = "[output]\n";
+	for (int i = 0; i < WLA_MAX_MODES + 1; i++) {
+		strcat(text, "mode = 640x480\n");
+	}
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "f.conf", text), -EINVAL);
+	CHECK_ONE_ERROR("config: f.conf:18: mode '640x480': more than 16 modes");
+}
+
+static void duplicate_output_name(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "g.conf",
+		"[output]\nname = A\nmode = 1x1\n[output]\nname = A\nmode = 1x1\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: g.conf:4: duplicate output name 'A' (first at line 1)");
+
+	/* An explicit name may clash with the one given to an unnamed output. */
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "g.conf",
+		"[output]\nname = Virtual-2\nmode = 1x1\n[output]\nmode = 1x1\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: g.conf:4: duplicate output name 'Virtual-2'");
+
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "g.conf",
+		"[output]\nname = A\nname = B\nmode = 1x1\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: g.conf:3: name 'B': output already named 'A'");
+}
+
+static void bad_output_name(void)
+{
+	static const char *const bad[] = {
+		"", "a b", "a.b", "HDMI/1", "\xc3\xa9",
+		"abcdefghijklmnopqrstuvwxyz012345",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[128], quoted[64];
+		snprintf(text, sizeof(text), "[output]\nname = %s\nmode = 1x1\n", bad[i]);
+		snprintf(quoted, sizeof(quoted), "bad output name '%s'", bad[i]);
+		struct wla_config cfg;
+		wla_config_init(&cfg);
+		harness_log_clear();
+		CHECK_INT(wla_config_parse_text(&cfg, "h.conf", text), -EINVAL);
+		CHECK_ONE_ERROR("config: h.conf:2: ", quoted);
+	}
+
+	/* 31 characters is the longest name. */
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "h.conf",
+		"[output]\nname = abcdefghijklmnopqrstuvwxyz01234\nmode = 1x1\n"), 0);
+	CHECK(strcmp(cfg.outputs[0].name, "abcdefghijklmnopqrstuvwxyz01234") == 0);
+	CHECK_INT(harness_log_n, 0);
+}
+
+static void overlong_line_is_refused(void)
+{
+	static char text[2048];
+	memset(text, ' ', sizeof(text) - 1);
+	text[sizeof(text) - 1] = '\0';
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_parse_text(&cfg, "i.conf", text), -EINVAL);
+	CHECK_ONE_ERROR("config: i.conf:1: line longer than");
+}
+
+static void file_is_loaded_with_its_path_in_messages(void)
+{
+	char path[32];
+	CHECK(write_temp(path, "cursor-size = 256\n[output]\nname = X\nmode = 1024x768@75\n"));
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_file(&cfg, path), 0);
+	CHECK_INT(cfg.cursor_size, 256);
+	CHECK_INT(cfg.n_outputs, 1);
+	CHECK(strcmp(cfg.outputs[0].name, "X") == 0);
+	CHECK_MODE(cfg.outputs[0].modes[0], 1024, 768, 75000);
+	CHECK_INT(harness_log_n, 0);
+	unlink(path);
+
+	CHECK(write_temp(path, "\n\nmode = 1x1\n"));
+	CHECK_INT(wla_config_load_file(&cfg, path), -EINVAL);
+	char where[96];
+	snprintf(where, sizeof(where), "config: %s:3: unknown key 'mode'", path);
+	CHECK_ONE_ERROR(where);
+	unlink(path);
+}
+
+static void file_missing_names_path(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_file(&cfg, "/tmp/wla-config-does-not-exist.conf"), -ENOENT);
+	CHECK_ONE_ERROR("config: /tmp/wla-config-does-not-exist.conf: ", strerror(ENOENT));
+
+	harness_log_clear();
+	CHECK_INT(wla_config_load_file(&cfg, "/tmp"), -EISDIR);
+	CHECK_ONE_ERROR("config: /tmp: ", strerror(EISDIR));
+	CHECK_INT(cfg.n_outputs, 1);
+}
+
+static void file_bigger_than_1mib_is_refused(void)
+{
+	size_t size = 1024 * 1024 + 1;
+	char *big = malloc(size);
+	CHECK(big != NULL);
+	if (!big) {
+		return;
+	}
+	memset(big, '\n', size);
+	char path[32];
+	CHECK(write_temp_file(path, big, size));
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_file(&cfg, path), -EINVAL);
+	CHECK_ONE_ERROR(path, "larger than 1048576 bytes");
+	unlink(path);
+
+	/* Exactly 1 MiB is still read. */
+	CHECK(write_temp_file(path, big, size - 1));
+	harness_log_clear();
+	CHECK_INT(wla_config_load_file(&cfg, path), 0);
+	CHECK_INT(harness_log_n, 0);
+	unlink(path);
+	free(big);
+}
+
+static void file_with_nul_byte_is_refused(void)
+{
+	char path[32];
+	CHECK(write_temp_file(path, "cursor-size = 32\n\0foo\n", 22));
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_file(&cfg, path), -EINVAL);
+	CHECK_ONE_ERROR(path, "NUL byte at offset 17");
+	unlink(path);
+}
+
+static void env_unset_changes_nothing(void)
+{
+	clear_env();
+	struct wla_config cfg, before;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_set(&cfg, "test", "cursor-size", "32"), 0);
+	before = cfg;
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK(memcmp(&cfg, &before, sizeof(cfg)) == 0);
+	CHECK_INT(harness_log_n, 0);
+}
+
+static void env_outputs_count(void)
+{
+	clear_env();
+	setenv("WLA_OUTPUTS", "3", 1);
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_INT(cfg.n_outputs, 3);
+	for (size_t i = 0; i < 3; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "Virtual-%zu", i + 1);
+		CHECK(strcmp(cfg.outputs[i].name, name) == 0);
+		CHECK_INT(cfg.outputs[i].n_modes, 1);
+		CHECK_MODE(cfg.outputs[i].modes[0], 1920, 1080, 60000);
+	}
+	setenv("WLA_OUTPUTS", "8", 1);
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_INT(cfg.n_outputs, 8);
+	CHECK_INT(harness_log_n, 0);
+	clear_env();
+}
+
+static void env_outputs_count_out_of_range(void)
+{
+	static const char *const bad[] = { "0", "9", "99999999999999999999" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		clear_env();
+		setenv("WLA_OUTPUTS", bad[i], 1);
+		struct wla_config cfg;
+		wla_config_init(&cfg);
+		char quoted[64];
+		snprintf(quoted, sizeof(quoted), "output count '%s' must be 1..8", bad[i]);
+		harness_log_clear();
+		CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+		CHECK_ONE_ERROR("config: WLA_OUTPUTS: ", quoted);
+		CHECK_INT(cfg.n_outputs, 1);
+	}
+	clear_env();
+}
+
+static void env_outputs_mode_lists(void)
+{
+	clear_env();
+	setenv("WLA_OUTPUTS", "1920x1080@60,1280x720;1024x768@75", 1);
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_INT(harness_log_n, 0);
+	CHECK_INT(cfg.n_outputs, 2);
+	CHECK(strcmp(cfg.outputs[0].name, "Virtual-1") == 0);
+	CHECK_INT(cfg.outputs[0].n_modes, 2);
+	CHECK_MODE(cfg.outputs[0].modes[0], 1920, 1080, 60000);
+	CHECK_MODE(cfg.outputs[0].modes[1], 1280, 720, 60000);
+	CHECK(strcmp(cfg.outputs[1].name, "Virtual-2") == 0);
+	CHECK_INT(cfg.outputs[1].n_modes, 1);
+	CHECK_MODE(cfg.outputs[1].modes[0], 1024, 768, 75000);
+	clear_env();
+}
+
+static void env_outputs_bad_mode_names_variable_and_value(void)
+{
+	clear_env();
+	setenv("WLA_OUTPUTS", "1920x1080;abc", 1);
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("config: WLA_OUTPUTS: bad mode 'abc' (expected WIDTHxHEIGHT[@HZ])");
+	/* Nothing of a refused WLA_OUTPUTS is applied. */
+	CHECK_INT(cfg.n_outputs, 1);
+	CHECK_MODE(cfg.outputs[0].modes[0], 1920, 1080, 60000);
+
+	setenv("WLA_OUTPUTS", "-5x100", 1);
+	harness_log_clear();
+	CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("config: WLA_OUTPUTS: mode '-5x100': width must be 1..16384");
+	clear_env();
+}
+
+static void env_outputs_empty_item_is_error(void)
+{
+	static const struct {
+		const char *value, *message;
+	} bad[] = {
+		{ "1920x1080;;800x600", "empty output in '1920x1080;;800x600'" },
+		{ "1920x1080;", "empty output in '1920x1080;'" },
+		{ ";", "empty output in ';'" },
+		{ "1920x1080,", "empty mode in '1920x1080,'" },
+		{ ",1920x1080", "empty mode in ',1920x1080'" },
+		{ "1x1;1x1,,1x1", "empty mode in '1x1;1x1,,1x1'" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		clear_env();
+		setenv("WLA_OUTPUTS", bad[i].value, 1);
+		struct wla_config cfg;
+		wla_config_init(&cfg);
+		harness_log_clear();
+		CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+		CHECK_ONE_ERROR("config: WLA_OUTPUTS: ", bad[i].message);
+	}
+	clear_env();
+}
+
+static void env_outputs_too_many(void)
+{
+	clear_env();
+	setenv("WLA_OUTPUTS", "1x1;1x1;1x1;1x1;1x1;1x1;1x1;1x1;1x1", 1);
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("config: WLA_OUTPUTS: more than 8 outputs");
+
+	setenv("WLA_OUTPUTS", "1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1,1x1",
+		1);
+	harness_log_clear();
+	CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("config: WLA_OUTPUTS: more than 16 modes");
+	clear_env();
+}
+
+static void env_empty_is_error(void)
+{
+	for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
+		clear_env();
+		setenv(env_vars[i], "", 1);
+		struct wla_config cfg;
+		wla_config_init(&cfg);
+		char message[64];
+		snprintf(message, sizeof(message), "config: %s: set but empty", env_vars[i]);
+		harness_log_clear();
+		CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+		CHECK_ONE_ERROR(message);
+	}
+	clear_env();
+}
+
+static void env_overlay_planes_and_cursor_size(void)
+{
+	clear_env();
+	setenv("WLA_OVERLAY_PLANES", "5", 1);
+	setenv("WLA_CURSOR_SIZE", "256", 1);
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_INT(cfg.overlay_planes, 5);
+	CHECK_INT(cfg.cursor_size, 256);
+	CHECK_INT(cfg.n_outputs, 1);
+	CHECK_INT(harness_log_n, 0);
+	clear_env();
+}
+
+static void env_bad_number_names_variable_key_and_value(void)
+{
+	clear_env();
+	setenv("WLA_CURSOR_SIZE", "-1", 1);
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("config: WLA_CURSOR_SIZE: cursor-size '-1'");
+	CHECK_INT(cfg.cursor_size, 64);
+
+	clear_env();
+	setenv("WLA_OVERLAY_PLANES", "12x", 1);
+	harness_log_clear();
+	CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("config: WLA_OVERLAY_PLANES: overlay-planes '12x'");
+	clear_env();
+}
+
+static void env_config_file_is_loaded_before_other_variables(void)
+{
+	char path[32];
+	CHECK(write_temp(path, "cursor-size = 32\noverlay-planes = 4\n"
+		"[output]\nname = FILE\nmode = 800x600\n"));
+	clear_env();
+	setenv("WLA_CONFIG", path, 1);
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_INT(cfg.cursor_size, 32);
+	CHECK_INT(cfg.overlay_planes, 4);
+	CHECK(strcmp(cfg.outputs[0].name, "FILE") == 0);
+
+	setenv("WLA_CURSOR_SIZE", "128", 1);
+	setenv("WLA_OUTPUTS", "2", 1);
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_INT(cfg.cursor_size, 128);
+	CHECK_INT(cfg.overlay_planes, 4);
+	CHECK_INT(cfg.n_outputs, 2);
+	CHECK(strcmp(cfg.outputs[0].name, "Virtual-1") == 0);
+	CHECK_INT(harness_log_n, 0);
+	clear_env();
+	unlink(path);
+}
+
+static void env_config_missing_file_is_error(void)
+{
+	clear_env();
+	setenv("WLA_CONFIG", "/tmp/wla-config-does-not-exist.conf", 1);
+	setenv("WLA_CURSOR_SIZE", "128", 1);
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), -ENOENT);
+	CHECK_ONE_ERROR("config: /tmp/wla-config-does-not-exist.conf: ", strerror(ENOENT));
+	CHECK_INT(cfg.cursor_size, 64);
+	clear_env();
+}
+
+int main(void)
+{
+	harness_init();
+	RUN_TEST(init_gives_one_virtual_output_and_default_planes);
+	RUN_TEST(mode_without_refresh_defaults_to_60hz);
+	RUN_TEST(mode_with_fractional_refresh_is_parsed_in_mhz);
+	RUN_TEST(mode_abc_is_refused_with_its_value_in_the_message);
+	RUN_TEST(mode_with_garbage_or_blanks_is_refused);
+	RUN_TEST(refresh_zero_is_refused);
+	RUN_TEST(refresh_with_four_decimals_is_refused);
+	RUN_TEST(refresh_above_limit_is_refused);
+	RUN_TEST(negative_size_is_refused);
+	RUN_TEST(size_limits_are_inclusive);
+	RUN_TEST(overflowing_number);
+	RUN_TEST(set_accepts_keys_in_range);
+	RUN_TEST(set_refuses_bad_numbers);
+	RUN_TEST(unknown_key_is_refused);
+	RUN_TEST(file_text_with_outputs_is_parsed);
+	RUN_TEST(crlf_lines_and_blank_text_are_accepted);
+	RUN_TEST(text_without_output_keeps_outputs);
+	RUN_TEST(unknown_key_in_file_names_file_line_and_key);
+	RUN_TEST(bad_mode_in_file_names_file_line_and_value);
+	RUN_TEST(bad_number_in_file_names_file_line_key_and_value);
+	RUN_TEST(line_without_equals_names_file_and_line);
+	RUN_TEST(unknown_section_is_refused);
+	RUN_TEST(output_without_mode);
+	RUN_TEST(too_many_outputs);
+	RUN_TEST(too_many_modes);
+	RUN_TEST(duplicate_output_name);
+	RUN_TEST(bad_output_name);
+	RUN_TEST(overlong_line_is_refused);
+	RUN_TEST(file_is_loaded_with_its_path_in_messages);
+	RUN_TEST(file_missing_names_path);
+	RUN_TEST(file_bigger_than_1mib_is_refused);
+	RUN_TEST(file_with_nul_byte_is_refused);
+	RUN_TEST(env_unset_changes_nothing);
+	RUN_TEST(env_outputs_count);
+	RUN_TEST(env_outputs_count_out_of_range);
+	RUN_TEST(env_outputs_mode_lists);
+	RUN_TEST(env_outputs_bad_mode_names_variable_and_value);
+	RUN_TEST(env_outputs_empty_item_is_error);
+	RUN_TEST(env_outputs_too_many);
+	RUN_TEST(env_empty_is_error);
+	RUN_TEST(env_overlay_planes_and_cursor_size);
+	RUN_TEST(env_bad_number_names_variable_key_and_value);
+	RUN_TEST(env_config_file_is_loaded_before_other_variables);
+	RUN_TEST(env_config_missing_file_is_error);
+	HARNESS_EXIT();
+}
