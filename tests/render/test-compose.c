@@ -1,0 +1,392 @@
+/* The reference composer: blending, cropping, scaling, z-order and clipping,
+ * each against pixels worked out by hand in the comments. */
+#include <stdint.h>
+#include <stdlib.h>
+#include "harness.h"
+#include "render-helpers.h"
+
+#define RED 0x00ff0000u
+#define GREEN 0x0000ff00u
+#define BLUE 0x000000ffu
+#define WHITE 0x00ffffffu
+
+/* A pattern in which every pixel of a fb up to 16x16 differs from the others
+ * and from black; the X byte is junk on purpose, the composer must ignore it. */
+static uint32_t unique(uint32_t x, uint32_t y)
+{
+	return 0x5a000000u | (x * 0x10u + 0x08u) << 16 | (y * 0x10u + 0x08u) << 8 | 0x33u;
+}
+
+static struct wla_image *unique_fb(uint32_t w, uint32_t h)
+{
+	struct wla_image *fb = wla_image_create(w, h);
+	for (uint32_t y = 0; y < h; y++) {
+		for (uint32_t x = 0; x < w; x++) {
+			set_px(fb, x, y, unique(x, y));
+		}
+	}
+	return fb;
+}
+
+/* Each channel of got within 1 of want. */
+static bool near_pixel(uint32_t got, uint32_t want)
+{
+	for (int shift = 0; shift < 32; shift += 8) {
+		int g = (got >> shift) & 0xff, w = (want >> shift) & 0xff;
+		if (abs(g - w) > 1) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static void test_compose_clears_to_opaque_black(void)
+{
+	struct wla_image *dst = solid_fb(3, 2, 0x12345678);
+	CHECK(wla_compose(dst, NULL, 0));
+	for (uint32_t y = 0; y < 2; y++) {
+		for (uint32_t x = 0; x < 3; x++) {
+			CHECK_PIXEL(wla_image_pixel(dst, x, y), BLACK);
+		}
+	}
+	/* With an alpha channel in dst, opaque must be stored, not just implied. */
+	dst->format = DRM_FORMAT_ARGB8888;
+	set_px(dst, 1, 1, 0x12345678);
+	CHECK(wla_compose(dst, NULL, 0));
+	CHECK_PIXEL(wla_image_pixel(dst, 1, 1), BLACK);
+	CHECK_PIXEL(wla_image_pixel(dst, 2, 0), BLACK);
+	wla_image_destroy(dst);
+}
+
+static void test_cursor_alpha_blends_over_primary(void)
+{
+	/* Primary: R 0x50, G 0xc8, B 0xff everywhere except (2,1), which is magenta. */
+	struct wla_image *primary = solid_fb(4, 4, 0x0050c8ff);
+	set_px(primary, 2, 1, 0x00ff00ff);
+
+	/* Premultiplied cursor at (1,1). OVER is src + dst * (255 - src_a) / 255. */
+	struct wla_image *cursor = wla_image_create(2, 2);
+	cursor->format = DRM_FORMAT_ARGB8888;
+	/* a 0x33: 255 - 0x33 = 204, and 0x50, 0xc8, 0xff times 204/255 = 4/5 are
+	 * the integers 64, 160, 204: 0x33 + 64, 0x00 + 160, 0x1a + 204. */
+	set_px(cursor, 0, 0, 0x3333001a);
+	/* a 0x80, half transparent: 255 - 128 = 127, over magenta 0xff * 127 / 255 =
+	 * 127 exactly and 0x00 stays 0: R 0 + 0x7f, G 0x80 + 0, B 0x40 + 0x7f. */
+	set_px(cursor, 1, 0, 0x80008040);
+	/* Fully transparent: the primary shows through unchanged. */
+	set_px(cursor, 0, 1, 0x00000000);
+	/* a 0x80 over 0x50c8ff: 0x50 * 127 / 255 = 39.84 and 0xc8 * 127 / 255 =
+	 * 99.61 round to 40 and 100: R 0x40 + 40, G 0x40 + 100, B 0x40 + 127. */
+	set_px(cursor, 1, 1, 0x80404040);
+
+	struct wla_layer layers[] = {
+		whole_layer(primary, DRM_FORMAT_XRGB8888, 0, 0),
+		whole_layer(cursor, DRM_FORMAT_ARGB8888, 1, 1),
+	};
+	struct wla_image *dst = wla_image_create(4, 4);
+	CHECK(wla_compose(dst, layers, 2));
+
+	CHECK_PIXEL(wla_image_pixel(dst, 1, 1), 0xff73a0e6);
+	CHECK_PIXEL(wla_image_pixel(dst, 2, 1), 0xff7f80bf);
+	CHECK_PIXEL(wla_image_pixel(dst, 1, 2), 0xff50c8ff);
+	/* The only product that is not an integer: a composer must round it to one
+	 * of its two neighbours, and which one is pixman's business (its C and SIMD
+	 * paths are free to use different /255 approximations), hence +-1. */
+	uint32_t got = wla_image_pixel(dst, 2, 2);
+	if (!near_pixel(got, 0xff68a4bf)) {
+		fprintf(stderr, "  (2,2) == 0x%08x, expected 0xff68a4bf +-1\n", got);
+		harness_test_failures++;
+	}
+	/* Outside the cursor the primary is copied as is. */
+	CHECK_PIXEL(wla_image_pixel(dst, 0, 0), 0xff50c8ff);
+	CHECK_PIXEL(wla_image_pixel(dst, 3, 3), 0xff50c8ff);
+	CHECK_PIXEL(wla_image_pixel(dst, 3, 1), 0xff50c8ff);
+
+	wla_image_destroy(dst);
+	wla_image_destroy(cursor);
+	wla_image_destroy(primary);
+}
+
+static struct wla_image *quadrant_fb(void)
+{
+	/* 4x4: red top-left, green top-right, blue bottom-left, white bottom-right. */
+	struct wla_image *fb = wla_image_create(4, 4);
+	for (uint32_t y = 0; y < 4; y++) {
+		for (uint32_t x = 0; x < 4; x++) {
+			set_px(fb, x, y, y < 2 ? (x < 2 ? RED : GREEN) : (x < 2 ? BLUE : WHITE));
+		}
+	}
+	return fb;
+}
+
+static void test_overlay_cropped_and_scaled(void)
+{
+	/* The 2x2 middle of the quadrant pattern, one pixel of each colour, shown
+	 * 4x as large at (4,4): each source pixel becomes a 4x4 block. */
+	struct wla_image *fb = quadrant_fb();
+	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 4, 4);
+	l.src_x = 1 << 16;
+	l.src_y = 1 << 16;
+	l.src_w = 2 << 16;
+	l.src_h = 2 << 16;
+	l.dst_w = 8;
+	l.dst_h = 8;
+	struct wla_image *dst = wla_image_create(16, 16);
+	CHECK(wla_compose(dst, &l, 1));
+
+	CHECK_PIXEL(wla_image_pixel(dst, 4, 4), 0xffff0000);
+	CHECK_PIXEL(wla_image_pixel(dst, 7, 7), 0xffff0000);
+	CHECK_PIXEL(wla_image_pixel(dst, 8, 4), 0xff00ff00);
+	CHECK_PIXEL(wla_image_pixel(dst, 11, 7), 0xff00ff00);
+	CHECK_PIXEL(wla_image_pixel(dst, 4, 8), 0xff0000ff);
+	CHECK_PIXEL(wla_image_pixel(dst, 7, 11), 0xff0000ff);
+	CHECK_PIXEL(wla_image_pixel(dst, 8, 8), 0xffffffff);
+	CHECK_PIXEL(wla_image_pixel(dst, 11, 11), 0xffffffff);
+	/* Just outside the destination rectangle. */
+	CHECK_PIXEL(wla_image_pixel(dst, 3, 4), BLACK);
+	CHECK_PIXEL(wla_image_pixel(dst, 4, 3), BLACK);
+	CHECK_PIXEL(wla_image_pixel(dst, 12, 11), BLACK);
+	CHECK_PIXEL(wla_image_pixel(dst, 11, 12), BLACK);
+
+	wla_image_destroy(dst);
+	wla_image_destroy(fb);
+}
+
+static void test_overlay_fractional_source_offset(void)
+{
+	/*
+	 * src x 1.5 + 2.0 wide onto 8 pixels: dst column u samples fb x at
+	 * 1.5 + (u + 0.5) / 4 = 1.625, 1.875, 2.125 ... 3.375, i.e. fb columns
+	 * 1 1 2 2 2 2 3 3. src y 0.25 + 3.0 onto 3 rows: 0.75, 1.75, 2.75, rows 0 1 2.
+	 */
+	static const uint32_t col[8] = { 1, 1, 2, 2, 2, 2, 3, 3 };
+	struct wla_image *fb = unique_fb(4, 4);
+	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	l.src_x = 0x18000;
+	l.src_y = 0x04000;
+	l.src_w = 0x20000;
+	l.src_h = 0x30000;
+	l.dst_w = 8;
+	l.dst_h = 3;
+	struct wla_image *dst = wla_image_create(8, 3);
+	CHECK(wla_compose(dst, &l, 1));
+	for (uint32_t v = 0; v < 3; v++) {
+		for (uint32_t u = 0; u < 8; u++) {
+			CHECK_PIXEL(wla_image_pixel(dst, u, v), unique(col[u], v) | BLACK);
+		}
+	}
+	wla_image_destroy(dst);
+	wla_image_destroy(fb);
+}
+
+static void test_overlay_downscaled(void)
+{
+	/* 6x6 onto 2x2: samples at (u + 0.5) * 3 = 1.5 and 4.5, fb pixels 1 and 4. */
+	struct wla_image *fb = unique_fb(6, 6);
+	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	l.dst_w = 2;
+	l.dst_h = 2;
+	struct wla_image *dst = wla_image_create(2, 2);
+	CHECK(wla_compose(dst, &l, 1));
+	CHECK_PIXEL(wla_image_pixel(dst, 0, 0), unique(1, 1) | BLACK);
+	CHECK_PIXEL(wla_image_pixel(dst, 1, 0), unique(4, 1) | BLACK);
+	CHECK_PIXEL(wla_image_pixel(dst, 0, 1), unique(1, 4) | BLACK);
+	CHECK_PIXEL(wla_image_pixel(dst, 1, 1), unique(4, 4) | BLACK);
+	wla_image_destroy(dst);
+	wla_image_destroy(fb);
+}
+
+static void test_z_order_topmost_wins(void)
+{
+	/* Red at (0,0), green at (2,2), blue at (4,4), each 6x6, on 12x12. */
+	struct wla_image *r = solid_fb(6, 6, RED), *g = solid_fb(6, 6, GREEN);
+	struct wla_image *b = solid_fb(6, 6, BLUE);
+	struct wla_layer layers[] = {
+		whole_layer(r, DRM_FORMAT_XRGB8888, 0, 0),
+		whole_layer(g, DRM_FORMAT_XRGB8888, 2, 2),
+		whole_layer(b, DRM_FORMAT_XRGB8888, 4, 4),
+	};
+	struct wla_image *dst = wla_image_create(12, 12);
+	CHECK(wla_compose(dst, layers, 3));
+	CHECK_PIXEL(wla_image_pixel(dst, 1, 1), 0xffff0000); /* red only */
+	CHECK_PIXEL(wla_image_pixel(dst, 3, 1), 0xffff0000); /* red only, above green */
+	CHECK_PIXEL(wla_image_pixel(dst, 3, 3), 0xff00ff00); /* red and green */
+	CHECK_PIXEL(wla_image_pixel(dst, 7, 3), 0xff00ff00); /* green only */
+	CHECK_PIXEL(wla_image_pixel(dst, 5, 5), 0xff0000ff); /* all three */
+	CHECK_PIXEL(wla_image_pixel(dst, 7, 7), 0xff0000ff); /* green and blue */
+	CHECK_PIXEL(wla_image_pixel(dst, 9, 9), 0xff0000ff); /* blue only */
+	CHECK_PIXEL(wla_image_pixel(dst, 11, 11), BLACK);
+	CHECK_PIXEL(wla_image_pixel(dst, 0, 11), BLACK);
+
+	/* The same layers in the opposite order: red is now on top everywhere it is. */
+	struct wla_layer reversed[] = { layers[2], layers[1], layers[0] };
+	CHECK(wla_compose(dst, reversed, 3));
+	CHECK_PIXEL(wla_image_pixel(dst, 5, 5), 0xffff0000);
+	CHECK_PIXEL(wla_image_pixel(dst, 3, 3), 0xffff0000);
+	CHECK_PIXEL(wla_image_pixel(dst, 7, 7), 0xff00ff00);
+	CHECK_PIXEL(wla_image_pixel(dst, 9, 9), 0xff0000ff);
+
+	wla_image_destroy(dst);
+	wla_image_destroy(b);
+	wla_image_destroy(g);
+	wla_image_destroy(r);
+}
+
+/* Compose the 4x4 unique fb 1:1 at (x, y) on 8x8 and compare every pixel with
+ * the fb shifted by (x, y), black where it does not reach. */
+static void check_clipped_at(int32_t x, int32_t y)
+{
+	struct wla_image *fb = unique_fb(4, 4);
+	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, x, y);
+	struct wla_image *dst = wla_image_create(8, 8);
+	bool ok = wla_compose(dst, &l, 1);
+	if (!ok) {
+		fprintf(stderr, "  layer at %d,%d refused\n", x, y);
+		harness_test_failures++;
+	}
+	for (int64_t iy = 0; ok && iy < 8; iy++) {
+		for (int64_t ix = 0; ix < 8; ix++) {
+			int64_t fx = ix - x, fy = iy - y;
+			uint32_t want = fx >= 0 && fx < 4 && fy >= 0 && fy < 4 ?
+				unique((uint32_t)fx, (uint32_t)fy) | BLACK : BLACK;
+			uint32_t got = wla_image_pixel(dst, (uint32_t)ix, (uint32_t)iy);
+			if (got != want) {
+				fprintf(stderr, "  layer at %d,%d: (%d,%d) == 0x%08x, expected "
+					"0x%08x\n", x, y, (int)ix, (int)iy, got, want);
+				harness_test_failures++;
+			}
+		}
+	}
+	wla_image_destroy(dst);
+	wla_image_destroy(fb);
+}
+
+static void test_clipping_at_every_edge(void)
+{
+	/* Partly off the left, right, top and bottom edge, and off each corner. */
+	check_clipped_at(-3, 2);
+	check_clipped_at(6, 2);
+	check_clipped_at(2, -3);
+	check_clipped_at(2, 6);
+	check_clipped_at(-2, -2);
+	check_clipped_at(6, -2);
+	check_clipped_at(-2, 6);
+	check_clipped_at(6, 6);
+	/* Just touching each edge from outside: nothing visible. */
+	check_clipped_at(-4, 0);
+	check_clipped_at(8, 0);
+	check_clipped_at(0, -4);
+	check_clipped_at(0, 8);
+	/* Far away, where dst_x + dst_w overflows 32 bits. */
+	check_clipped_at(INT32_MAX - 1, 0);
+	check_clipped_at(0, INT32_MAX - 1);
+	check_clipped_at(INT32_MIN, INT32_MIN);
+}
+
+static void test_clipping_scaled_layer_keeps_source_offset(void)
+{
+	/* The quadrants' 2x2 corner pixels (red, green, blue, white) scaled 4x to 8x8
+	 * at (-3,-3): dst column ix is local column ix + 3, which shows fb column
+	 * (ix + 3) / 4 of the four, so column 0 is red and 1..4 green; 5.. is off
+	 * the layer. */
+	struct wla_image *fb = wla_image_create(2, 2);
+	set_px(fb, 0, 0, RED);
+	set_px(fb, 1, 0, GREEN);
+	set_px(fb, 0, 1, BLUE);
+	set_px(fb, 1, 1, WHITE);
+	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, -3, -3);
+	l.dst_w = 8;
+	l.dst_h = 8;
+	struct wla_image *dst = wla_image_create(8, 8);
+	CHECK(wla_compose(dst, &l, 1));
+	CHECK_PIXEL(wla_image_pixel(dst, 0, 0), 0xffff0000);
+	CHECK_PIXEL(wla_image_pixel(dst, 1, 0), 0xff00ff00);
+	CHECK_PIXEL(wla_image_pixel(dst, 4, 0), 0xff00ff00);
+	CHECK_PIXEL(wla_image_pixel(dst, 0, 1), 0xff0000ff);
+	CHECK_PIXEL(wla_image_pixel(dst, 0, 4), 0xff0000ff);
+	CHECK_PIXEL(wla_image_pixel(dst, 1, 1), 0xffffffff);
+	CHECK_PIXEL(wla_image_pixel(dst, 4, 4), 0xffffffff);
+	CHECK_PIXEL(wla_image_pixel(dst, 5, 0), BLACK);
+	CHECK_PIXEL(wla_image_pixel(dst, 0, 5), BLACK);
+	CHECK_PIXEL(wla_image_pixel(dst, 5, 5), BLACK);
+	wla_image_destroy(dst);
+	wla_image_destroy(fb);
+}
+
+static void test_clipping_far_into_a_large_layer(void)
+{
+	/* 4 pixels stretched over 32000 with only the last 4 on screen: all of them
+	 * must come from the last fb pixel, 31996.5 * 4 / 32000 = 3.9996. */
+	struct wla_image *fb = unique_fb(4, 1);
+	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, -31996, 0);
+	l.dst_w = 32000;
+	struct wla_image *dst = wla_image_create(4, 1);
+	CHECK(wla_compose(dst, &l, 1));
+	for (uint32_t x = 0; x < 4; x++) {
+		CHECK_PIXEL(wla_image_pixel(dst, x, 0), unique(3, 0) | BLACK);
+	}
+	wla_image_destroy(dst);
+	wla_image_destroy(fb);
+}
+
+static void test_empty_dst_rect_draws_nothing(void)
+{
+	struct wla_image *fb = solid_fb(2, 2, WHITE);
+	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	l.dst_w = 0;
+	struct wla_image *dst = wla_image_create(2, 2);
+	CHECK(wla_compose(dst, &l, 1));
+	CHECK_PIXEL(wla_image_pixel(dst, 0, 0), BLACK);
+	wla_image_destroy(dst);
+	wla_image_destroy(fb);
+}
+
+static void test_invalid_layers_are_refused(void)
+{
+	struct wla_image *fb = solid_fb(4, 4, WHITE);
+	struct wla_image *dst = wla_image_create(4, 4);
+
+	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	l.src_x = 1 << 16; /* 1 + 4 wide reaches past the fb */
+	CHECK(!wla_compose(dst, &l, 1));
+	CHECK_LOGGED("layer 0", "src", "4x4 fb");
+
+	harness_log_clear();
+	l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	l.stride = 8; /* less than 4 pixels of 4 bytes */
+	CHECK(!wla_compose(dst, &l, 1));
+	CHECK_LOGGED("layer 0", "stride 8");
+
+	harness_log_clear();
+	l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	l.dst_w = 40000;
+	struct wla_layer two[] = { whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0), l };
+	CHECK(!wla_compose(dst, two, 2));
+	CHECK_LOGGED("layer 1", "dst_w", "40000");
+
+	harness_log_clear();
+	l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	l.data = NULL;
+	CHECK(!wla_compose(dst, &l, 1));
+	CHECK_LOGGED("layer 0", "no pixel data");
+
+	wla_image_destroy(dst);
+	wla_image_destroy(fb);
+}
+
+int main(void)
+{
+	harness_init();
+	RUN_TEST(test_compose_clears_to_opaque_black);
+	RUN_TEST(test_cursor_alpha_blends_over_primary);
+	RUN_TEST(test_overlay_cropped_and_scaled);
+	RUN_TEST(test_overlay_fractional_source_offset);
+	RUN_TEST(test_overlay_downscaled);
+	RUN_TEST(test_z_order_topmost_wins);
+	RUN_TEST(test_clipping_at_every_edge);
+	RUN_TEST(test_clipping_scaled_layer_keeps_source_offset);
+	RUN_TEST(test_clipping_far_into_a_large_layer);
+	RUN_TEST(test_empty_dst_rect_draws_nothing);
+	RUN_TEST(test_invalid_layers_are_refused);
+	HARNESS_EXIT();
+}
