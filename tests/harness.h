@@ -89,6 +89,7 @@ static inline void harness_log_clear(void)
 	harness_log_n = 0;
 }
 
+__attribute__((format(printf, 2, 0)))
 static inline void harness_log_func(enum wlr_log_importance importance, const char *fmt,
 	va_list args)
 {

@@ -1,0 +1,140 @@
+/*
+ * wla_fb over wlr_buffer. The wrapper lives as long as the buffer (an addon
+ * holds one wrapper reference) or a plane state that names it, whichever is
+ * longer; the buffer stays locked exactly while a prepared state holds it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <wlr/types/wlr_buffer.h>
+#include <wlr/util/addon.h>
+#include <wlr/util/log.h>
+#include "backend/wlr.h"
+
+struct wla_wlr_fb {
+	struct wla_fb base;
+	struct wlr_buffer *buffer; /* NULL once the buffer is gone */
+	struct wla_backend *backend;
+	struct wlr_addon addon;
+};
+
+static struct wla_wlr_fb *wlr_fb_from_fb(struct wla_fb *base)
+{
+	struct wla_wlr_fb *fb = wl_container_of(base, fb, base);
+	return fb;
+}
+
+static int fb_prepare(struct wla_fb *base)
+{
+	struct wla_wlr_fb *fb = wlr_fb_from_fb(base);
+	if (!fb->buffer) {
+		wlr_log(WLR_ERROR, "fb %p: its wlr_buffer was destroyed", (void *)base);
+		return -ENODEV;
+	}
+	wlr_buffer_lock(fb->buffer);
+	fb->backend->buffer_locks++;
+	return 0;
+}
+
+static void fb_cleanup(struct wla_fb *base)
+{
+	struct wla_wlr_fb *fb = wlr_fb_from_fb(base);
+	fb->backend->buffer_locks--;
+	/* May destroy the buffer, which drops the addon's wrapper reference;
+	 * the plane state's reference keeps the wrapper alive. */
+	wlr_buffer_unlock(fb->buffer);
+}
+
+static bool fb_begin_access(struct wla_fb *base, const void **data, uint32_t *stride)
+{
+	struct wla_wlr_fb *fb = wlr_fb_from_fb(base);
+	void *ptr;
+	uint32_t format;
+	size_t buf_stride;
+	if (!fb->buffer || !wlr_buffer_begin_data_ptr_access(fb->buffer,
+			WLR_BUFFER_DATA_PTR_ACCESS_READ, &ptr, &format, &buf_stride)) {
+		return false;
+	}
+	*data = ptr;
+	*stride = (uint32_t)buf_stride;
+	return true;
+}
+
+static void fb_end_access(struct wla_fb *base)
+{
+	wlr_buffer_end_data_ptr_access(wlr_fb_from_fb(base)->buffer);
+}
+
+static void fb_destroy(struct wla_fb *base)
+{
+	free(wlr_fb_from_fb(base));
+}
+
+static const struct wla_fb_impl fb_impl = {
+	.prepare = fb_prepare,
+	.cleanup = fb_cleanup,
+	.begin_access = fb_begin_access,
+	.end_access = fb_end_access,
+	.destroy = fb_destroy,
+};
+
+static void handle_addon_destroy(struct wlr_addon *addon)
+{
+	struct wla_wlr_fb *fb = wl_container_of(addon, fb, addon);
+	wlr_addon_finish(&fb->addon);
+	fb->buffer = NULL;
+	wla_fb_put(&fb->base);
+}
+
+static const struct wlr_addon_interface fb_addon_impl = {
+	.name = "wla_fb",
+	.destroy = handle_addon_destroy,
+};
+
+static bool buffer_format(struct wlr_buffer *buffer, uint32_t *format)
+{
+	struct wlr_shm_attributes shm;
+	struct wlr_dmabuf_attributes dmabuf;
+	void *data;
+	size_t stride;
+	if (wlr_buffer_get_shm(buffer, &shm)) {
+		*format = shm.format;
+		return true;
+	}
+	if (wlr_buffer_get_dmabuf(buffer, &dmabuf)) {
+		*format = dmabuf.format;
+		return true;
+	}
+	if (wlr_buffer_begin_data_ptr_access(buffer, WLR_BUFFER_DATA_PTR_ACCESS_READ, &data,
+			format, &stride)) {
+		wlr_buffer_end_data_ptr_access(buffer);
+		return true;
+	}
+	return false;
+}
+
+struct wla_fb *wla_fb_from_wlr_buffer(struct wla_backend *backend, struct wlr_buffer *buffer)
+{
+	struct wlr_addon *addon = wlr_addon_find(&buffer->addons, backend, &fb_addon_impl);
+	if (addon) {
+		struct wla_wlr_fb *fb = wl_container_of(addon, fb, addon);
+		return wla_fb_get(&fb->base);
+	}
+	uint32_t format;
+	if (!buffer_format(buffer, &format)) {
+		wlr_log(WLR_ERROR, "buffer %p (%dx%d): no shm, dmabuf or data-ptr access, cannot "
+			"scan it out", (void *)buffer, buffer->width, buffer->height);
+		return NULL;
+	}
+	struct wla_wlr_fb *fb = calloc(1, sizeof(*fb));
+	if (!fb) {
+		wlr_log(WLR_ERROR, "buffer %p: out of memory for its fb", (void *)buffer);
+		return NULL;
+	}
+	/* The first reference belongs to the addon. */
+	wla_fb_init(&fb->base, &fb_impl, (uint32_t)buffer->width, (uint32_t)buffer->height,
+		format);
+	fb->buffer = buffer;
+	fb->backend = backend;
+	wlr_addon_init(&fb->addon, &buffer->addons, backend, &fb_addon_impl);
+	return wla_fb_get(&fb->base);
+}

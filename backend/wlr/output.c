@@ -1,0 +1,468 @@
+/*
+ * wlr_output implementation: every commit of wlr_output.pending becomes one
+ * atomic state; the cursor is a cursor plane moved by legacy cursor commits.
+ */
+#include <assert.h>
+#include <drm_fourcc.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wlr/interfaces/wlr_output.h>
+#include <wlr/types/wlr_buffer.h>
+#include <wlr/util/log.h>
+#include <wlatomic/backend.h>
+#include <wlatomic/capture.h>
+#include "backend/wlr.h"
+#include "util.h"
+
+/* The fields of wlr_output.pending that need the hardware. */
+#define OUTPUT_HW_FIELDS \
+	(WLR_OUTPUT_STATE_BUFFER | WLR_OUTPUT_STATE_MODE | WLR_OUTPUT_STATE_ENABLED)
+
+static const struct wlr_output_impl output_impl;
+
+static struct wla_output *output_from_wlr(struct wlr_output *wlr_output)
+{
+	assert(wlr_output->impl == &output_impl);
+	struct wla_output *out = wl_container_of(wlr_output, out, base);
+	return out;
+}
+
+static struct wla_crtc *output_crtc(struct wla_output *out)
+{
+	return &out->vdc_out->crtc;
+}
+
+/* Put the cursor plane where set_cursor/move_cursor last asked for. */
+static int apply_cursor(struct wla_output *out, struct wla_atomic_state *state, bool enabled)
+{
+	struct wla_plane *plane = &out->vdc_out->cursor;
+	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, plane);
+	if (!ps) {
+		return -ENOMEM;
+	}
+	struct wla_crtc *crtc = enabled && out->cursor_fb ? output_crtc(out) : NULL;
+	int ret = wla_atomic_set_crtc_for_plane(state, ps, crtc);
+	if (ret < 0) {
+		return ret;
+	}
+	wla_atomic_set_fb_for_plane(ps, crtc ? out->cursor_fb : NULL);
+	if (crtc) {
+		/* Keep a cursor far outside the output inside the coordinate
+		 * range: it is just as invisible there. */
+		int x = out->cursor_x - out->hotspot_x;
+		int y = out->cursor_y - out->hotspot_y;
+		const int limit = 16384;
+		x = x < -limit ? -limit : x > limit ? limit : x;
+		y = y < -limit ? -limit : y > limit ? limit : y;
+		wla_plane_state_set_full(ps, x, y);
+	}
+	return 0;
+}
+
+static bool pending_mode(struct wla_output *out, struct wla_mode *mode)
+{
+	struct wlr_output *wo = &out->base;
+	if (wo->pending.committed & WLR_OUTPUT_STATE_MODE) {
+		if (wo->pending.mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
+			*mode = (struct wla_mode){
+				.width = wo->pending.mode->width,
+				.height = wo->pending.mode->height,
+				.refresh_mhz = wo->pending.mode->refresh,
+			};
+		} else {
+			*mode = (struct wla_mode){
+				.width = wo->pending.custom_mode.width,
+				.height = wo->pending.custom_mode.height,
+				.refresh_mhz = wo->pending.custom_mode.refresh,
+			};
+			/* wlroots: 0 means "whatever the backend likes". */
+			if (mode->refresh_mhz == 0) {
+				mode->refresh_mhz = 60000;
+			}
+		}
+		return true;
+	}
+	struct wla_crtc *crtc = output_crtc(out);
+	if (crtc->state->enable) {
+		*mode = crtc->state->mode;
+		return true;
+	}
+	if (wo->current_mode) {
+		*mode = (struct wla_mode){
+			.width = wo->current_mode->width,
+			.height = wo->current_mode->height,
+			.refresh_mhz = wo->current_mode->refresh,
+		};
+		return true;
+	}
+	const struct wla_connector *conn = &out->vdc_out->connector;
+	if (conn->n_modes == 0) {
+		return false;
+	}
+	*mode = conn->modes[0];
+	return true;
+}
+
+/* Build the atomic state of wlr_output.pending; NULL (logged) on error. */
+static struct wla_atomic_state *build_state(struct wla_output *out)
+{
+	struct wlr_output *wo = &out->base;
+	const struct wlr_output_state *pending = &wo->pending;
+	struct wla_crtc *crtc = output_crtc(out);
+	struct wla_connector *conn = &out->vdc_out->connector;
+
+	if (pending->committed & WLR_OUTPUT_STATE_GAMMA_LUT) {
+		wlr_log(WLR_ERROR, "output %s: gamma LUTs are not supported (gamma size 0)",
+			wo->name);
+		return NULL;
+	}
+	struct wla_atomic_state *state = wla_atomic_state_alloc(crtc->dev);
+	if (!state) {
+		return NULL;
+	}
+	state->allow_modeset = true;
+	bool enabled = (pending->committed & WLR_OUTPUT_STATE_ENABLED) ?
+		pending->enabled : wo->enabled;
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+	struct wla_connector_state *conn_state = wla_atomic_get_connector_state(state, conn);
+	int ret = cs && conn_state ? 0 : -ENOMEM;
+	struct wla_mode mode;
+	if (ret == 0 && enabled && !pending_mode(out, &mode)) {
+		wlr_log(WLR_ERROR, "output %s: enabled without a mode", wo->name);
+		ret = -EINVAL;
+	}
+	if (ret == 0) {
+		cs->enable = cs->active = enabled;
+		if (enabled) {
+			cs->mode = mode;
+		}
+		cs->commit_seq = wo->commit_seq;
+		cs->want_event = enabled;
+		ret = wla_atomic_set_crtc_for_connector(state, conn_state, enabled ? crtc : NULL);
+	}
+	if (ret == 0 && enabled && (pending->committed & WLR_OUTPUT_STATE_BUFFER)) {
+		struct wla_fb *fb = wla_fb_from_wlr_buffer(out->backend, pending->buffer);
+		struct wla_plane_state *ps = fb ?
+			wla_atomic_get_plane_state(state, crtc->primary) : NULL;
+		ret = ps ? wla_atomic_set_crtc_for_plane(state, ps, crtc) : -EINVAL;
+		if (ret == 0) {
+			wla_atomic_set_fb_for_plane(ps, fb);
+			wla_plane_state_set_full(ps, 0, 0);
+		}
+		wla_fb_put(fb);
+	}
+	if (ret == 0 && (out->cursor_dirty || !crtc->state->active)) {
+		ret = apply_cursor(out, state, enabled);
+	}
+	if (ret < 0) {
+		wla_atomic_state_free(state);
+		return NULL;
+	}
+	return state;
+}
+
+static bool output_test(struct wlr_output *wlr_output)
+{
+	struct wla_output *out = output_from_wlr(wlr_output);
+	if (!(wlr_output->pending.committed & OUTPUT_HW_FIELDS)) {
+		return true;
+	}
+	struct wla_atomic_state *state = build_state(out);
+	if (!state) {
+		return false;
+	}
+	int ret = wla_atomic_check(state);
+	wla_atomic_state_free(state);
+	return ret == 0;
+}
+
+static bool output_commit(struct wlr_output *wlr_output)
+{
+	struct wla_output *out = output_from_wlr(wlr_output);
+	const struct wlr_output_state *pending = &wlr_output->pending;
+	if (!(pending->committed & OUTPUT_HW_FIELDS)) {
+		out->stats.commits++;
+		return true;
+	}
+	struct wla_atomic_state *state = build_state(out);
+	int ret = state ? wla_atomic_commit(state) : -EINVAL;
+	if (ret < 0) {
+		wla_atomic_state_free(state);
+		out->stats.refused++;
+		wlr_log(WLR_DEBUG, "output %s: commit %" PRIu32 " refused: %s", wlr_output->name,
+			wlr_output->commit_seq, strerror(-ret));
+		return false;
+	}
+	out->cursor_dirty = false;
+	out->stats.commits++;
+	if (pending->committed & WLR_OUTPUT_STATE_MODE) {
+		if (pending->mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
+			wlr_output_update_mode(wlr_output, pending->mode);
+		} else {
+			const struct wla_mode *mode = &output_crtc(out)->state->mode;
+			wlr_output_update_custom_mode(wlr_output, mode->width, mode->height,
+				mode->refresh_mhz);
+		}
+	}
+	if (pending->committed & WLR_OUTPUT_STATE_ENABLED) {
+		wlr_output_update_enabled(wlr_output, pending->enabled);
+	}
+	return true;
+}
+
+/* Send the cursor plane's new state on its own, latching at the next vblank
+ * without taking the frame slot. */
+static bool commit_cursor(struct wla_output *out)
+{
+	struct wla_crtc *crtc = output_crtc(out);
+	if (!crtc->state->active) {
+		/* Applied by the commit that enables the output. */
+		out->cursor_dirty = true;
+		return true;
+	}
+	struct wla_atomic_state *state = wla_atomic_state_alloc(crtc->dev);
+	if (!state) {
+		return false;
+	}
+	state->legacy_cursor_update = true;
+	int ret = apply_cursor(out, state, true);
+	if (ret == 0) {
+		ret = wla_atomic_commit(state);
+	}
+	if (ret < 0) {
+		wla_atomic_state_free(state);
+		return false;
+	}
+	out->cursor_dirty = false;
+	return true;
+}
+
+static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *buffer,
+	int hotspot_x, int hotspot_y)
+{
+	struct wla_output *out = output_from_wlr(wlr_output);
+	struct wla_fb *fb = NULL;
+	if (buffer) {
+		fb = wla_fb_from_wlr_buffer(out->backend, buffer);
+		if (!fb) {
+			return false;
+		}
+	}
+	struct wla_fb *old_fb = out->cursor_fb;
+	int old_hx = out->hotspot_x, old_hy = out->hotspot_y;
+	out->cursor_fb = fb;
+	out->hotspot_x = hotspot_x;
+	out->hotspot_y = hotspot_y;
+	if (!commit_cursor(out)) {
+		/* Refused (e.g. larger than the cursor plane): wlroots falls back
+		 * to a software cursor, and ours stays as it was. */
+		out->cursor_fb = old_fb;
+		out->hotspot_x = old_hx;
+		out->hotspot_y = old_hy;
+		wla_fb_put(fb);
+		return false;
+	}
+	wla_fb_put(old_fb);
+	return true;
+}
+
+static bool output_move_cursor(struct wlr_output *wlr_output, int x, int y)
+{
+	struct wla_output *out = output_from_wlr(wlr_output);
+	if (out->cursor_x == x && out->cursor_y == y) {
+		return true;
+	}
+	out->cursor_x = x;
+	out->cursor_y = y;
+	return commit_cursor(out);
+}
+
+static void output_destroy(struct wlr_output *wlr_output)
+{
+	struct wla_output *out = output_from_wlr(wlr_output);
+	struct wla_crtc *crtc = output_crtc(out);
+	/* Nobody to tell any more: complete silently. */
+	crtc->present = NULL;
+	crtc->present_data = NULL;
+	if (crtc->state->enable) {
+		wla_atomic_set_config(crtc, &out->vdc_out->connector, NULL, NULL, 0);
+	}
+	wla_fb_put(out->cursor_fb);
+	wlr_drm_format_set_finish(&out->primary_formats);
+	wlr_drm_format_set_finish(&out->cursor_formats);
+	wl_list_remove(&out->link);
+	free(out);
+}
+
+static const struct wlr_drm_format_set *output_get_primary_formats(
+	struct wlr_output *wlr_output, uint32_t buffer_caps)
+{
+	return &output_from_wlr(wlr_output)->primary_formats;
+}
+
+static const struct wlr_drm_format_set *output_get_cursor_formats(
+	struct wlr_output *wlr_output, uint32_t buffer_caps)
+{
+	return &output_from_wlr(wlr_output)->cursor_formats;
+}
+
+static void output_get_cursor_size(struct wlr_output *wlr_output, int *width, int *height)
+{
+	struct wla_plane *cursor = &output_from_wlr(wlr_output)->vdc_out->cursor;
+	*width = (int)cursor->max_fb_width;
+	*height = (int)cursor->max_fb_height;
+}
+
+static const struct wlr_output_impl output_impl = {
+	.set_cursor = output_set_cursor,
+	.move_cursor = output_move_cursor,
+	.destroy = output_destroy,
+	.test = output_test,
+	.commit = output_commit,
+	.get_cursor_formats = output_get_cursor_formats,
+	.get_cursor_size = output_get_cursor_size,
+	.get_primary_formats = output_get_primary_formats,
+};
+
+static uint32_t present_flags(uint32_t flags)
+{
+	static const struct {
+		uint32_t wla, wlr;
+	} map[] = {
+		{ WLA_PRESENT_VSYNC, WLR_OUTPUT_PRESENT_VSYNC },
+		{ WLA_PRESENT_HW_CLOCK, WLR_OUTPUT_PRESENT_HW_CLOCK },
+		{ WLA_PRESENT_HW_COMPLETION, WLR_OUTPUT_PRESENT_HW_COMPLETION },
+		{ WLA_PRESENT_ZERO_COPY, WLR_OUTPUT_PRESENT_ZERO_COPY },
+	};
+	uint32_t out = 0;
+	for (size_t i = 0; i < WLA_ARRAY_SIZE(map); i++) {
+		if (flags & map[i].wla) {
+			out |= map[i].wlr;
+		}
+	}
+	return out;
+}
+
+static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, void *data)
+{
+	struct wla_output *out = data;
+	struct timespec when = ev->when;
+	struct wlr_output_event_present event = {
+		.output = &out->base,
+		.commit_seq = (uint32_t)ev->commit_seq,
+		.presented = ev->presented,
+		.when = ev->presented ? &when : NULL,
+		.seq = (unsigned)ev->seq,
+		.refresh = (int)ev->refresh_ns,
+		.flags = present_flags(ev->flags),
+	};
+	if (ev->presented) {
+		out->stats.frames_presented++;
+	}
+	wlr_output_send_present(&out->base, &event);
+	if (out->base.enabled) {
+		wlr_output_send_frame(&out->base);
+	}
+}
+
+static bool add_formats(struct wlr_drm_format_set *set, const struct wla_plane *plane)
+{
+	for (size_t i = 0; i < plane->n_formats; i++) {
+		if (!wlr_drm_format_set_add(set, plane->formats[i], DRM_FORMAT_MOD_INVALID) ||
+				!wlr_drm_format_set_add(set, plane->formats[i], DRM_FORMAT_MOD_LINEAR)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+struct wla_output *wla_output_create(struct wla_backend *backend,
+	struct wla_vdc_output *vdc_out)
+{
+	struct wla_output *out = calloc(1, sizeof(*out));
+	if (!out) {
+		wlr_log(WLR_ERROR, "output %s: out of memory", vdc_out->connector.name);
+		return NULL;
+	}
+	out->backend = backend;
+	out->vdc_out = vdc_out;
+	if (!add_formats(&out->primary_formats, &vdc_out->primary) ||
+			!add_formats(&out->cursor_formats, &vdc_out->cursor)) {
+		wlr_log(WLR_ERROR, "output %s: out of memory for formats",
+			vdc_out->connector.name);
+		wlr_drm_format_set_finish(&out->primary_formats);
+		wlr_drm_format_set_finish(&out->cursor_formats);
+		free(out);
+		return NULL;
+	}
+	struct wlr_output *wo = &out->base;
+	wlr_output_init(wo, &backend->base, &output_impl, backend->display);
+	wl_list_insert(backend->outputs.prev, &out->link);
+
+	const struct wla_connector *conn = &vdc_out->connector;
+	for (size_t i = 0; i < conn->n_modes; i++) {
+		struct wlr_output_mode *mode = calloc(1, sizeof(*mode));
+		if (!mode) {
+			break;
+		}
+		mode->width = conn->modes[i].width;
+		mode->height = conn->modes[i].height;
+		mode->refresh = conn->modes[i].refresh_mhz;
+		mode->preferred = i == 0;
+		wl_list_insert(wo->modes.prev, &mode->link);
+	}
+	wlr_output_set_name(wo, conn->name);
+	char description[128];
+	snprintf(description, sizeof(description), "wlatomic virtual display %s", conn->name);
+	wlr_output_set_description(wo, description);
+	snprintf(wo->make, sizeof(wo->make), "wlatomic");
+	snprintf(wo->model, sizeof(wo->model), "VDC");
+
+	vdc_out->crtc.present = handle_present;
+	vdc_out->crtc.present_data = out;
+	wl_signal_emit(&backend->base.events.new_output, wo);
+	return out;
+}
+
+WLA_EXPORT bool wla_output_is_wla(struct wlr_output *output)
+{
+	return output && output->impl == &output_impl;
+}
+
+WLA_EXPORT bool wla_output_get_stats(struct wlr_output *output,
+	struct wla_output_stats *stats)
+{
+	if (!wla_output_is_wla(output)) {
+		return false;
+	}
+	struct wla_output *out = output_from_wlr(output);
+	*stats = out->stats;
+	stats->vblanks = out->vdc_out->stats.vblanks;
+	stats->missed_vblanks = out->vdc_out->stats.missed_vblanks;
+	stats->last_seq = out->vdc_out->seq;
+	return true;
+}
+
+WLA_EXPORT struct wla_capture *wla_output_capture(struct wlr_output *output,
+	wla_capture_func_t func, void *data)
+{
+	if (!wla_output_is_wla(output)) {
+		wlr_log(WLR_ERROR, "capture: output %s is not a wlatomic output",
+			output ? output->name : "(null)");
+		return NULL;
+	}
+	struct wla_output *out = output_from_wlr(output);
+	if (!out->vdc_out->crtc.state->active) {
+		wlr_log(WLR_ERROR, "capture: output %s is disabled", output->name);
+		return NULL;
+	}
+	return wla_vdc_capture(out->vdc_out, func, data);
+}
+
+WLA_EXPORT void wla_capture_cancel(struct wla_capture *capture)
+{
+	wla_vdc_capture_cancel(capture);
+}
