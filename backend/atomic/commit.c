@@ -105,6 +105,14 @@ void wla_atomic_commit_modeset_enables(struct wla_atomic_state *state)
 	}
 }
 
+/* A frame takes the CRTC's one slot until it latches: a commit that wants
+ * its present event. Cursor updates and commits that only change the
+ * configuration latch with whatever comes next. */
+static bool is_frame(const struct wla_atomic_state *state, const struct wla_crtc_state *cs)
+{
+	return cs->want_event && !state->legacy_cursor_update;
+}
+
 static void finish_entry(struct wla_crtc_entry *e, const struct wla_present *event)
 {
 	struct wla_atomic_state *state = e->state;
@@ -113,7 +121,7 @@ static void finish_entry(struct wla_crtc_entry *e, const struct wla_present *eve
 	if (e->waiting) {
 		wl_list_remove(&e->link);
 		e->waiting = false;
-		if (!state->legacy_cursor_update) {
+		if (e->frame) {
 			assert(crtc->pending_frames > 0);
 			crtc->pending_frames--;
 		}
@@ -136,7 +144,7 @@ int wla_atomic_commit(struct wla_atomic_state *state)
 		return ret;
 	}
 	wla_for_each_crtc_in_state(state, e) {
-		if (!state->legacy_cursor_update && e->ptr->pending_frames > 0 &&
+		if (is_frame(state, e->new_state) && e->ptr->pending_frames > 0 &&
 				!crtc_needs_modeset(e->new_state)) {
 			wlr_log(WLR_ERROR, "%s: a frame is already waiting to latch; commit "
 				"refused (commit_seq %" PRIu64 ")", e->ptr->name,
@@ -153,6 +161,7 @@ int wla_atomic_commit(struct wla_atomic_state *state)
 	wla_for_each_crtc_in_state(state, e) {
 		e->commit_seq = e->new_state->commit_seq;
 		e->want_event = e->new_state->want_event;
+		e->frame = is_frame(state, e->new_state);
 		state->pending_crtcs++;
 	}
 	wla_atomic_swap_state(state);
@@ -168,7 +177,7 @@ int wla_atomic_commit(struct wla_atomic_state *state)
 		if (e->ptr->state->active) {
 			wl_list_insert(e->ptr->pending.prev, &e->link);
 			e->waiting = true;
-			if (!state->legacy_cursor_update) {
+			if (e->frame) {
 				e->ptr->pending_frames++;
 			}
 		} else {
@@ -182,29 +191,38 @@ int wla_atomic_commit(struct wla_atomic_state *state)
 	return 0;
 }
 
-void wla_crtc_handle_vblank(struct wla_crtc *crtc, uint64_t seq, const struct timespec *when,
-	uint64_t refresh_ns, uint32_t flags)
+/* Complete the commits waiting on crtc now, not those that the present
+ * handlers commit while this runs (they wait for the next vblank). */
+static void complete_waiting(struct wla_crtc *crtc, const struct wla_present *latch)
 {
-	/* Everything programmed before this vblank latched at it. */
-	while (!wl_list_empty(&crtc->pending)) {
-		struct wla_crtc_entry *e = wl_container_of(crtc->pending.next, e, link);
-		struct wla_present event = {
-			.commit_seq = e->commit_seq,
-			.presented = true,
-			.seq = seq,
-			.when = *when,
-			.refresh_ns = refresh_ns,
-			.flags = flags,
-		};
+	struct wl_list batch;
+	wl_list_init(&batch);
+	wl_list_insert_list(&batch, &crtc->pending);
+	wl_list_init(&crtc->pending);
+	while (!wl_list_empty(&batch)) {
+		struct wla_crtc_entry *e = wl_container_of(batch.next, e, link);
+		struct wla_present event = *latch;
+		event.commit_seq = e->commit_seq;
 		finish_entry(e, &event);
 	}
 }
 
+void wla_crtc_handle_vblank(struct wla_crtc *crtc, uint64_t seq, const struct timespec *when,
+	uint64_t refresh_ns, uint32_t flags)
+{
+	/* Everything programmed before this vblank latched at it. */
+	struct wla_present latch = {
+		.presented = true,
+		.seq = seq,
+		.when = *when,
+		.refresh_ns = refresh_ns,
+		.flags = flags,
+	};
+	complete_waiting(crtc, &latch);
+}
+
 void wla_crtc_complete_commit(struct wla_crtc *crtc)
 {
-	while (!wl_list_empty(&crtc->pending)) {
-		struct wla_crtc_entry *e = wl_container_of(crtc->pending.next, e, link);
-		struct wla_present event = { .commit_seq = e->commit_seq };
-		finish_entry(e, &event);
-	}
+	struct wla_present latch = { .presented = false };
+	complete_waiting(crtc, &latch);
 }

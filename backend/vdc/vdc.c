@@ -446,8 +446,8 @@ void wla_vdc_destroy(struct wla_vdc *vdc)
 	}
 	for (size_t i = 0; i < vdc->n_outputs; i++) {
 		struct wla_vdc_output *out = vdc->outputs[i];
-		if (out->crtc.state) {
-			out->crtc.present = NULL;
+		out->crtc.present = NULL;
+		if (out->running) {
 			crtc_atomic_disable(&out->crtc, out->crtc.state);
 		}
 		fail_captures(out);

@@ -140,7 +140,8 @@ static struct wla_atomic_state *build_state(struct wla_output *out)
 			cs->mode = mode;
 		}
 		cs->commit_seq = wo->commit_seq;
-		cs->want_event = enabled;
+		/* wlroots waits for a frame event after buffer commits only. */
+		cs->want_event = enabled && (pending->committed & WLR_OUTPUT_STATE_BUFFER);
 		ret = wla_atomic_set_crtc_for_connector(state, conn_state, enabled ? crtc : NULL);
 	}
 	if (ret == 0 && enabled && (pending->committed & WLR_OUTPUT_STATE_BUFFER)) {

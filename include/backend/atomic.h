@@ -93,7 +93,9 @@ struct wla_crtc_state {
 	uint32_t connector_mask; /* connectors routed to this crtc */
 	/* Computed by check: */
 	bool mode_changed, active_changed, connectors_changed, planes_changed;
-	/* Whoever asked for the commit; reported back on completion. */
+	/* Whoever asked for the commit; reported back on completion. A commit
+	 * that wants its present event is a frame: it takes the CRTC's frame
+	 * slot until it latches. */
 	uint64_t commit_seq;
 	bool want_event;
 };
@@ -173,7 +175,7 @@ struct wla_crtc {
 	/* struct wla_crtc_entry.link of the commits programmed on this CRTC
 	 * and waiting for the vblank that latches them, oldest first. */
 	struct wl_list pending;
-	/* How many of those are frames (not legacy cursor updates). */
+	/* How many of those are frames (want_event, not legacy cursor). */
 	unsigned pending_frames;
 	/* Told when a commit that asked for an event completes. */
 	void (*present)(struct wla_crtc *crtc, const struct wla_present *event, void *data);
@@ -280,6 +282,7 @@ struct wla_crtc_entry {
 	bool waiting;
 	uint64_t commit_seq;
 	bool want_event;
+	bool frame; /* holds the CRTC's frame slot while waiting */
 };
 
 struct wla_plane_entry {
