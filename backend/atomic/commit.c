@@ -184,6 +184,12 @@ int wla_atomic_commit(struct wla_atomic_state *state)
 			done[n_done++] = e;
 		}
 	}
+	if (state->pending_crtcs == 0) {
+		/* No CRTC in the state (planes that stay off): nothing to wait for. */
+		wla_atomic_cleanup_planes(state);
+		wla_atomic_state_free(state);
+		return 0;
+	}
 	for (size_t i = 0; i < n_done; i++) {
 		struct wla_present event = { .commit_seq = done[i]->commit_seq };
 		finish_entry(done[i], &event);

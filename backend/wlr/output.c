@@ -292,6 +292,11 @@ static void output_destroy(struct wlr_output *wlr_output)
 		wla_atomic_set_config(crtc, &out->vdc_out->connector, NULL, NULL, 0);
 	}
 	wla_fb_put(out->cursor_fb);
+	struct wlr_output_mode *mode, *tmp;
+	wl_list_for_each_safe(mode, tmp, &wlr_output->modes, link) {
+		wl_list_remove(&mode->link);
+		free(mode);
+	}
 	wlr_drm_format_set_finish(&out->primary_formats);
 	wlr_drm_format_set_finish(&out->cursor_formats);
 	wl_list_remove(&out->link);
