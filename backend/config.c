@@ -6,6 +6,8 @@
  *     # a comment: the first non-blank character of the line is '#'
  *     overlay-planes = 2          top-level keys: overlay-planes (0..8),
  *     cursor-size = 64            cursor-size (16..512)
+ *     flip-depth = 2              frames queued per CRTC (1..4)
+ *     flip-policy = queue         queue (refuse when full) or mailbox
  *
  *     [output]                    starts an output section
  *     name = HDMI-A-1             optional, 1..31 of A-Z a-z 0-9 _ -
@@ -51,6 +53,7 @@ static const struct config_key config_keys[] = {
 	{ "overlay-planes", offsetof(struct wla_config, overlay_planes),
 		0, WLA_MAX_OVERLAY_PLANES },
 	{ "cursor-size", offsetof(struct wla_config, cursor_size), 16, 512 },
+	{ "flip-depth", offsetof(struct wla_config, flip_depth), 1, WLA_MAX_FLIP_DEPTH },
 };
 
 static bool is_digit(char c)
@@ -148,6 +151,8 @@ WLA_EXPORT void wla_config_init(struct wla_config *cfg)
 	set_default_mode(&cfg->outputs[0]);
 	cfg->overlay_planes = 2;
 	cfg->cursor_size = 64;
+	cfg->flip_depth = 1;
+	cfg->flip_mailbox = false;
 }
 
 WLA_EXPORT int wla_config_parse_mode(const char *origin, const char *str,
@@ -228,6 +233,15 @@ WLA_EXPORT int wla_config_set(struct wla_config *cfg, const char *origin, const 
 	if (!key || !value) {
 		wlr_log(WLR_ERROR, "config: %s: key '%s' without a value", origin,
 			key ? key : "(null)");
+		return -EINVAL;
+	}
+	if (strcmp(key, "flip-policy") == 0) {
+		if (strcmp(value, "queue") == 0 || strcmp(value, "mailbox") == 0) {
+			cfg->flip_mailbox = value[0] == 'm';
+			return 0;
+		}
+		wlr_log(WLR_ERROR, "config: %s: flip-policy '%s': expected queue or mailbox",
+			origin, value);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < WLA_ARRAY_SIZE(config_keys); i++) {
@@ -640,6 +654,8 @@ WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
 	} env_keys[] = {
 		{ "WLA_OVERLAY_PLANES", "overlay-planes" },
 		{ "WLA_CURSOR_SIZE", "cursor-size" },
+		{ "WLA_FLIP_DEPTH", "flip-depth" },
+		{ "WLA_FLIP_POLICY", "flip-policy" },
 	};
 	const char *value;
 

@@ -1,6 +1,7 @@
 /*
  * Committing an atomic state: prepare, the point of no return, swap, the
- * programming sequence, and completion at the latching vblank.
+ * programming sequence, the flip queue, and completion at the latching
+ * vblank.
  */
 #include <assert.h>
 #include <errno.h>
@@ -49,28 +50,30 @@ void wla_atomic_swap_state(struct wla_atomic_state *state)
 	state->swapped = true;
 }
 
-static bool crtc_needs_modeset(const struct wla_crtc_state *s)
-{
-	return s->mode_changed || s->active_changed || s->connectors_changed;
-}
-
 void wla_atomic_commit_modeset_disables(struct wla_atomic_state *state)
 {
 	wla_for_each_crtc_in_state(state, e) {
-		const struct wla_crtc_state *old = e->old_state;
-		const struct wla_crtc_state *new = e->ptr->state;
-		if (old->active && (!new->active || crtc_needs_modeset(new)) &&
+		if (e->old_state->active && !e->ptr->state->active &&
 				e->ptr->funcs->atomic_disable) {
-			e->ptr->funcs->atomic_disable(e->ptr, old);
+			e->ptr->funcs->atomic_disable(e->ptr, e->old_state);
 		}
 	}
+}
+
+static enum wla_latch entry_latch(const struct wla_atomic_state *state,
+	const struct wla_crtc_entry *e)
+{
+	if (!e->slot) {
+		return WLA_LATCH_AMEND;
+	}
+	return e->replaces ? WLA_LATCH_REPLACE : WLA_LATCH_QUEUE;
 }
 
 void wla_atomic_commit_planes(struct wla_atomic_state *state)
 {
 	wla_for_each_crtc_in_state(state, e) {
 		if (e->ptr->state->active && e->ptr->funcs->atomic_begin) {
-			e->ptr->funcs->atomic_begin(e->ptr, e->old_state);
+			e->ptr->funcs->atomic_begin(e->ptr, e->old_state, entry_latch(state, e));
 		}
 	}
 	wla_for_each_plane_in_state(state, e) {
@@ -89,7 +92,7 @@ void wla_atomic_commit_planes(struct wla_atomic_state *state)
 	}
 	wla_for_each_crtc_in_state(state, e) {
 		if (e->ptr->state->active && e->ptr->funcs->atomic_flush) {
-			e->ptr->funcs->atomic_flush(e->ptr, e->old_state);
+			e->ptr->funcs->atomic_flush(e->ptr, e->old_state, entry_latch(state, e));
 		}
 	}
 }
@@ -97,20 +100,11 @@ void wla_atomic_commit_planes(struct wla_atomic_state *state)
 void wla_atomic_commit_modeset_enables(struct wla_atomic_state *state)
 {
 	wla_for_each_crtc_in_state(state, e) {
-		const struct wla_crtc_state *new = e->ptr->state;
-		if (new->active && (!e->old_state->active || crtc_needs_modeset(new)) &&
+		if (!e->old_state->active && e->ptr->state->active &&
 				e->ptr->funcs->atomic_enable) {
 			e->ptr->funcs->atomic_enable(e->ptr, e->old_state);
 		}
 	}
-}
-
-/* A frame takes the CRTC's one slot until it latches: a commit that wants
- * its present event. Cursor updates and commits that only change the
- * configuration latch with whatever comes next. */
-static bool is_frame(const struct wla_atomic_state *state, const struct wla_crtc_state *cs)
-{
-	return cs->want_event && !state->legacy_cursor_update;
 }
 
 static void finish_entry(struct wla_crtc_entry *e, const struct wla_present *event)
@@ -121,6 +115,10 @@ static void finish_entry(struct wla_crtc_entry *e, const struct wla_present *eve
 	if (e->waiting) {
 		wl_list_remove(&e->link);
 		e->waiting = false;
+		if (e->slot) {
+			assert(crtc->pending_slots > 0);
+			crtc->pending_slots--;
+		}
 		if (e->frame) {
 			assert(crtc->pending_frames > 0);
 			crtc->pending_frames--;
@@ -137,49 +135,191 @@ static void finish_entry(struct wla_crtc_entry *e, const struct wla_present *eve
 	}
 }
 
-int wla_atomic_commit(struct wla_atomic_state *state)
+/* The newest frame waiting on crtc, if a new frame may replace it: it is
+ * the last slot in the queue and touches no other CRTC. */
+static struct wla_crtc_entry *replaceable_frame(struct wla_crtc *crtc)
 {
-	int ret = wla_atomic_check(state);
-	if (ret < 0) {
-		return ret;
+	struct wla_crtc_entry *e;
+	wl_list_for_each_reverse(e, &crtc->pending, link) {
+		if (!e->slot) {
+			continue;
+		}
+		return e->frame && e->state->pending_crtcs == 1 ? e : NULL;
 	}
+	return NULL;
+}
+
+/* Which queue each CRTC entry goes to; refuses what the queue cannot take. */
+static int plan_queue(struct wla_atomic_state *state, bool nonblock)
+{
 	wla_for_each_crtc_in_state(state, e) {
-		if (is_frame(state, e->new_state) && e->ptr->pending_frames > 0 &&
-				!crtc_needs_modeset(e->new_state)) {
-			wlr_log(WLR_ERROR, "%s: a frame is already waiting to latch; commit "
-				"refused (commit_seq %" PRIu64 ")", e->ptr->name,
-				e->new_state->commit_seq);
+		struct wla_crtc *crtc = e->ptr;
+		const struct wla_crtc_state *new = e->new_state;
+		e->commit_seq = new->commit_seq;
+		e->want_event = new->want_event;
+		e->replaces = false;
+		e->slot = new->active && !state->legacy_cursor_update;
+		e->frame = e->slot && new->want_event;
+		if (!e->slot) {
+			continue;
+		}
+		if (!nonblock && crtc->pending_slots > 0) {
+			wlr_log(WLR_ERROR, "%s: %u commit(s) still waiting to latch; blocking "
+				"commit refused (commit_seq %" PRIu64 ")", crtc->name,
+				crtc->pending_slots, e->commit_seq);
+			return -EBUSY;
+		}
+		unsigned depth = crtc->queue_depth ? crtc->queue_depth : 1;
+		if (e->frame && crtc->pending_frames >= depth) {
+			if (crtc->mailbox && replaceable_frame(crtc)) {
+				e->replaces = true;
+				continue;
+			}
+			wlr_log(WLR_ERROR, "%s: flip queue full (%u of %u frames waiting); commit "
+				"refused (commit_seq %" PRIu64 ")", crtc->name, crtc->pending_frames,
+				depth, e->commit_seq);
+			return -EBUSY;
+		}
+		if (crtc->pending_slots >= (crtc->max_slots ? crtc->max_slots : 1)) {
+			wlr_log(WLR_ERROR, "%s: %u commits waiting to latch, the driver holds at "
+				"most %u; commit refused (commit_seq %" PRIu64 ")", crtc->name,
+				crtc->pending_slots, crtc->max_slots, e->commit_seq);
 			return -EBUSY;
 		}
 	}
-	ret = wla_atomic_prepare_planes(state);
+	return 0;
+}
+
+/* Find the entry of a later commit on crtc whose old state of an object is
+ * replaced, so that it can take over what came before it. */
+#define FIND_SUCCESSOR(crtc, victim, field, index, replaced, out) \
+	do { \
+		(out) = NULL; \
+		for (struct wl_list *succ_l = (victim)->link.next; succ_l != &(crtc)->pending; \
+				succ_l = succ_l->next) { \
+			struct wla_crtc_entry *succ_e = wl_container_of(succ_l, succ_e, link); \
+			if (succ_e->state->field[index].ptr && \
+					succ_e->state->field[index].old_state == (replaced)) { \
+				(out) = &succ_e->state->field[index]; \
+				break; \
+			} \
+		} \
+	} while (0)
+
+/*
+ * The frame of victim never reaches the screen: replace_state (already
+ * swapped) takes its place. victim's new states that are no longer current
+ * are destroyed now with their fbs cleaned up; victim's old states pass to
+ * whoever replaced those (or to replace_state when the state is still
+ * current), so that they are freed when what replaced them latches.
+ */
+static void discard_frame(struct wla_crtc_entry *victim, struct wla_atomic_state *replace_state)
+{
+	struct wla_atomic_state *v = victim->state;
+	struct wla_crtc *crtc = victim->ptr;
+	struct wla_present event = { .commit_seq = victim->commit_seq, .discarded = true };
+
+	for (size_t i = 0; i < v->dev->n_planes; i++) {
+		struct wla_plane_entry *pe = &v->planes[i];
+		if (!pe->ptr) {
+			continue;
+		}
+		struct wla_plane_entry *succ = NULL;
+		struct wla_plane_entry *r = &replace_state->planes[i];
+		if (r->ptr && r->old_state == pe->new_state) {
+			succ = r;
+		} else {
+			FIND_SUCCESSOR(crtc, victim, planes, i, pe->new_state, succ);
+		}
+		if (succ) {
+			wla_plane_state_cleanup_fb(pe->new_state);
+			wla_plane_state_destroy(pe->new_state);
+			succ->old_state = pe->old_state;
+		} else {
+			assert(pe->ptr->state == pe->new_state && !r->ptr);
+			*r = *pe;
+		}
+		pe->ptr = NULL;
+	}
+	for (size_t i = 0; i < v->dev->n_connectors; i++) {
+		struct wla_connector_entry *ce = &v->connectors[i];
+		if (!ce->ptr) {
+			continue;
+		}
+		struct wla_connector_entry *succ = NULL;
+		struct wla_connector_entry *r = &replace_state->connectors[i];
+		if (r->ptr && r->old_state == ce->new_state) {
+			succ = r;
+		} else {
+			FIND_SUCCESSOR(crtc, victim, connectors, i, ce->new_state, succ);
+		}
+		if (succ) {
+			wla_connector_state_destroy(ce->new_state);
+			succ->old_state = ce->old_state;
+		} else {
+			assert(ce->ptr->state == ce->new_state && !r->ptr);
+			*r = *ce;
+		}
+		ce->ptr = NULL;
+	}
+	/* The CRTC itself: replace_state has it (it is a frame on it). */
+	struct wla_crtc_entry *re = &replace_state->crtcs[crtc->index];
+	struct wla_crtc_entry *succ = NULL;
+	if (re->old_state == victim->new_state) {
+		succ = re;
+	} else {
+		FIND_SUCCESSOR(crtc, victim, crtcs, crtc->index, victim->new_state, succ);
+	}
+	assert(succ);
+	wla_crtc_state_destroy(victim->new_state);
+	succ->old_state = victim->old_state;
+	victim->old_state = NULL;
+	victim->new_state = NULL;
+	/* Now empty but for its CRTC entry, whose states moved on: free it
+	 * like any completed commit. */
+	finish_entry(victim, &event);
+}
+
+static int commit_common(struct wla_atomic_state *state, bool nonblock)
+{
+	int ret = wla_atomic_check(state);
+	if (ret == 0) {
+		ret = plan_queue(state, nonblock);
+	}
+	if (ret == 0) {
+		ret = wla_atomic_prepare_planes(state);
+	}
 	if (ret < 0) {
 		return ret;
 	}
 
 	/* Point of no return: from here the commit cannot fail. */
+	struct wla_crtc_entry *victims[WLA_MAX_CRTCS];
 	wla_for_each_crtc_in_state(state, e) {
-		e->commit_seq = e->new_state->commit_seq;
-		e->want_event = e->new_state->want_event;
-		e->frame = is_frame(state, e->new_state);
+		victims[e->ptr->index] = e->replaces ? replaceable_frame(e->ptr) : NULL;
 		state->pending_crtcs++;
 	}
 	wla_atomic_swap_state(state);
 	wla_atomic_commit_modeset_disables(state);
-	wla_atomic_commit_planes(state);
 	wla_atomic_commit_modeset_enables(state);
+	wla_atomic_commit_planes(state);
 
-	/* Collect the CRTCs that will latch at a vblank before completing the
-	 * others, since completing the last one frees the state. */
+	wla_for_each_crtc_in_state(state, e) {
+		if (victims[e->ptr->index]) {
+			discard_frame(victims[e->ptr->index], state);
+		}
+	}
+
+	/* Queue the CRTCs that latch at a vblank before completing the others,
+	 * since completing the last one frees the state. */
 	struct wla_crtc_entry *done[WLA_MAX_CRTCS];
 	size_t n_done = 0;
 	wla_for_each_crtc_in_state(state, e) {
 		if (e->ptr->state->active) {
 			wl_list_insert(e->ptr->pending.prev, &e->link);
 			e->waiting = true;
-			if (e->frame) {
-				e->ptr->pending_frames++;
-			}
+			e->ptr->pending_slots += e->slot;
+			e->ptr->pending_frames += e->frame;
 		} else {
 			done[n_done++] = e;
 		}
@@ -197,26 +337,45 @@ int wla_atomic_commit(struct wla_atomic_state *state)
 	return 0;
 }
 
-/* Complete the commits waiting on crtc now, not those that the present
- * handlers commit while this runs (they wait for the next vblank). */
-static void complete_waiting(struct wla_crtc *crtc, const struct wla_present *latch)
+int wla_atomic_commit(struct wla_atomic_state *state)
 {
-	struct wl_list batch;
-	wl_list_init(&batch);
-	wl_list_insert_list(&batch, &crtc->pending);
-	wl_list_init(&crtc->pending);
-	while (!wl_list_empty(&batch)) {
-		struct wla_crtc_entry *e = wl_container_of(batch.next, e, link);
+	return commit_common(state, false);
+}
+
+int wla_atomic_nonblocking_commit(struct wla_atomic_state *state)
+{
+	return commit_common(state, true);
+}
+
+/* Complete the entries moved to list, in order. Handlers may commit (new
+ * entries go to crtc->pending) or disable the CRTC (which completes what is
+ * left in crtc->pending, not this list). */
+static void complete_list(struct wl_list *list, const struct wla_present *latch)
+{
+	while (!wl_list_empty(list)) {
+		struct wla_crtc_entry *e = wl_container_of(list->next, e, link);
 		struct wla_present event = *latch;
 		event.commit_seq = e->commit_seq;
 		finish_entry(e, &event);
 	}
 }
 
-void wla_crtc_handle_vblank(struct wla_crtc *crtc, uint64_t seq, const struct timespec *when,
-	uint64_t refresh_ns, uint32_t flags)
+void wla_crtc_handle_vblank(struct wla_crtc *crtc, bool latched_slot, uint64_t seq,
+	const struct timespec *when, uint64_t refresh_ns, uint32_t flags)
 {
-	/* Everything programmed before this vblank latched at it. */
+	/* The oldest slot (if it latched) and every amendment. */
+	struct wl_list batch;
+	wl_list_init(&batch);
+	bool slot_done = !latched_slot;
+	struct wla_crtc_entry *e, *tmp;
+	wl_list_for_each_safe(e, tmp, &crtc->pending, link) {
+		if (e->slot && slot_done) {
+			continue;
+		}
+		slot_done |= e->slot;
+		wl_list_remove(&e->link);
+		wl_list_insert(batch.prev, &e->link);
+	}
 	struct wla_present latch = {
 		.presented = true,
 		.seq = seq,
@@ -224,11 +383,15 @@ void wla_crtc_handle_vblank(struct wla_crtc *crtc, uint64_t seq, const struct ti
 		.refresh_ns = refresh_ns,
 		.flags = flags,
 	};
-	complete_waiting(crtc, &latch);
+	complete_list(&batch, &latch);
 }
 
 void wla_crtc_complete_commit(struct wla_crtc *crtc)
 {
+	struct wl_list list;
+	wl_list_init(&list);
+	wl_list_insert_list(&list, &crtc->pending);
+	wl_list_init(&crtc->pending);
 	struct wla_present latch = { .presented = false };
-	complete_waiting(crtc, &latch);
+	complete_list(&list, &latch);
 }

@@ -1,9 +1,10 @@
 /*
  * The virtual display controller driver.
  *
- * Latching is O(planes): flush records which plane states are armed, the
- * vblank makes them the scanout set. Pixels are only read when a capture
- * asks for them.
+ * Latching is O(planes): flush turns the planes of a commit into a frame
+ * (plane state pointers and the mode) at the tail of the CRTC's flip queue,
+ * and each vblank makes the oldest queued frame the scanout set. Pixels are
+ * only read when a capture asks for them.
  */
 #include <assert.h>
 #include <drm_fourcc.h>
@@ -94,14 +95,17 @@ static void fail_captures(struct wla_vdc_output *out)
 static void crtc_atomic_enable(struct wla_crtc *crtc, const struct wla_crtc_state *old)
 {
 	struct wla_vdc_output *out = output_from_crtc(crtc);
-	out->period_ns = wla_mode_period_ns(&crtc->state->mode);
+	out->mode = crtc->state->mode;
+	out->period_ns = wla_mode_period_ns(&out->mode);
 	out->epoch_ns = out->vdc->now(out->vdc->now_data);
 	out->next_index = 1;
 	out->running = true;
+	memset(&out->scanout, 0, sizeof(out->scanout));
+	out->scanout.mode = out->mode;
 	arm_timer(out);
 	wlr_log(WLR_DEBUG, "%s: enabled %" PRId32 "x%" PRId32 "@%" PRId32 "mHz, period %"
-		PRIu64 " ns", crtc->name, crtc->state->mode.width, crtc->state->mode.height,
-		crtc->state->mode.refresh_mhz, out->period_ns);
+		PRIu64 " ns", crtc->name, out->mode.width, out->mode.height,
+		out->mode.refresh_mhz, out->period_ns);
 }
 
 static void crtc_atomic_disable(struct wla_crtc *crtc, const struct wla_crtc_state *old)
@@ -109,42 +113,85 @@ static void crtc_atomic_disable(struct wla_crtc *crtc, const struct wla_crtc_sta
 	struct wla_vdc_output *out = output_from_crtc(crtc);
 	out->running = false;
 	disarm_timer(out);
-	memset(out->scanout, 0, sizeof(out->scanout));
-	memset(out->armed, 0, sizeof(out->armed));
-	out->is_armed = false;
-	/* Nothing armed will latch any more. */
+	memset(&out->scanout, 0, sizeof(out->scanout));
+	out->queue_head = out->queue_len = 0;
+	out->amend_mask = 0;
+	/* Nothing queued will latch any more. */
 	wla_crtc_complete_commit(crtc);
 	fail_captures(out);
 	wlr_log(WLR_DEBUG, "%s: disabled", crtc->name);
 }
 
-static void crtc_atomic_begin(struct wla_crtc *crtc, const struct wla_crtc_state *old)
+static struct wla_vdc_frame *queue_at(struct wla_vdc_output *out, size_t i)
 {
-	struct wla_vdc_output *out = output_from_crtc(crtc);
-	/* Planes of this CRTC that the commit did not touch keep showing their
-	 * current state (after a modeset the scanout set starts empty). */
-	for (size_t i = 0; i < out->n_planes; i++) {
-		struct wla_plane *plane = out->zorder[i];
-		const struct wla_plane_state *ps = plane->state;
-		out->armed[plane->index] = ps->crtc == crtc && ps->visible ? ps : NULL;
+	return &out->queue[(out->queue_head + i) % WLA_VDC_MAX_QUEUE];
+}
+
+static void apply_planes(struct wla_vdc_frame *dst, const struct wla_vdc_frame *src,
+	uint32_t mask)
+{
+	for (size_t i = 0; i < WLA_VDC_PLANES; i++) {
+		if (mask & (1u << i)) {
+			dst->planes[i] = src->planes[i];
+		}
 	}
 }
 
-static void crtc_atomic_flush(struct wla_crtc *crtc, const struct wla_crtc_state *old)
+static void crtc_atomic_begin(struct wla_crtc *crtc, const struct wla_crtc_state *old,
+	enum wla_latch latch)
 {
-	output_from_crtc(crtc)->is_armed = true;
+	struct wla_vdc_output *out = output_from_crtc(crtc);
+	out->build_latch = latch;
+	out->build_mask = 0;
+	/* A frame changes only the planes of its commit: the rest keep what
+	 * the frame before it shows. */
+	if (out->queue_len > 0) {
+		out->build = *queue_at(out, out->queue_len - 1);
+	} else {
+		assert(latch != WLA_LATCH_REPLACE);
+		out->build = out->scanout;
+		apply_planes(&out->build, &out->amend, out->amend_mask);
+	}
+}
+
+static void crtc_atomic_flush(struct wla_crtc *crtc, const struct wla_crtc_state *old,
+	enum wla_latch latch)
+{
+	struct wla_vdc_output *out = output_from_crtc(crtc);
+	switch (latch) {
+	case WLA_LATCH_AMEND:
+		for (size_t i = 0; i < out->queue_len; i++) {
+			apply_planes(queue_at(out, i), &out->build, out->build_mask);
+		}
+		apply_planes(&out->amend, &out->build, out->build_mask);
+		out->amend_mask |= out->build_mask;
+		break;
+	case WLA_LATCH_QUEUE:
+		assert(out->queue_len < WLA_VDC_MAX_QUEUE);
+		out->build.mode = crtc->state->mode;
+		*queue_at(out, out->queue_len++) = out->build;
+		break;
+	case WLA_LATCH_REPLACE:
+		assert(out->queue_len > 0);
+		out->build.mode = crtc->state->mode;
+		*queue_at(out, out->queue_len - 1) = out->build;
+		break;
+	}
 }
 
 static void plane_atomic_update(struct wla_plane *plane, const struct wla_plane_state *old)
 {
 	struct wla_vdc_output *out = output_from_crtc(plane->state->crtc);
-	out->armed[plane->index] = plane->state;
+	out->build.planes[plane->zpos] = plane->state;
+	out->build_mask |= 1u << plane->zpos;
 }
 
 static void plane_atomic_disable(struct wla_plane *plane, const struct wla_plane_state *old)
 {
 	struct wla_crtc *crtc = plane->state->crtc ? plane->state->crtc : old->crtc;
-	output_from_crtc(crtc)->armed[plane->index] = NULL;
+	struct wla_vdc_output *out = output_from_crtc(crtc);
+	out->build.planes[plane->zpos] = NULL;
+	out->build_mask |= 1u << plane->zpos;
 }
 
 static const struct wla_crtc_funcs crtc_funcs = {
@@ -161,13 +208,13 @@ static const struct wla_plane_funcs plane_funcs = {
 
 struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
 {
-	const struct wla_mode *mode = &out->crtc.state->mode;
-	struct wla_layer layers[WLA_MAX_OVERLAY_PLANES + 2];
-	struct wla_fb *accessed[WLA_MAX_OVERLAY_PLANES + 2];
+	const struct wla_mode *mode = &out->scanout.mode;
+	struct wla_layer layers[WLA_VDC_PLANES];
+	struct wla_fb *accessed[WLA_VDC_PLANES];
 	size_t n = 0;
 	bool ok = true;
 	for (size_t i = 0; i < out->n_planes; i++) {
-		const struct wla_plane_state *ps = out->scanout[out->zorder[i]->index];
+		const struct wla_plane_state *ps = out->scanout.planes[i];
 		if (!ps || !ps->visible) {
 			continue;
 		}
@@ -255,16 +302,29 @@ static void output_vblank(struct wla_vdc_output *out, uint64_t now)
 		.tv_sec = (time_t)(t / UINT64_C(1000000000)),
 		.tv_nsec = (long)(t % UINT64_C(1000000000)),
 	};
-	if (out->is_armed) {
-		memcpy(out->scanout, out->armed, sizeof(out->scanout));
-		out->is_armed = false;
+	bool latched = out->queue_len > 0;
+	if (latched) {
+		out->scanout = *queue_at(out, 0);
+		out->queue_head = (out->queue_head + 1) % WLA_VDC_MAX_QUEUE;
+		out->queue_len--;
 		out->stats.latched++;
+	}
+	apply_planes(&out->scanout, &out->amend, out->amend_mask);
+	out->amend_mask = 0;
+	uint64_t refresh_ns = out->period_ns;
+	if (!wla_mode_equal(&out->scanout.mode, &out->mode)) {
+		/* A mode change latched: the new timing starts at this vblank. */
+		out->mode = out->scanout.mode;
+		out->period_ns = wla_mode_period_ns(&out->mode);
+		out->epoch_ns = t;
+		out->next_index = 1;
+		refresh_ns = out->period_ns;
 	}
 	serve_captures(out);
 	arm_timer(out);
 	/* The states that left the screen are released in here, and the
 	 * present handler may commit the next frame. */
-	wla_crtc_handle_vblank(&out->crtc, out->seq, &when, out->period_ns,
+	wla_crtc_handle_vblank(&out->crtc, latched, out->seq, &when, refresh_ns,
 		WLA_PRESENT_VSYNC | WLA_PRESENT_HW_CLOCK | WLA_PRESENT_HW_COMPLETION);
 }
 
@@ -284,6 +344,15 @@ static int handle_timer(int fd, uint32_t mask, void *data)
 	}
 	output_vblank(out, out->vdc->now(out->vdc->now_data));
 	return 0;
+}
+
+bool wla_vdc_next_latch(struct wla_vdc_output *out, uint64_t *latch_ns)
+{
+	if (!out->running) {
+		return false;
+	}
+	*latch_ns = out->epoch_ns + (out->next_index + out->queue_len) * out->period_ns;
+	return true;
 }
 
 struct wla_capture *wla_vdc_capture(struct wla_vdc_output *out, wla_capture_func_t func,
@@ -337,6 +406,9 @@ static bool add_output(struct wla_vdc *vdc, const struct wla_config *cfg, size_t
 	vdc->outputs[vdc->n_outputs++] = out;
 
 	out->crtc.funcs = &crtc_funcs;
+	out->crtc.max_slots = WLA_VDC_MAX_QUEUE;
+	out->crtc.queue_depth = cfg->flip_depth ? cfg->flip_depth : 1;
+	out->crtc.mailbox = cfg->flip_mailbox;
 	out->crtc.driver_data = out;
 	if (!wla_device_add_crtc(&vdc->dev, &out->crtc)) {
 		return false;

@@ -165,6 +165,37 @@ static struct wla_atomic_state *build_state(struct wla_output *out)
 	return state;
 }
 
+static bool queue_has_room(struct wla_output *out)
+{
+	const struct wla_crtc *crtc = output_crtc(out);
+	return crtc->state->active && (crtc->mailbox || crtc->pending_frames < crtc->queue_depth);
+}
+
+/* The compositor may render the next frame as soon as the flip queue can take
+ * it: at once with room in the queue, else at the latch that frees a slot. */
+static void send_frame_if_room(struct wla_output *out)
+{
+	if (out->base.frame_pending && queue_has_room(out)) {
+		wlr_output_send_frame(&out->base);
+	}
+}
+
+static void handle_frame_idle(void *data)
+{
+	struct wla_output *out = data;
+	out->frame_idle = NULL;
+	send_frame_if_room(out);
+}
+
+static void schedule_frame(struct wla_output *out)
+{
+	if (out->frame_idle || !queue_has_room(out)) {
+		return;
+	}
+	struct wl_event_loop *loop = wl_display_get_event_loop(out->backend->display);
+	out->frame_idle = wl_event_loop_add_idle(loop, handle_frame_idle, out);
+}
+
 static bool output_test(struct wlr_output *wlr_output)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
@@ -189,16 +220,21 @@ static bool output_commit(struct wlr_output *wlr_output)
 		return true;
 	}
 	struct wla_atomic_state *state = build_state(out);
-	int ret = state ? wla_atomic_commit(state) : -EINVAL;
+	int ret = state ? wla_atomic_nonblocking_commit(state) : -EINVAL;
 	if (ret < 0) {
 		wla_atomic_state_free(state);
 		out->stats.refused++;
+		out->stats.refused_queue_full += ret == -EBUSY;
 		wlr_log(WLR_DEBUG, "output %s: commit %" PRIu32 " refused: %s", wlr_output->name,
 			wlr_output->commit_seq, strerror(-ret));
 		return false;
 	}
 	out->cursor_dirty = false;
 	out->stats.commits++;
+	if (pending->committed & WLR_OUTPUT_STATE_BUFFER) {
+		out->stats.frames_committed++;
+		schedule_frame(out);
+	}
 	if (pending->committed & WLR_OUTPUT_STATE_MODE) {
 		if (pending->mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
 			wlr_output_update_mode(wlr_output, pending->mode);
@@ -285,6 +321,9 @@ static void output_destroy(struct wlr_output *wlr_output)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
 	struct wla_crtc *crtc = output_crtc(out);
+	if (out->frame_idle) {
+		wl_event_source_remove(out->frame_idle);
+	}
 	/* Nobody to tell any more: complete silently. */
 	crtc->present = NULL;
 	crtc->present_data = NULL;
@@ -367,10 +406,18 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 	};
 	if (ev->presented) {
 		out->stats.frames_presented++;
+		uint64_t t = (uint64_t)when.tv_sec * UINT64_C(1000000000) + (uint64_t)when.tv_nsec;
+		if (out->last_present_ns) {
+			out->intervals[out->n_intervals++ % WLA_STATS_WINDOW] =
+				t - out->last_present_ns;
+		}
+		out->last_present_ns = t;
+	} else if (ev->discarded) {
+		out->stats.frames_discarded++;
 	}
 	wlr_output_send_present(&out->base, &event);
-	if (out->base.enabled) {
-		wlr_output_send_frame(&out->base);
+	if (ev->presented) {
+		send_frame_if_room(out);
 	}
 }
 
@@ -438,6 +485,40 @@ WLA_EXPORT bool wla_output_is_wla(struct wlr_output *output)
 	return output && output->impl == &output_impl;
 }
 
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static struct timespec timespec_from_ns(uint64_t ns)
+{
+	return (struct timespec){
+		.tv_sec = (time_t)(ns / UINT64_C(1000000000)),
+		.tv_nsec = (long)(ns % UINT64_C(1000000000)),
+	};
+}
+
+WLA_EXPORT bool wla_output_get_frame_deadline(struct wlr_output *output,
+	struct wla_frame_deadline *deadline)
+{
+	if (!wla_output_is_wla(output)) {
+		return false;
+	}
+	struct wla_output *out = output_from_wlr(output);
+	uint64_t latch;
+	if (!wla_vdc_next_latch(out->vdc_out, &latch)) {
+		return false;
+	}
+	const struct wla_crtc *crtc = output_crtc(out);
+	deadline->latch = timespec_from_ns(latch);
+	deadline->commit_by = timespec_from_ns(latch - WLA_VDC_COMMIT_SLACK_NS);
+	deadline->refresh_ns = out->vdc_out->period_ns;
+	deadline->queued = crtc->pending_frames;
+	deadline->queue_depth = crtc->queue_depth;
+	return true;
+}
+
 WLA_EXPORT bool wla_output_get_stats(struct wlr_output *output,
 	struct wla_output_stats *stats)
 {
@@ -446,6 +527,25 @@ WLA_EXPORT bool wla_output_get_stats(struct wlr_output *output,
 	}
 	struct wla_output *out = output_from_wlr(output);
 	*stats = out->stats;
+	size_t n = out->n_intervals < WLA_STATS_WINDOW ? out->n_intervals : WLA_STATS_WINDOW;
+	stats->intervals = n;
+	if (n > 0) {
+		uint64_t *sorted = malloc(n * sizeof(*sorted));
+		if (sorted) {
+			memcpy(sorted, out->intervals, n * sizeof(*sorted));
+			qsort(sorted, n, sizeof(*sorted), compare_u64);
+			double sum = 0;
+			for (size_t i = 0; i < n; i++) {
+				sum += (double)sorted[i];
+			}
+			stats->interval_min_ns = sorted[0];
+			stats->interval_p50_ns = sorted[(n - 1) / 2];
+			stats->interval_p99_ns = sorted[(n - 1) * 99 / 100];
+			stats->interval_max_ns = sorted[n - 1];
+			stats->interval_mean_ns = sum / (double)n;
+			free(sorted);
+		}
+	}
 	stats->vblanks = out->vdc_out->stats.vblanks;
 	stats->missed_vblanks = out->vdc_out->stats.missed_vblanks;
 	stats->last_seq = out->vdc_out->seq;

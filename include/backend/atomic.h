@@ -137,18 +137,36 @@ enum wla_plane_type {
 	WLA_PLANE_OVERLAY,
 };
 
+/* How the planes programmed between begin and flush reach the screen. */
+enum wla_latch {
+	/* A new frame at the tail of the CRTC's flip queue: it latches at the
+	 * first vblank after every frame queued before it has latched. */
+	WLA_LATCH_QUEUE,
+	/* Replaces the newest queued frame, which never reaches the screen
+	 * (mailbox). Built on top of that frame's planes. */
+	WLA_LATCH_REPLACE,
+	/* Changes what the next vblank latches and every frame queued after
+	 * it, without a queue slot of its own (legacy cursor updates). */
+	WLA_LATCH_AMEND,
+};
+
 struct wla_crtc_funcs {
 	/* Driver checks of a CRTC state, after the core's rules. */
 	int (*atomic_check)(struct wla_crtc *crtc, struct wla_atomic_state *state);
-	/* Start scanning out crtc->state->mode (after a modeset). */
+	/* Off to on: start scanning out crtc->state->mode. */
 	void (*atomic_enable)(struct wla_crtc *crtc, const struct wla_crtc_state *old);
-	/* Stop scanning out; pending work for this CRTC is completed by the
-	 * driver before returning (wla_crtc_complete_commit). */
+	/* On to off: stop scanning out and drop the queue; the driver calls
+	 * wla_crtc_complete_commit for what was waiting before returning. */
 	void (*atomic_disable)(struct wla_crtc *crtc, const struct wla_crtc_state *old);
-	void (*atomic_begin)(struct wla_crtc *crtc, const struct wla_crtc_state *old);
-	/* Arm the latch: the states programmed since begin go on screen at the
-	 * next vblank, where the driver calls wla_crtc_handle_vblank. */
-	void (*atomic_flush)(struct wla_crtc *crtc, const struct wla_crtc_state *old);
+	/* Between begin and flush the core calls the plane hooks of the
+	 * commit's planes on this CRTC. flush hands the result to the hardware
+	 * as latch says; a mode change of an active CRTC travels with its frame
+	 * (crtc->state->mode_changed) and takes effect when that frame latches.
+	 * At every vblank the driver calls wla_crtc_handle_vblank. */
+	void (*atomic_begin)(struct wla_crtc *crtc, const struct wla_crtc_state *old,
+		enum wla_latch latch);
+	void (*atomic_flush)(struct wla_crtc *crtc, const struct wla_crtc_state *old,
+		enum wla_latch latch);
 };
 
 struct wla_plane_funcs {
@@ -175,8 +193,17 @@ struct wla_crtc {
 	/* struct wla_crtc_entry.link of the commits programmed on this CRTC
 	 * and waiting for the vblank that latches them, oldest first. */
 	struct wl_list pending;
-	/* How many of those are frames (want_event, not legacy cursor). */
+	/* Of those: the ones with a queue slot of their own (latched one per
+	 * vblank), and the frames among them (want_event). */
+	unsigned pending_slots;
 	unsigned pending_frames;
+	/* Flip queue policy: how many frames may wait (>= 1; 1 is wlroots' DRM
+	 * backend behaviour), and whether a frame beyond that replaces the
+	 * newest waiting one instead of being refused. */
+	unsigned queue_depth;
+	bool mailbox;
+	/* How many slots the driver can hold (set by the driver, >= 1). */
+	unsigned max_slots;
 	/* Told when a commit that asked for an event completes. */
 	void (*present)(struct wla_crtc *crtc, const struct wla_present *event, void *data);
 	void *present_data;
@@ -240,6 +267,7 @@ enum wla_present_flags {
 struct wla_present {
 	uint64_t commit_seq;
 	bool presented;
+	bool discarded; /* replaced in the queue by a newer frame (mailbox) */
 	uint64_t seq; /* vblank counter of the latching vblank */
 	struct timespec when;
 	uint64_t refresh_ns;
@@ -282,7 +310,9 @@ struct wla_crtc_entry {
 	bool waiting;
 	uint64_t commit_seq;
 	bool want_event;
-	bool frame; /* holds the CRTC's frame slot while waiting */
+	bool slot;  /* latches at a vblank of its own, in queue order */
+	bool replaces; /* takes the place of the newest waiting frame */
+	bool frame; /* a slot with want_event: counts against queue_depth */
 };
 
 struct wla_plane_entry {
@@ -362,14 +392,28 @@ void wla_plane_state_set_full(struct wla_plane_state *ps, int32_t x, int32_t y);
 int wla_atomic_check(struct wla_atomic_state *state);
 
 /*
- * Check, prepare, swap and program a state. On success the core owns the
- * state: it is freed once every CRTC in it completed (latched at a vblank,
- * or disabled), with the old states' fbs cleaned up first. On failure
- * (negative errno, logged) nothing changed, no scanout reference is held
- * and the caller still owns the state.
- * -EBUSY: a CRTC of the state still has a commit waiting to latch.
+ * Check, prepare, swap and program a state whose CRTCs have nothing queued:
+ * it latches at the next vblank. On success the core owns the state: it is
+ * freed once every CRTC in it completed (latched at a vblank, or disabled),
+ * with the old states' fbs cleaned up first. On failure (negative errno,
+ * logged) nothing changed, no scanout reference is held and the caller
+ * still owns the state.
+ * -EBUSY: a CRTC of the state has a commit waiting to latch (turning a CRTC
+ * off and legacy cursor updates are always accepted).
  */
 int wla_atomic_commit(struct wla_atomic_state *state);
+
+/*
+ * The same, through the flip queue: every error is still found here (check
+ * and prepare run now), the state is swapped in at once, and its hardware
+ * part latches after what is already queued, one slot per vblank. A mode
+ * change of an active CRTC waits for the queue to drain (it is queued
+ * too). With queue_depth frames already waiting the commit is refused with
+ * -EBUSY, or with mailbox set replaces the newest waiting frame, which is
+ * then reported discarded (not presented) and its fbs cleaned up at once.
+ * Ownership as for wla_atomic_commit.
+ */
+int wla_atomic_nonblocking_commit(struct wla_atomic_state *state);
 
 /* Steps of wla_atomic_commit, for drivers and tests. */
 int wla_atomic_prepare_planes(struct wla_atomic_state *state);
@@ -394,12 +438,14 @@ void wla_atomic_commit_modeset_enables(struct wla_atomic_state *state);
 		if (e->ptr)
 
 /*
- * Driver entry point at every vblank of an active CRTC: the armed commit (if
- * any) has latched. Cleans up the old states' fbs, frees the state once all
- * its CRTCs completed and reports the present event.
+ * Driver entry point at every vblank of an active CRTC: the oldest queued
+ * slot latched if latched_slot, and every amendment did. Cleans up the
+ * replaced states' fbs, frees states whose CRTCs all completed, and reports
+ * the present events. Commits made from the present handlers wait for a
+ * later vblank.
  */
-void wla_crtc_handle_vblank(struct wla_crtc *crtc, uint64_t seq, const struct timespec *when,
-	uint64_t refresh_ns, uint32_t flags);
+void wla_crtc_handle_vblank(struct wla_crtc *crtc, bool latched_slot, uint64_t seq,
+	const struct timespec *when, uint64_t refresh_ns, uint32_t flags);
 /* Complete every pending commit of crtc without a vblank (the CRTC is being
  * disabled): each is reported as not presented. */
 void wla_crtc_complete_commit(struct wla_crtc *crtc);

@@ -22,6 +22,21 @@ struct wla_vdc_crtc_stats {
 	uint64_t latched;        /* frames that latched */
 };
 
+#define WLA_VDC_PLANES (WLA_MAX_OVERLAY_PLANES + 2)
+/* Latches the VDC can hold queued: frames plus queued mode changes. */
+#define WLA_VDC_MAX_QUEUE 8
+/* A commit must reach the VDC this long before the vblank that latches it
+ * (the timer's wake-up latency it has to absorb). */
+#define WLA_VDC_COMMIT_SLACK_NS 200000
+
+/* What one vblank puts on screen: a plane state per plane (indexed by zpos,
+ * NULL: off) and the mode. Every pointer stays valid until the latch that
+ * replaces it: the state owning it is freed only after that latch. */
+struct wla_vdc_frame {
+	const struct wla_plane_state *planes[WLA_VDC_PLANES];
+	struct wla_mode mode;
+};
+
 struct wla_vdc_output {
 	struct wla_vdc *vdc;
 	struct wla_connector connector;
@@ -34,15 +49,21 @@ struct wla_vdc_output {
 	struct wla_plane *zorder[WLA_MAX_OVERLAY_PLANES + 2];
 	size_t n_planes;
 
-	/* Scanout: the plane states on screen since the last latch (indexed by
-	 * device plane index), and the ones armed for the next vblank. Every
-	 * pointer here stays valid until the latch that replaces it: the state
-	 * holding it is freed only after that latch. */
-	const struct wla_plane_state *scanout[WLA_MAX_PLANES];
-	const struct wla_plane_state *armed[WLA_MAX_PLANES];
-	bool is_armed;
+	/* On screen since the last latch. */
+	struct wla_vdc_frame scanout;
+	/* The flip queue: one frame latches per vblank, oldest first. */
+	struct wla_vdc_frame queue[WLA_VDC_MAX_QUEUE];
+	size_t queue_head, queue_len;
+	/* Legacy cursor updates for the next vblank (planes by zpos bit). */
+	struct wla_vdc_frame amend;
+	uint32_t amend_mask;
+	/* The commit being programmed between begin and flush. */
+	struct wla_vdc_frame build;
+	uint32_t build_mask;
+	enum wla_latch build_latch;
 
 	bool running;
+	struct wla_mode mode; /* the timing the vblanks follow */
 	uint64_t period_ns;
 	uint64_t epoch_ns;   /* time of vblank 0 of the current mode */
 	uint64_t next_index; /* index (since epoch) of the next vblank */
@@ -85,6 +106,10 @@ void wla_vdc_advance(struct wla_vdc *vdc, uint64_t now_ns);
 struct wla_capture *wla_vdc_capture(struct wla_vdc_output *out, wla_capture_func_t func,
 	void *data);
 void wla_vdc_capture_cancel(struct wla_capture *capture);
+
+/* When the next frame committed now would latch (ns on the VDC's clock):
+ * after the frames already queued. false if the CRTC is off. */
+bool wla_vdc_next_latch(struct wla_vdc_output *out, uint64_t *latch_ns);
 
 /* Compose what out scans out now into a new image (caller owns); NULL if
  * composition failed (logged). */

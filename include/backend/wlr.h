@@ -39,6 +39,14 @@ struct wla_output {
 	int cursor_x, cursor_y;   /* hotspot position, output buffer coords */
 	int hotspot_x, hotspot_y;
 	bool cursor_dirty;
+
+	/* A frame event waiting for the commit that made room to return
+	 * (wlroots sets frame_pending only after impl->commit). */
+	struct wl_event_source *frame_idle;
+	/* Present intervals, a ring of the last WLA_STATS_WINDOW. */
+	uint64_t intervals[WLA_STATS_WINDOW];
+	uint64_t n_intervals;
+	uint64_t last_present_ns;
 };
 
 struct wla_backend *wla_backend_from_wlr(struct wlr_backend *backend);

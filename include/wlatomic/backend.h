@@ -26,18 +26,46 @@ struct wlr_backend *wla_backend_create(struct wl_display *display,
 bool wla_backend_is_wla(struct wlr_backend *backend);
 bool wla_output_is_wla(struct wlr_output *output);
 
+/* Present intervals kept for the distribution in wla_output_stats. */
+#define WLA_STATS_WINDOW 4096
+
 /* Figures an output has counted since it was created. */
 struct wla_output_stats {
-	uint64_t commits;        /* successful wlr_output commits */
-	uint64_t frames_presented; /* commits with a buffer that latched */
-	uint64_t vblanks;        /* vblanks while the CRTC was active */
-	uint64_t missed_vblanks; /* vblanks that passed without a timer wake-up */
-	uint64_t refused;        /* commits refused (check failed or busy) */
-	uint64_t last_seq;       /* vblank sequence number of the last vblank */
+	uint64_t commits;            /* successful wlr_output commits */
+	uint64_t frames_committed;   /* of those, commits with a buffer */
+	uint64_t frames_presented;   /* frames that latched (present, presented) */
+	uint64_t frames_discarded;   /* frames replaced while queued (mailbox) */
+	uint64_t refused;            /* commits refused, for any reason */
+	uint64_t refused_queue_full; /* of those, because the flip queue was full */
+	uint64_t vblanks;            /* vblanks while the CRTC was active */
+	uint64_t missed_vblanks;     /* vblanks that passed without a timer wake-up */
+	uint64_t last_seq;           /* vblank sequence number of the last vblank */
+	/* Intervals between consecutive presented frames over the last
+	 * WLA_STATS_WINDOW of them, in nanoseconds (all 0 before two frames). */
+	uint64_t intervals;
+	uint64_t interval_min_ns, interval_p50_ns, interval_p99_ns, interval_max_ns;
+	double interval_mean_ns;
 };
 
 /* Copy the output's statistics; false if output is not a wlatomic output. */
 bool wla_output_get_stats(struct wlr_output *output, struct wla_output_stats *stats);
+
+/* When the next frame of an output will reach the screen, for compositors
+ * that render as late as they can. All times on CLOCK_MONOTONIC. */
+struct wla_frame_deadline {
+	/* The vblank at which a frame committed now latches (after the frames
+	 * already queued). */
+	struct timespec latch;
+	/* The latest moment a commit must arrive to make that vblank. */
+	struct timespec commit_by;
+	uint64_t refresh_ns;
+	uint32_t queued;      /* frames waiting to latch now */
+	uint32_t queue_depth; /* how many may wait */
+};
+
+/* Fill deadline for output; false if it is not a wlatomic output or is off. */
+bool wla_output_get_frame_deadline(struct wlr_output *output,
+	struct wla_frame_deadline *deadline);
 
 /*
  * Number of wlr_buffer locks the backend holds right now (framebuffers of

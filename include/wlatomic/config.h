@@ -16,6 +16,7 @@
 #define WLA_MAX_MODES 16
 #define WLA_MAX_OVERLAY_PLANES 8
 #define WLA_OUTPUT_NAME_MAX 32
+#define WLA_MAX_FLIP_DEPTH 4
 
 /* Limits a configured mode must respect. */
 #define WLA_MODE_MAX_SIZE 16384
@@ -41,6 +42,12 @@ struct wla_config {
 	uint32_t overlay_planes;
 	/* Square cursor plane size in pixels, 16..512 (default 64). */
 	uint32_t cursor_size;
+	/* Flip queue: frames that may wait to latch per CRTC,
+	 * 1..WLA_MAX_FLIP_DEPTH (default 1: a second frame before the vblank
+	 * is refused), and whether a frame beyond that replaces the newest
+	 * waiting one (mailbox) instead of being refused. */
+	uint32_t flip_depth;
+	bool flip_mailbox;
 };
 
 /*
@@ -57,7 +64,8 @@ void wla_config_init(struct wla_config *cfg);
 int wla_config_parse_mode(const char *origin, const char *str, struct wla_config_mode *mode);
 
 /*
- * Set one key ("overlay-planes", "cursor-size") to a value. origin names the
+ * Set one key ("overlay-planes", "cursor-size", "flip-depth", "flip-policy")
+ * to a value. origin names the
  * source in error messages (a file and line, or an environment variable).
  * Returns 0 or -EINVAL with one logged line naming key and value.
  */
@@ -77,7 +85,8 @@ int wla_config_load_file(struct wla_config *cfg, const char *path);
 /*
  * Apply the environment on top of cfg: WLA_CONFIG (a file, loaded first),
  * then WLA_OUTPUTS ("N" outputs of the default mode, or per-output mode lists
- * "1920x1080@60,1280x720;1024x768@75"), WLA_OVERLAY_PLANES, WLA_CURSOR_SIZE.
+ * "1920x1080@60,1280x720;1024x768@75"), WLA_OVERLAY_PLANES, WLA_CURSOR_SIZE,
+ * WLA_FLIP_DEPTH, WLA_FLIP_POLICY.
  * Returns 0 or a negative errno after logging one line.
  */
 int wla_config_load_env(struct wla_config *cfg);

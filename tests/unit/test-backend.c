@@ -314,7 +314,7 @@ static void a_second_frame_before_the_vblank_is_refused(void)
 	f.output->pending.buffer = wlr_buffer_lock(&b->base);
 	harness_log_clear();
 	CHECK(!f.output->impl->commit(f.output));
-	CHECK_LOGGED("crtc-0", "already waiting to latch");
+	CHECK_LOGGED("crtc-0", "flip queue full", "1 of 1");
 	wlr_buffer_unlock(f.output->pending.buffer);
 	f.output->pending.committed = 0;
 	f.output->pending.buffer = NULL;
