@@ -24,9 +24,11 @@ echo "frames_presented=$presented vblanks=$vblanks missed_vblanks=$missed" \
 # A loaded machine may miss vblanks; that it is counted is what matters here.
 [[ $missed =~ ^[0-9]+$ ]] || fail "missed_vblanks is not a number: $missed"
 [ "$seq_errors" = 0 ] || fail "seq_errors=$seq_errors, expected 0"
-# Every client frame needs a presented compositor frame for its callback.
-[ "$presented" -ge "$FRAMES" ] ||
-	fail "frames_presented=$presented, expected at least $FRAMES"
+# Every client frame is drawn by one compositor commit, but tinywl sends the
+# frame callback right after committing: the last few commits (as many as a
+# flip queue holds, at most 3) may not have latched when the client exits.
+[ "$presented" -ge $((FRAMES - 3)) ] ||
+	fail "frames_presented=$presented, expected at least $((FRAMES - 3))"
 [ "$vblanks" -ge "$presented" ] ||
 	fail "vblanks=$vblanks is less than frames_presented=$presented"
 echo "PASS"
