@@ -770,16 +770,16 @@ static void print_stats(struct tinywl_server *server)
 		struct wla_output_stats stats;
 		if (wla_output_is_wla(output->wlr_output) &&
 				wla_output_get_stats(output->wlr_output, &stats)) {
-			printf("tinywl: stats output=%s frames_presented=%" PRIu64 " vblanks=%" PRIu64
-				" missed_vblanks=%" PRIu64 " commits=%" PRIu64 " refused=%" PRIu64
-				" seq_errors=%s\n", output->wlr_output->name, stats.frames_presented,
-				stats.vblanks, stats.missed_vblanks, stats.commits, stats.refused,
-				seq_errors);
+			printf("tinywl: stats output=%s frames_presented=%" PRIu64
+				" vblanks=%" PRIu64 " missed_vblanks=%" PRIu64 " commits=%" PRIu64
+				" refused=%" PRIu64 " seq_errors=%s\n", output->wlr_output->name,
+				stats.frames_presented, stats.vblanks, stats.missed_vblanks,
+				stats.commits, stats.refused, seq_errors);
 		} else {
-			printf("tinywl: stats output=%s frames_presented=%" PRIu64 " vblanks=n/a"
-				" missed_vblanks=n/a commits=%" PRIu64 " refused=n/a seq_errors=%s\n",
-				output->wlr_output->name, output->frames_presented, output->commits,
-				seq_errors);
+			printf("tinywl: stats output=%s frames_presented=%" PRIu64
+				" vblanks=n/a missed_vblanks=n/a commits=%" PRIu64
+				" refused=n/a seq_errors=%s\n", output->wlr_output->name,
+				output->frames_presented, output->commits, seq_errors);
 		}
 	}
 	fflush(stdout);
@@ -922,7 +922,8 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 			break;
 		case OPT_WINDOW_POS:
 			if (!parse_point(optarg, &opts->window_x, &opts->window_y)) {
-				fprintf(stderr, "tinywl: --window-pos '%s': expected X,Y\n", optarg);
+				fprintf(stderr, "tinywl: --window-pos '%s': expected X,Y\n",
+					optarg);
 				return 2;
 			}
 			break;
