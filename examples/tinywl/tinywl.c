@@ -100,6 +100,7 @@ struct tinywl_server {
 	pid_t child;
 	struct wla_capture *capture;
 	bool capture_requested;
+	bool capture_written;
 	int exit_status;
 	/* The event loop has ended: no more frames, whatever a backend emits. */
 	bool shutting_down;
@@ -408,6 +409,7 @@ static void handle_capture_done(struct wla_capture *capture, const struct wla_im
 		server_exit(server, EXIT_FAILURE);
 		return;
 	}
+	server->capture_written = true;
 	printf("tinywl: captured %" PRIu32 "x%" PRIu32 " at seq=%" PRIu64 " to %s\n",
 		image->width, image->height, seq, server->opts.capture_path);
 	server_exit(server, EXIT_SUCCESS);
@@ -526,7 +528,11 @@ static void handle_output_destroy(struct wl_listener *listener, void *data)
 	if (server->first_output == output) {
 		server->first_output = NULL;
 		if (server->capture != NULL) {
-			/* The backend reports a failed capture to us when the output goes. */
+			/*
+			 * Cancel instead of waiting for the backend's failure report:
+			 * whether that comes before or after this signal is not ours to
+			 * rely on.
+			 */
 			wla_capture_cancel(server->capture);
 			server->capture = NULL;
 			if (server->opts.capture_path != NULL) {
@@ -764,16 +770,16 @@ static void print_stats(struct tinywl_server *server)
 		struct wla_output_stats stats;
 		if (wla_output_is_wla(output->wlr_output) &&
 				wla_output_get_stats(output->wlr_output, &stats)) {
-			printf("tinywl: stats output=%s frames_presented=%" PRIu64 " vblanks=%" PRIu64
-				" missed_vblanks=%" PRIu64 " commits=%" PRIu64 " refused=%" PRIu64
-				" seq_errors=%s\n", output->wlr_output->name, stats.frames_presented,
-				stats.vblanks, stats.missed_vblanks, stats.commits, stats.refused,
-				seq_errors);
+			printf("tinywl: stats output=%s frames_presented=%" PRIu64
+				" vblanks=%" PRIu64 " missed_vblanks=%" PRIu64 " commits=%" PRIu64
+				" refused=%" PRIu64 " seq_errors=%s\n", output->wlr_output->name,
+				stats.frames_presented, stats.vblanks, stats.missed_vblanks,
+				stats.commits, stats.refused, seq_errors);
 		} else {
-			printf("tinywl: stats output=%s frames_presented=%" PRIu64 " vblanks=n/a"
-				" missed_vblanks=n/a commits=%" PRIu64 " refused=n/a seq_errors=%s\n",
-				output->wlr_output->name, output->frames_presented, output->commits,
-				seq_errors);
+			printf("tinywl: stats output=%s frames_presented=%" PRIu64
+				" vblanks=n/a missed_vblanks=n/a commits=%" PRIu64
+				" refused=n/a seq_errors=%s\n", output->wlr_output->name,
+				output->frames_presented, output->commits, seq_errors);
 		}
 	}
 	fflush(stdout);
@@ -916,7 +922,8 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 			break;
 		case OPT_WINDOW_POS:
 			if (!parse_point(optarg, &opts->window_x, &opts->window_y)) {
-				fprintf(stderr, "tinywl: --window-pos '%s': expected X,Y\n", optarg);
+				fprintf(stderr, "tinywl: --window-pos '%s': expected X,Y\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -1157,6 +1164,17 @@ int main(int argc, char *argv[])
 
 	wl_display_run(server.display);
 	server.shutting_down = true;
+	if (server.opts.capture_path != NULL && !server.capture_written &&
+			server.exit_status == EXIT_SUCCESS) {
+		/* Told to stop (a signal) before the capture: it did not happen. */
+		fprintf(stderr, "tinywl: exiting before the capture was taken\n");
+		server.exit_status = EXIT_FAILURE;
+	}
+	if (server.capture != NULL) {
+		/* Disabling the outputs below must not report it as a failure. */
+		wla_capture_cancel(server.capture);
+		server.capture = NULL;
+	}
 
 	print_stats(&server);
 	disable_outputs(&server);

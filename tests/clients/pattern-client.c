@@ -292,23 +292,23 @@ static int parse_options(int argc, char *argv[], struct client *client)
 		case 'W':
 		case 'H':
 			if (!parse_long(optarg, 2, 8192, &value)) {
-				fprintf(stderr, "wla-pattern-client: -%c '%s': expected 2..8192\n", c,
-					optarg);
+				fprintf(stderr, "wla-pattern-client: -%c '%s': expected "
+					"2..8192\n", c, optarg);
 				return 2;
 			}
 			*(c == 'W' ? &client->width : &client->height) = (int32_t)value;
 			break;
 		case 'f':
 			if (!parse_long(optarg, 1, 100000000, &client->frames_wanted)) {
-				fprintf(stderr, "wla-pattern-client: --frames '%s': expected a number "
-					">= 1\n", optarg);
+				fprintf(stderr, "wla-pattern-client: --frames '%s': expected "
+					"a number >= 1\n", optarg);
 				return 2;
 			}
 			break;
 		case 't':
 			if (!parse_long(optarg, 1, 86400, &client->timeout_s)) {
-				fprintf(stderr, "wla-pattern-client: --timeout '%s': expected seconds "
-					">= 1\n", optarg);
+				fprintf(stderr, "wla-pattern-client: --timeout '%s': expected "
+					"seconds >= 1\n", optarg);
 				return 2;
 			}
 			break;

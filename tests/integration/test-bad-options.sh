@@ -1,0 +1,22 @@
+#!/bin/bash
+# A bad option or value makes tinywl exit with status 2 after one error line,
+# before it creates anything.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+TINYWL=$(realpath "$1")
+setup
+
+for args in "--no-such-option" "--backend drm" "--cursor 10" "--cursor 10,x" \
+		"--window-pos ,5" "--capture-after -1" "--exit-after-frames 0" \
+		"--exit-after-frames 5x" "-s" "stray-argument"; do
+	# shellcheck disable=SC2086 # each entry is a list of arguments
+	run_tinywl "$TINYWL" $args
+	expect_status 2
+	lines=$(grep -c . "$TEST_DIR/stderr" || true)
+	[ "$lines" -eq 1 ] || fail "'$args': expected one error line, got $lines"
+done
+
+run_tinywl "$TINYWL" -h
+expect_status 0
+grep -q -- '--capture-after' "$TEST_DIR/stdout" || fail "-h does not list the options"
+echo "PASS"
