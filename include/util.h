@@ -6,4 +6,20 @@
 
 #define WLA_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+#include <stdint.h>
+#include <time.h>
+
+static inline struct timespec wla_timespec_from_ns(uint64_t ns)
+{
+	return (struct timespec){
+		.tv_sec = (time_t)(ns / UINT64_C(1000000000)),
+		.tv_nsec = (long)(ns % UINT64_C(1000000000)),
+	};
+}
+
+static inline uint64_t wla_timespec_to_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * UINT64_C(1000000000) + (uint64_t)ts->tv_nsec;
+}
+
 #endif

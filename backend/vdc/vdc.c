@@ -45,7 +45,7 @@ uint64_t wla_clock_monotonic_ns(void *data)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+	return wla_timespec_to_ns(&ts);
 }
 
 static struct wla_vdc_output *output_from_crtc(struct wla_crtc *crtc)
@@ -59,12 +59,7 @@ static void arm_timer(struct wla_vdc_output *out)
 		return;
 	}
 	uint64_t t = out->epoch_ns + out->next_index * out->period_ns;
-	struct itimerspec its = {
-		.it_value = {
-			.tv_sec = (time_t)(t / UINT64_C(1000000000)),
-			.tv_nsec = (long)(t % UINT64_C(1000000000)),
-		},
-	};
+	struct itimerspec its = { .it_value = wla_timespec_from_ns(t) };
 	if (timerfd_settime(out->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) != 0) {
 		wlr_log_errno(WLR_ERROR, "%s: timerfd_settime", out->crtc.name);
 	}
@@ -298,10 +293,7 @@ static void output_vblank(struct wla_vdc_output *out, uint64_t now)
 	out->seq += passed;
 	out->next_index = index + 1;
 	uint64_t t = out->epoch_ns + index * out->period_ns;
-	struct timespec when = {
-		.tv_sec = (time_t)(t / UINT64_C(1000000000)),
-		.tv_nsec = (long)(t % UINT64_C(1000000000)),
-	};
+	struct timespec when = wla_timespec_from_ns(t);
 	bool latched = out->queue_len > 0;
 	if (latched) {
 		out->scanout = *queue_at(out, 0);

@@ -406,7 +406,7 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 	};
 	if (ev->presented) {
 		out->stats.frames_presented++;
-		uint64_t t = (uint64_t)when.tv_sec * UINT64_C(1000000000) + (uint64_t)when.tv_nsec;
+		uint64_t t = wla_timespec_to_ns(&when);
 		if (out->last_present_ns) {
 			out->intervals[out->n_intervals++ % WLA_STATS_WINDOW] =
 				t - out->last_present_ns;
@@ -491,14 +491,6 @@ static int compare_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static struct timespec timespec_from_ns(uint64_t ns)
-{
-	return (struct timespec){
-		.tv_sec = (time_t)(ns / UINT64_C(1000000000)),
-		.tv_nsec = (long)(ns % UINT64_C(1000000000)),
-	};
-}
-
 WLA_EXPORT bool wla_output_get_frame_deadline(struct wlr_output *output,
 	struct wla_frame_deadline *deadline)
 {
@@ -511,8 +503,8 @@ WLA_EXPORT bool wla_output_get_frame_deadline(struct wlr_output *output,
 		return false;
 	}
 	const struct wla_crtc *crtc = output_crtc(out);
-	deadline->latch = timespec_from_ns(latch);
-	deadline->commit_by = timespec_from_ns(latch - WLA_VDC_COMMIT_SLACK_NS);
+	deadline->latch = wla_timespec_from_ns(latch);
+	deadline->commit_by = wla_timespec_from_ns(latch - WLA_VDC_COMMIT_SLACK_NS);
 	deadline->refresh_ns = out->vdc_out->period_ns;
 	deadline->queued = crtc->pending_frames;
 	deadline->queue_depth = crtc->queue_depth;
