@@ -39,6 +39,13 @@ void wla_atomic_swap_state(struct wla_atomic_state *state)
 {
 	assert(!state->swapped);
 	wla_for_each_crtc_in_state(state, e) {
+		if (state->legacy_cursor_update) {
+			/* A cursor update changes nothing of its CRTC but which planes
+			 * are on it: keep the current state, so that it never outlives
+			 * or replaces the state of a frame still queued behind it. */
+			e->ptr->state->plane_mask = e->new_state->plane_mask;
+			continue;
+		}
 		e->ptr->state = e->new_state;
 	}
 	wla_for_each_plane_in_state(state, e) {
@@ -149,6 +156,28 @@ static struct wla_crtc_entry *replaceable_frame(struct wla_crtc *crtc)
 	return NULL;
 }
 
+/* A cursor update latches before the frames queued on its CRTC, so it may not
+ * touch a plane that one of them changes: that frame's plane state would be
+ * replaced (and freed) before it ever reached the screen. */
+static int check_amend(struct wla_atomic_state *state, struct wla_crtc *crtc)
+{
+	struct wla_crtc_entry *q;
+	wl_list_for_each(q, &crtc->pending, link) {
+		if (!q->slot) {
+			continue;
+		}
+		wla_for_each_plane_in_state(state, pe) {
+			if (q->state->planes[pe->ptr->index].ptr) {
+				wlr_log(WLR_DEBUG, "plane %s: a queued frame (commit_seq %" PRIu64
+					") changes it; the cursor update waits", pe->ptr->name,
+					q->commit_seq);
+				return -EBUSY;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Which queue each CRTC entry goes to; refuses what the queue cannot take. */
 static int plan_queue(struct wla_atomic_state *state, bool nonblock)
 {
@@ -160,6 +189,12 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock)
 		e->replaces = false;
 		e->slot = new->active && !state->legacy_cursor_update;
 		e->frame = e->slot && new->want_event;
+		if (state->legacy_cursor_update) {
+			int ret = check_amend(state, crtc);
+			if (ret < 0) {
+				return ret;
+			}
+		}
 		if (!e->slot) {
 			continue;
 		}
@@ -190,89 +225,56 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock)
 	return 0;
 }
 
-/* Find the entry of a later commit on crtc whose old state of an object is
- * replaced, so that it can take over what came before it. */
-#define FIND_SUCCESSOR(crtc, victim, field, index, replaced, out) \
-	do { \
-		(out) = NULL; \
-		for (struct wl_list *succ_l = (victim)->link.next; succ_l != &(crtc)->pending; \
-				succ_l = succ_l->next) { \
-			struct wla_crtc_entry *succ_e = wl_container_of(succ_l, succ_e, link); \
-			if (succ_e->state->field[index].ptr && \
-					succ_e->state->field[index].old_state == (replaced)) { \
-				(out) = &succ_e->state->field[index]; \
-				break; \
-			} \
-		} \
-	} while (0)
-
 /*
  * The frame of victim never reaches the screen: replace_state (already
- * swapped) takes its place. victim's new states that are no longer current
- * are destroyed now with their fbs cleaned up; victim's old states pass to
- * whoever replaced those (or to replace_state when the state is still
- * current), so that they are freed when what replaced them latches.
+ * swapped) takes its place. Nothing but replace_state can have replaced
+ * victim's new states since (cursor updates keep off queued frames' planes
+ * and do not swap CRTC states): those replace_state replaced are destroyed
+ * now, fbs cleaned up, and replace_state frees victim's old states in their
+ * place when it latches; those still current replace_state adopts.
  */
 static void discard_frame(struct wla_crtc_entry *victim, struct wla_atomic_state *replace_state)
 {
 	struct wla_atomic_state *v = victim->state;
-	struct wla_crtc *crtc = victim->ptr;
 	struct wla_present event = { .commit_seq = victim->commit_seq, .discarded = true };
 
 	for (size_t i = 0; i < v->dev->n_planes; i++) {
-		struct wla_plane_entry *pe = &v->planes[i];
+		struct wla_plane_entry *pe = &v->planes[i], *r = &replace_state->planes[i];
 		if (!pe->ptr) {
 			continue;
 		}
-		struct wla_plane_entry *succ = NULL;
-		struct wla_plane_entry *r = &replace_state->planes[i];
-		if (r->ptr && r->old_state == pe->new_state) {
-			succ = r;
-		} else {
-			FIND_SUCCESSOR(crtc, victim, planes, i, pe->new_state, succ);
-		}
-		if (succ) {
+		if (r->ptr) {
+			assert(r->old_state == pe->new_state);
 			wla_plane_state_cleanup_fb(pe->new_state);
 			wla_plane_state_destroy(pe->new_state);
-			succ->old_state = pe->old_state;
+			r->old_state = pe->old_state;
 		} else {
-			assert(pe->ptr->state == pe->new_state && !r->ptr);
+			assert(pe->ptr->state == pe->new_state);
 			*r = *pe;
 		}
 		pe->ptr = NULL;
 	}
 	for (size_t i = 0; i < v->dev->n_connectors; i++) {
 		struct wla_connector_entry *ce = &v->connectors[i];
+		struct wla_connector_entry *r = &replace_state->connectors[i];
 		if (!ce->ptr) {
 			continue;
 		}
-		struct wla_connector_entry *succ = NULL;
-		struct wla_connector_entry *r = &replace_state->connectors[i];
-		if (r->ptr && r->old_state == ce->new_state) {
-			succ = r;
-		} else {
-			FIND_SUCCESSOR(crtc, victim, connectors, i, ce->new_state, succ);
-		}
-		if (succ) {
+		if (r->ptr) {
+			assert(r->old_state == ce->new_state);
 			wla_connector_state_destroy(ce->new_state);
-			succ->old_state = ce->old_state;
+			r->old_state = ce->old_state;
 		} else {
-			assert(ce->ptr->state == ce->new_state && !r->ptr);
+			assert(ce->ptr->state == ce->new_state);
 			*r = *ce;
 		}
 		ce->ptr = NULL;
 	}
-	/* The CRTC itself: replace_state has it (it is a frame on it). */
-	struct wla_crtc_entry *re = &replace_state->crtcs[crtc->index];
-	struct wla_crtc_entry *succ = NULL;
-	if (re->old_state == victim->new_state) {
-		succ = re;
-	} else {
-		FIND_SUCCESSOR(crtc, victim, crtcs, crtc->index, victim->new_state, succ);
-	}
-	assert(succ);
+	/* replace_state is a frame on the same CRTC, so it has the CRTC. */
+	struct wla_crtc_entry *re = &replace_state->crtcs[victim->ptr->index];
+	assert(re->ptr && re->old_state == victim->new_state);
 	wla_crtc_state_destroy(victim->new_state);
-	succ->old_state = victim->old_state;
+	re->old_state = victim->old_state;
 	victim->old_state = NULL;
 	victim->new_state = NULL;
 	/* Now empty but for its CRTC entry, whose states moved on: free it

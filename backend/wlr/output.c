@@ -271,10 +271,15 @@ static bool commit_cursor(struct wla_output *out)
 	}
 	if (ret < 0) {
 		wla_atomic_state_free(state);
-		return false;
+	}
+	if (ret == -EBUSY) {
+		/* A queued frame changes the cursor plane: this goes with the next
+		 * frame, or on its own once that frame latched. */
+		out->cursor_dirty = true;
+		return true;
 	}
 	out->cursor_dirty = false;
-	return true;
+	return ret == 0;
 }
 
 static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *buffer,
@@ -417,6 +422,9 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 	}
 	wlr_output_send_present(&out->base, &event);
 	if (ev->presented) {
+		if (out->cursor_dirty) {
+			commit_cursor(out);
+		}
 		send_frame_if_room(out);
 	}
 }
