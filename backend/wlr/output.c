@@ -369,7 +369,9 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 		out->stats.frames_presented++;
 	}
 	wlr_output_send_present(&out->base, &event);
-	if (out->base.enabled) {
+	/* Not for a frame that never latched: that happens inside the commit
+	 * disabling the output, where a frame handler must not commit again. */
+	if (ev->presented && out->base.enabled) {
 		wlr_output_send_frame(&out->base);
 	}
 }
