@@ -421,6 +421,8 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 		out->stats.frames_discarded++;
 	}
 	wlr_output_send_present(&out->base, &event);
+	/* Not for a frame that never latched: that happens inside the commit
+	 * disabling the output, where a frame handler must not commit again. */
 	if (ev->presented) {
 		if (out->cursor_dirty) {
 			commit_cursor(out);

@@ -1,0 +1,115 @@
+/*
+ * A framebuffer for the core's tests: a wla_fb with its own pixels whose impl
+ * counts scanout references ("locks") and CPU accesses in a probe that the
+ * test owns, so that they can still be read after the wrapper was freed.
+ */
+#ifndef TESTS_UNIT_FAKE_FB_H
+#define TESTS_UNIT_FAKE_FB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include "backend/atomic.h"
+
+struct fake_fb_probe {
+	int locks;        /* prepare minus cleanup */
+	int prepares;     /* successful prepare calls */
+	int accesses;     /* begin_access minus end_access */
+	int fail_prepare; /* a negative errno: every prepare fails with it */
+	bool unreadable;  /* begin_access fails */
+	bool destroyed;   /* the wrapper was freed */
+};
+
+struct fake_fb {
+	struct wla_fb base;
+	uint32_t *pixels;
+	uint32_t stride;
+	struct fake_fb_probe *probe;
+};
+
+static inline struct fake_fb *fake_fb_from_fb(struct wla_fb *fb)
+{
+	return (struct fake_fb *)((char *)fb - offsetof(struct fake_fb, base));
+}
+
+static inline int fake_fb_prepare(struct wla_fb *fb)
+{
+	struct fake_fb_probe *probe = fake_fb_from_fb(fb)->probe;
+	if (probe->fail_prepare) {
+		return probe->fail_prepare;
+	}
+	probe->locks++;
+	probe->prepares++;
+	return 0;
+}
+
+static inline void fake_fb_cleanup(struct wla_fb *fb)
+{
+	fake_fb_from_fb(fb)->probe->locks--;
+}
+
+static inline bool fake_fb_begin_access(struct wla_fb *fb, const void **data, uint32_t *stride)
+{
+	struct fake_fb *ffb = fake_fb_from_fb(fb);
+	if (ffb->probe->unreadable) {
+		return false;
+	}
+	ffb->probe->accesses++;
+	*data = ffb->pixels;
+	*stride = ffb->stride;
+	return true;
+}
+
+static inline void fake_fb_end_access(struct wla_fb *fb)
+{
+	fake_fb_from_fb(fb)->probe->accesses--;
+}
+
+static inline void fake_fb_destroy(struct wla_fb *fb)
+{
+	struct fake_fb *ffb = fake_fb_from_fb(fb);
+	ffb->probe->destroyed = true;
+	free(ffb->pixels);
+	free(ffb);
+}
+
+static const struct wla_fb_impl fake_fb_impl = {
+	.prepare = fake_fb_prepare,
+	.cleanup = fake_fb_cleanup,
+	.begin_access = fake_fb_begin_access,
+	.end_access = fake_fb_end_access,
+	.destroy = fake_fb_destroy,
+};
+
+/* A width x height fb of a 32-bit format filled with pixel, with one wrapper
+ * reference owned by the caller (wla_fb_put). NULL on ENOMEM. */
+static inline struct wla_fb *fake_fb_create(uint32_t width, uint32_t height, uint32_t format,
+	uint32_t pixel, struct fake_fb_probe *probe)
+{
+	struct fake_fb *ffb = calloc(1, sizeof(*ffb));
+	if (!ffb) {
+		return NULL;
+	}
+	ffb->stride = width * 4;
+	ffb->pixels = malloc((size_t)ffb->stride * height);
+	if (!ffb->pixels) {
+		free(ffb);
+		return NULL;
+	}
+	for (size_t i = 0; i < (size_t)width * height; i++) {
+		ffb->pixels[i] = pixel;
+	}
+	ffb->probe = probe;
+	*probe = (struct fake_fb_probe){ 0 };
+	wla_fb_init(&ffb->base, &fake_fb_impl, width, height, format);
+	return &ffb->base;
+}
+
+static inline void fake_fb_set_pixel(struct wla_fb *fb, uint32_t x, uint32_t y, uint32_t pixel)
+{
+	struct fake_fb *ffb = fake_fb_from_fb(fb);
+	ffb->pixels[y * (ffb->stride / 4) + x] = pixel;
+}
+
+#endif

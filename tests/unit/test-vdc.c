@@ -1,0 +1,499 @@
+/*
+ * The virtual display controller (backend/vdc) on a clock that only the test
+ * moves: vblank timing and counting, capture of what is on screen, and the
+ * planes it offers.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include "vdc-fixture.h"
+
+#define W 64
+#define H 48
+
+struct capture_result {
+	int calls;
+	bool got_image;
+	uint64_t seq;
+	uint32_t width, height;
+	uint32_t pixels[W * H];
+};
+
+static void record_capture(struct wla_capture *capture, const struct wla_image *image,
+	uint64_t seq, void *data)
+{
+	struct capture_result *res = data;
+	res->calls++;
+	res->seq = seq;
+	res->got_image = image != NULL;
+	if (!image) {
+		return;
+	}
+	res->width = image->width;
+	res->height = image->height;
+	for (uint32_t y = 0; y < image->height && y < H; y++) {
+		for (uint32_t x = 0; x < image->width && x < W; x++) {
+			res->pixels[y * W + x] = wla_image_pixel(image, x, y);
+		}
+	}
+}
+
+static uint32_t captured(const struct capture_result *res, uint32_t x, uint32_t y)
+{
+	return res->pixels[y * W + x];
+}
+
+static bool plane_has_format(const struct wla_plane *plane, uint32_t format)
+{
+	for (size_t i = 0; i < plane->n_formats; i++) {
+		if (plane->formats[i] == format) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Vblank timing */
+
+static void vdc_vblank_comes_one_period_after_enable_and_not_before(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	CHECK_INT(enable_output(&f, screen_fb(&f, OPAQUE(BLUE), NULL)), 0);
+	CHECK_INT(f.out->period_ns, 16666667);
+	CHECK_INT(f.out->epoch_ns, f.epoch);
+
+	wla_vdc_advance(f.vdc, f.epoch + 16666666);
+	CHECK_INT(f.n_presents, 0);
+	CHECK_INT(f.out->stats.vblanks, 0);
+	wla_vdc_advance(f.vdc, f.epoch + 16666667);
+	CHECK_INT(f.n_presents, 1);
+	CHECK_INT(f.presents[0].seq, 1);
+	CHECK_INT(timespec_to_ns(&f.presents[0].when), f.epoch + 16666667);
+	CHECK_INT(f.out->stats.vblanks, 1);
+	CHECK_INT(f.out->stats.missed_vblanks, 0);
+	CHECK_INT(f.out->stats.latched, 1);
+	/* The same instant again is not another vblank. */
+	wla_vdc_advance(f.vdc, f.epoch + 16666667);
+	CHECK_INT(f.out->stats.vblanks, 1);
+	f.clock = f.epoch + 16666667;
+	fixture_teardown(&f);
+}
+
+static void vdc_late_wakeup_does_not_shift_the_vblank_grid(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
+	CHECK_INT(enable_output(&f, a), 0);
+	/* Woken up 90% of a period late. */
+	f.clock = f.epoch + f.period + f.period * 9 / 10;
+	wla_vdc_advance(f.vdc, f.clock);
+	CHECK_INT(f.last_present.seq, 1);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + f.period);
+
+	CHECK_INT(page_flip(&f, a), 0);
+	f.clock = f.epoch + 2 * f.period;
+	wla_vdc_advance(f.vdc, f.clock);
+	CHECK_INT(f.last_present.seq, 2);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + 2 * f.period);
+	CHECK_INT(f.out->stats.missed_vblanks, 0);
+	fixture_teardown(&f);
+}
+
+static void vdc_missed_vblanks_advance_seq_and_report_the_last_one(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
+	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
+	CHECK_INT(enable_output(&f, a), 0);
+	vblank(&f);
+	CHECK_INT(f.last_present.seq, 1);
+
+	CHECK_INT(page_flip(&f, b), 0);
+	f.clock += f.period * 7 / 2;
+	wla_vdc_advance(f.vdc, f.clock);
+	CHECK_INT(f.n_presents, 2);
+	CHECK_INT(f.last_present.seq, 4);
+	CHECK(f.last_present.presented);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + 4 * f.period);
+	CHECK_INT(f.out->stats.vblanks, 4);
+	CHECK_INT(f.out->stats.missed_vblanks, 2);
+	CHECK_INT(f.out->stats.latched, 2);
+
+	/* Back on time: the next vblank is the 5th, nothing more missed. */
+	CHECK_INT(page_flip(&f, a), 0);
+	f.clock = f.epoch + 5 * f.period;
+	wla_vdc_advance(f.vdc, f.clock);
+	CHECK_INT(f.last_present.seq, 5);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + 5 * f.period);
+	CHECK_INT(f.out->stats.missed_vblanks, 2);
+	fixture_teardown(&f);
+}
+
+static void vdc_59_94hz_counts_every_vblank_without_drift(void)
+{
+	const uint64_t n_vblanks = 100000;
+	/* 1e12 / 59940 = 16683350.016 ns */
+	const uint64_t period = (uint64_t)(1e12 / 59940.0 + 0.5);
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 59940));
+	CHECK_INT(period, 16683350);
+	struct wla_fb *fb[2] = {
+		screen_fb(&f, OPAQUE(BLUE), NULL),
+		screen_fb(&f, OPAQUE(RED), NULL),
+	};
+	CHECK_INT(enable_output(&f, fb[0]), 0);
+
+	uint64_t wrong_seq = 0, wrong_when = 0, refused = 0;
+	for (uint64_t n = 1; n <= n_vblanks; n++) {
+		/* Wake up anywhere in the first half of the period. */
+		f.clock = f.epoch + n * period + (n * 7919) % (period / 2);
+		wla_vdc_advance(f.vdc, f.clock);
+		if (f.last_present.seq != n) {
+			wrong_seq++;
+		}
+		if (timespec_to_ns(&f.last_present.when) != f.epoch + n * period) {
+			wrong_when++;
+		}
+		if (n < n_vblanks && page_flip(&f, fb[n % 2]) != 0) {
+			refused++;
+		}
+	}
+	CHECK_INT(wrong_seq, 0);
+	CHECK_INT(wrong_when, 0);
+	CHECK_INT(refused, 0);
+	CHECK_INT(f.total_presents, n_vblanks);
+	CHECK_INT(f.last_present.seq, n_vblanks);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + n_vblanks * period);
+	CHECK_INT(f.last_present.refresh_ns, period);
+	CHECK_INT(f.out->stats.vblanks, n_vblanks);
+	CHECK_INT(f.out->stats.missed_vblanks, 0);
+	CHECK_INT(f.out->stats.latched, n_vblanks);
+	fixture_teardown(&f);
+}
+
+/* Capture */
+
+static void vdc_capture_blends_the_cursor_over_the_primary_at_its_position(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	/* Junk in the X byte: the composer must not use it. */
+	struct wla_fb *a = screen_fb(&f, 0x5a0000ffu, NULL);
+	struct wla_fb *k = fixture_fb(&f, 8, 8, ARGB, OPAQUE(RED), NULL);
+	fake_fb_set_pixel(k, 0, 0, 0x00000000u); /* transparent */
+	fake_fb_set_pixel(k, 1, 0, 0x80800000u); /* half red, premultiplied */
+	static struct capture_result res;
+	memset(&res, 0, sizeof(res));
+
+	CHECK_INT(enable_output(&f, a), 0);
+	CHECK_INT(move_cursor(&f, k, 20, 10), 0);
+	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
+	vblank(&f);
+	CHECK_INT(res.calls, 1);
+	CHECK(res.got_image);
+	CHECK_INT(res.seq, 1);
+	CHECK_INT(res.width, W);
+	CHECK_INT(res.height, H);
+	CHECK_PIXEL(captured(&res, 0, 0), OPAQUE(BLUE));
+	CHECK_PIXEL(captured(&res, 63, 47), OPAQUE(BLUE));
+	CHECK_PIXEL(captured(&res, 20, 10), OPAQUE(BLUE));
+	/* 0x80 red + 0xff blue * (1 - 0x80/0xff) */
+	CHECK_PIXEL(captured(&res, 21, 10), 0xff80007fu);
+	CHECK_PIXEL(captured(&res, 22, 10), OPAQUE(RED));
+	CHECK_PIXEL(captured(&res, 20, 11), OPAQUE(RED));
+	CHECK_PIXEL(captured(&res, 27, 17), OPAQUE(RED));
+	CHECK_PIXEL(captured(&res, 28, 10), OPAQUE(BLUE));
+	CHECK_PIXEL(captured(&res, 20, 18), OPAQUE(BLUE));
+	CHECK_PIXEL(captured(&res, 19, 10), OPAQUE(BLUE));
+
+	/* At the bottom-right corner only the cursor's top-left 4x4 shows. */
+	memset(&res, 0, sizeof(res));
+	CHECK_INT(move_cursor(&f, k, 60, 44), 0);
+	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
+	vblank(&f);
+	CHECK_INT(res.calls, 1);
+	CHECK_INT(res.seq, 2);
+	CHECK_PIXEL(captured(&res, 60, 44), OPAQUE(BLUE));
+	CHECK_PIXEL(captured(&res, 61, 44), 0xff80007fu);
+	CHECK_PIXEL(captured(&res, 63, 47), OPAQUE(RED));
+	CHECK_PIXEL(captured(&res, 59, 44), OPAQUE(BLUE));
+	CHECK_PIXEL(captured(&res, 20, 11), OPAQUE(BLUE));
+	fixture_teardown(&f);
+}
+
+static void vdc_capture_shows_the_frame_latched_at_its_vblank(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
+	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
+	static struct capture_result res;
+	memset(&res, 0, sizeof(res));
+	CHECK_INT(enable_output(&f, a), 0);
+	vblank(&f);
+
+	/* Asked for before the flip latched: the capture shows the new frame. */
+	CHECK_INT(page_flip(&f, b), 0);
+	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
+	vblank(&f);
+	CHECK_INT(res.calls, 1);
+	CHECK_INT(res.seq, 2);
+	CHECK_PIXEL(captured(&res, 5, 5), OPAQUE(RED));
+
+	/* Nothing new committed: the next vblank shows the same frame. */
+	memset(&res, 0, sizeof(res));
+	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
+	vblank(&f);
+	CHECK_INT(res.calls, 1);
+	CHECK_INT(res.seq, 3);
+	CHECK_PIXEL(captured(&res, 5, 5), OPAQUE(RED));
+	fixture_teardown(&f);
+}
+
+static void vdc_capture_fails_when_the_crtc_is_disabled(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	static struct capture_result res;
+	memset(&res, 0, sizeof(res));
+	CHECK_INT(enable_output(&f, screen_fb(&f, OPAQUE(BLUE), NULL)), 0);
+	vblank(&f);
+	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
+	CHECK_INT(disable_output(&f), 0);
+	CHECK_INT(res.calls, 1);
+	CHECK(!res.got_image);
+	vblanks(&f, 2);
+	CHECK_INT(res.calls, 1);
+	fixture_teardown(&f);
+}
+
+static void vdc_capture_cancelled_never_calls_back(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	static struct capture_result cancelled, kept;
+	memset(&cancelled, 0, sizeof(cancelled));
+	memset(&kept, 0, sizeof(kept));
+	CHECK_INT(enable_output(&f, screen_fb(&f, OPAQUE(BLUE), NULL)), 0);
+
+	struct wla_capture *cap = wla_vdc_capture(f.out, record_capture, &cancelled);
+	CHECK(wla_vdc_capture(f.out, record_capture, &kept) != NULL);
+	CHECK(cap != NULL);
+	wla_vdc_capture_cancel(cap);
+	vblank(&f);
+	CHECK_INT(cancelled.calls, 0);
+	CHECK_INT(kept.calls, 1);
+	CHECK(kept.got_image);
+	vblank(&f);
+	CHECK_INT(cancelled.calls, 0);
+	CHECK_INT(kept.calls, 1);
+	fixture_teardown(&f);
+	CHECK_INT(cancelled.calls, 0);
+}
+
+static void vdc_capture_of_an_unreadable_fb_fails(void)
+{
+	struct fixture f;
+	struct fake_fb_probe *pa;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	static struct capture_result res;
+	memset(&res, 0, sizeof(res));
+	CHECK_INT(enable_output(&f, screen_fb(&f, OPAQUE(BLUE), &pa)), 0);
+	pa->unreadable = true;
+	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
+	vblank(&f);
+	CHECK_INT(res.calls, 1);
+	CHECK(!res.got_image);
+	CHECK_LOGGED("plane primary-0", "not readable");
+	/* The frame itself latched all the same. */
+	CHECK_INT(f.last_present.seq, 1);
+	CHECK(f.last_present.presented);
+	fixture_teardown(&f);
+}
+
+/* Planes */
+
+static void vdc_primary_and_overlays_scan_out_rgb_formats(void)
+{
+	static const uint32_t formats[] = {
+		DRM_FORMAT_XRGB8888, DRM_FORMAT_ARGB8888, DRM_FORMAT_XBGR8888,
+		DRM_FORMAT_ABGR8888, DRM_FORMAT_RGB565,
+	};
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	struct wla_plane *planes[] = { f.primary, f.overlay[0], f.overlay[1] };
+	for (size_t p = 0; p < 3; p++) {
+		CHECK_INT(planes[p]->n_formats, 5);
+		for (size_t i = 0; i < 5; i++) {
+			CHECK(plane_has_format(planes[p], formats[i]));
+		}
+		CHECK(!plane_has_format(planes[p], DRM_FORMAT_NV12));
+	}
+	CHECK_INT(f.cursor->n_formats, 2);
+	CHECK(plane_has_format(f.cursor, DRM_FORMAT_ARGB8888));
+	CHECK(plane_has_format(f.cursor, DRM_FORMAT_ABGR8888));
+
+	/* And the check takes each of them. */
+	CHECK_INT(enable_output(&f, screen_fb(&f, OPAQUE(BLUE), NULL)), 0);
+	vblank(&f);
+	for (size_t i = 0; i < 5; i++) {
+		struct wla_fb *full = fixture_fb(&f, W, H, formats[i], 0, NULL);
+		struct wla_fb *small = fixture_fb(&f, 16, 16, formats[i], 0, NULL);
+		struct wla_atomic_state *st = begin_state(&f);
+		place(&f, st, f.primary, full, 0, 0, W, H);
+		place(&f, st, f.overlay[0], small, 0, 0, 16, 16);
+		place(&f, st, f.overlay[1], small, 8, 8, 16, 16);
+		CHECK(check_accepted(&f, st));
+		drop_fb(&f, full);
+		drop_fb(&f, small);
+	}
+	fixture_teardown(&f);
+}
+
+static void vdc_planes_stack_primary_below_overlays_below_cursor(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	CHECK_INT(f.out->n_planes, 4);
+	CHECK(f.out->zorder[0] == f.primary);
+	CHECK(f.out->zorder[1] == f.overlay[0]);
+	CHECK(f.out->zorder[2] == f.overlay[1]);
+	CHECK(f.out->zorder[3] == f.cursor);
+	CHECK(f.primary->zpos < f.overlay[0]->zpos);
+	CHECK(f.overlay[0]->zpos < f.overlay[1]->zpos);
+	CHECK(f.overlay[1]->zpos < f.cursor->zpos);
+	CHECK_INT(f.primary->type, WLA_PLANE_PRIMARY);
+	CHECK_INT(f.overlay[0]->type, WLA_PLANE_OVERLAY);
+	CHECK_INT(f.cursor->type, WLA_PLANE_CURSOR);
+
+	/* On screen: each plane covers the ones below where they overlap. */
+	struct wla_fb *o1 = fixture_fb(&f, 16, 16, XRGB, GREEN, NULL);
+	struct wla_fb *o2 = fixture_fb(&f, 8, 8, XRGB, RED, NULL);
+	struct wla_fb *k = fixture_fb(&f, 4, 4, ARGB, 0xffffffffu, NULL);
+	static struct capture_result res;
+	memset(&res, 0, sizeof(res));
+	CHECK_INT(enable_output(&f, screen_fb(&f, OPAQUE(BLUE), NULL)), 0);
+	CHECK_INT(wla_atomic_update_plane(f.overlay[1], f.crtc, o2, 4, 4, 8, 8, 0, 0, 8 << 16,
+		8 << 16), 0);
+	CHECK_INT(wla_atomic_update_plane(f.overlay[0], f.crtc, o1, 0, 0, 16, 16, 0, 0,
+		16 << 16, 16 << 16), 0);
+	CHECK_INT(move_cursor(&f, k, 6, 6), 0);
+	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
+	vblank(&f);
+	CHECK_INT(res.calls, 1);
+	CHECK_PIXEL(captured(&res, 20, 20), OPAQUE(BLUE));
+	CHECK_PIXEL(captured(&res, 1, 1), OPAQUE(GREEN));
+	CHECK_PIXEL(captured(&res, 5, 5), OPAQUE(RED));
+	CHECK_PIXEL(captured(&res, 7, 7), 0xffffffffu);
+	CHECK_PIXEL(captured(&res, 10, 10), OPAQUE(RED));
+	CHECK_PIXEL(captured(&res, 14, 14), OPAQUE(GREEN));
+	fixture_teardown(&f);
+}
+
+static void vdc_planes_follow_the_config(void)
+{
+	struct fixture f;
+	memset(&f, 0, sizeof(f));
+	wla_config_init(&f.cfg);
+	f.cfg.overlay_planes = 0;
+	f.cfg.cursor_size = 32;
+	f.cfg.outputs[0].modes[0] = (struct wla_config_mode){ W, H, 60000 };
+	f.cfg.outputs[1] = f.cfg.outputs[0];
+	snprintf(f.cfg.outputs[1].name, sizeof(f.cfg.outputs[1].name), "Virtual-2");
+	f.cfg.n_outputs = 2;
+	CHECK(fixture_setup_config(&f));
+
+	CHECK_INT(f.vdc->n_outputs, 2);
+	CHECK_INT(f.vdc->dev.n_crtcs, 2);
+	CHECK_INT(f.vdc->dev.n_planes, 4);
+	CHECK_INT(f.out->n_overlays, 0);
+	CHECK_INT(f.out->n_planes, 2);
+	CHECK(f.out->zorder[0] == f.primary);
+	CHECK(f.out->zorder[1] == f.cursor);
+	CHECK_INT(f.cursor->max_fb_width, 32);
+	CHECK_INT(f.cursor->max_fb_height, 32);
+	CHECK(f.primary->full_screen_only);
+	CHECK_INT(f.primary->min_scale, WLA_FIXED_ONE);
+	CHECK_INT(f.primary->max_scale, WLA_FIXED_ONE);
+
+	struct wla_vdc_output *second = f.vdc->outputs[1];
+	CHECK(strcmp(second->connector.name, "Virtual-2") == 0);
+	CHECK_INT(second->crtc.index, 1);
+	CHECK_INT(second->primary.possible_crtcs, 1u << 1);
+	CHECK_INT(second->cursor.possible_crtcs, 1u << 1);
+	CHECK_INT(second->connector.possible_crtcs, 1u << 1);
+	CHECK_INT(f.primary->possible_crtcs, 1u << 0);
+
+	/* A cursor fb of the configured size fits, one pixel more does not. */
+	CHECK_INT(enable_output(&f, screen_fb(&f, OPAQUE(BLUE), NULL)), 0);
+	vblank(&f);
+	CHECK_INT(move_cursor(&f, fixture_fb(&f, 32, 32, ARGB, 0, NULL), 0, 0), 0);
+	CHECK_INT(move_cursor(&f, fixture_fb(&f, 33, 32, ARGB, 0, NULL), 0, 0), -EINVAL);
+	CHECK_LOGGED("plane cursor-1", "fb size 33x32", "exceeds the plane's 32x32");
+	fixture_teardown(&f);
+}
+
+static void vdc_overlays_scale_from_8x_up_to_4x_down(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	for (size_t i = 0; i < f.out->n_overlays; i++) {
+		CHECK_INT(f.overlay[i]->min_scale, WLA_FIXED_ONE / 8);
+		CHECK_INT(f.overlay[i]->max_scale, WLA_FIXED_ONE * 4);
+		CHECK(!f.overlay[i]->full_screen_only);
+	}
+	fixture_teardown(&f);
+}
+
+static void vdc_destroy_with_a_pending_frame_releases_every_fb(void)
+{
+	struct fixture f;
+	struct fake_fb_probe *pa, *pb, *pk;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), &pa);
+	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), &pb);
+	struct wla_fb *k = fixture_fb(&f, 8, 8, ARGB, 0, &pk);
+	static struct capture_result res;
+	memset(&res, 0, sizeof(res));
+	CHECK_INT(enable_output(&f, a), 0);
+	vblank(&f);
+	CHECK_INT(page_flip(&f, b), 0);
+	CHECK_INT(move_cursor(&f, k, 1, 1), 0);
+	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
+	size_t before = f.n_presents;
+
+	wla_vdc_destroy(f.vdc);
+	CHECK_INT(pa->locks, 0);
+	CHECK_INT(pb->locks, 0);
+	CHECK_INT(pk->locks, 0);
+	CHECK_INT(res.calls, 1);
+	CHECK(!res.got_image);
+	/* The output is gone: nobody to tell. */
+	CHECK_INT(f.n_presents, before);
+	for (size_t i = 0; i < f.n_fbs; i++) {
+		wla_fb_put(f.fbs[i]);
+		CHECK(f.probes[i].destroyed);
+	}
+}
+
+int main(void)
+{
+	harness_init();
+	RUN_TEST(vdc_vblank_comes_one_period_after_enable_and_not_before);
+	RUN_TEST(vdc_late_wakeup_does_not_shift_the_vblank_grid);
+	RUN_TEST(vdc_missed_vblanks_advance_seq_and_report_the_last_one);
+	RUN_TEST(vdc_59_94hz_counts_every_vblank_without_drift);
+	RUN_TEST(vdc_capture_blends_the_cursor_over_the_primary_at_its_position);
+	RUN_TEST(vdc_capture_shows_the_frame_latched_at_its_vblank);
+	RUN_TEST(vdc_capture_fails_when_the_crtc_is_disabled);
+	RUN_TEST(vdc_capture_cancelled_never_calls_back);
+	RUN_TEST(vdc_capture_of_an_unreadable_fb_fails);
+	RUN_TEST(vdc_primary_and_overlays_scan_out_rgb_formats);
+	RUN_TEST(vdc_planes_stack_primary_below_overlays_below_cursor);
+	RUN_TEST(vdc_planes_follow_the_config);
+	RUN_TEST(vdc_overlays_scale_from_8x_up_to_4x_down);
+	RUN_TEST(vdc_destroy_with_a_pending_frame_releases_every_fb);
+	HARNESS_EXIT();
+}
