@@ -574,7 +574,7 @@ static void check_clips_an_overlay_partly_off_screen(void)
 	/* Committed, the plane is on screen. */
 	CHECK_INT(wla_atomic_commit(st), 0);
 	vblank(&f);
-	CHECK(f.out->scanout[f.overlay[0]->index] == f.overlay[0]->state);
+	CHECK(f.out->scanout.planes[f.overlay[0]->zpos] == f.overlay[0]->state);
 	fixture_teardown(&f);
 }
 
@@ -602,7 +602,7 @@ static void check_overlay_fully_off_screen_is_invisible_but_valid(void)
 	CHECK_INT(wla_atomic_commit(st), 0);
 	vblank(&f);
 	CHECK_INT(po->locks, 1);
-	CHECK(f.out->scanout[f.overlay[0]->index] == NULL);
+	CHECK(f.out->scanout.planes[f.overlay[0]->zpos] == NULL);
 	fixture_teardown(&f);
 }
 
@@ -664,7 +664,7 @@ static void page_flip_while_a_frame_is_pending_is_busy(void)
 	char refused[32];
 	snprintf(refused, sizeof(refused), "(commit_seq %llu)",
 		(unsigned long long)f.last_commit_seq);
-	CHECK_LOGGED("crtc-0", "a frame is already waiting to latch", refused);
+	CHECK_LOGGED("crtc-0", "still waiting to latch", "blocking commit refused", refused);
 	CHECK(nothing_changed(&f, true));
 	CHECK_INT(pc->locks, 0);
 	CHECK_INT(c->refs, 1);
@@ -819,7 +819,7 @@ static void cursor_update_while_a_frame_is_pending_latches_with_it(void)
 	uint64_t b_seq = f.last_commit_seq;
 	CHECK_INT(move_cursor(&f, k1, 10, 10), 0);
 	CHECK_INT(page_flip(&f, c), -EBUSY);
-	CHECK_LOGGED("crtc-0", "a frame is already waiting to latch");
+	CHECK_LOGGED("crtc-0", "still waiting to latch", "blocking commit refused");
 	CHECK_INT(move_cursor(&f, k2, 12, 12), 0);
 	CHECK_INT(pk1->locks, 1);
 	CHECK_INT(pk2->locks, 1);
@@ -830,9 +830,9 @@ static void cursor_update_while_a_frame_is_pending_latches_with_it(void)
 	CHECK_INT(f.n_presents, before + 1);
 	CHECK_INT(f.last_present.commit_seq, b_seq);
 	CHECK(f.last_present.presented);
-	CHECK(f.out->scanout[f.primary->index] == f.primary->state);
+	CHECK(f.out->scanout.planes[f.primary->zpos] == f.primary->state);
 	CHECK(f.primary->state->fb == b);
-	CHECK(f.out->scanout[f.cursor->index] == f.cursor->state);
+	CHECK(f.out->scanout.planes[f.cursor->zpos] == f.cursor->state);
 	CHECK(f.cursor->state->fb == k2);
 	CHECK_INT(f.cursor->state->crtc_x, 12);
 	CHECK_INT(pa->locks, 0);
@@ -1025,7 +1025,7 @@ static void frame_committed_from_the_present_handler_latches_at_the_next_vblank(
 		CHECK_INT(p[n % 3]->locks, 1);
 		CHECK_INT(p[(n + 1) % 3]->locks, 0);
 		CHECK(f.primary->state->fb == chain.fbs[n % 3]);
-		CHECK(f.out->scanout[f.primary->index]->fb == chain.fbs[(n + 2) % 3]);
+		CHECK(f.out->scanout.planes[f.primary->zpos]->fb == chain.fbs[(n + 2) % 3]);
 		CHECK_INT(f.crtc->pending_frames, 1);
 		CHECK_INT(f.vdc->dev.live_states, 1);
 	}
@@ -1099,7 +1099,7 @@ static void commit_on_two_crtcs_completes_when_both_latched(void)
 	fixture_teardown(&f);
 }
 
-static void modeset_with_a_pending_frame_completes_it_unpresented(void)
+static void blocking_modeset_with_a_pending_frame_waits_for_the_latch(void)
 {
 	struct fixture f;
 	struct fake_fb_probe *pa, *pb, *pc;
@@ -1110,25 +1110,36 @@ static void modeset_with_a_pending_frame_completes_it_unpresented(void)
 	uint64_t b_seq = f.last_commit_seq;
 	size_t before = f.n_presents;
 
-	/* Same size, half the refresh rate. */
+	/* Same size, half the refresh rate: refused while b waits, nothing
+	 * touched. (Through the flip queue it would queue behind b.) */
+	struct wla_mode old_mode = f.mode;
 	f.mode.refresh_mhz = 30000;
-	f.period = wla_mode_period_ns(&f.mode);
-	CHECK_INT(enable_output(&f, c), 0);
+	snapshot(&f);
+	CHECK_INT(enable_output(&f, c), -EBUSY);
+	CHECK_LOGGED("crtc-0", "still waiting to latch", "blocking commit refused");
+	CHECK(nothing_changed(&f, true));
+	CHECK_INT(pc->locks, 0);
+
+	vblank(&f);
 	CHECK_INT(f.n_presents, before + 1);
 	CHECK_INT(f.last_present.commit_seq, b_seq);
-	CHECK(!f.last_present.presented);
+	CHECK(f.last_present.presented);
 	CHECK_INT(pa->locks, 0);
-	CHECK_INT(pb->locks, 1); /* replaced by the modeset, released when it latches */
-	CHECK_INT(pc->locks, 1);
+	CHECK_INT(pb->locks, 1);
 
+	/* With the queue drained the modeset goes through; it latches at the
+	 * next vblank of the old timing and the new period starts there. */
+	uint64_t latch = f.epoch + 2 * wla_mode_period_ns(&old_mode);
+	CHECK_INT(enable_output(&f, c), 0);
 	vblank(&f);
 	CHECK_INT(f.n_presents, before + 2);
 	CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
 	CHECK(f.last_present.presented);
 	CHECK_INT(f.last_present.refresh_ns, 33333333);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + 33333333);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), latch);
 	CHECK_INT(pb->locks, 0);
 	CHECK_INT(pc->locks, 1);
+	f.period = wla_mode_period_ns(&f.mode);
 	fixture_teardown(&f);
 }
 
@@ -1140,15 +1151,15 @@ static void cursor_disabled_releases_its_fb_at_the_next_vblank(void)
 	struct wla_fb *k = fixture_fb(&f, 16, 16, ARGB, 0, &pk);
 	CHECK_INT(move_cursor(&f, k, 10, 10), 0);
 	vblank(&f);
-	CHECK(f.out->scanout[f.cursor->index] != NULL);
+	CHECK(f.out->scanout.planes[f.cursor->zpos] != NULL);
 	CHECK_INT(pk->locks, 1);
 
 	CHECK_INT(wla_atomic_disable_plane(f.cursor), 0);
 	CHECK_INT(pk->locks, 1);
-	CHECK(f.out->scanout[f.cursor->index] != NULL);
+	CHECK(f.out->scanout.planes[f.cursor->zpos] != NULL);
 	vblank(&f);
 	CHECK_INT(pk->locks, 0);
-	CHECK(f.out->scanout[f.cursor->index] == NULL);
+	CHECK(f.out->scanout.planes[f.cursor->zpos] == NULL);
 	CHECK(f.cursor->state->fb == NULL && f.cursor->state->crtc == NULL);
 	fixture_teardown(&f);
 }
@@ -1190,7 +1201,7 @@ int main(void)
 	RUN_TEST(commit_touching_no_crtc_is_freed_at_once);
 	RUN_TEST(frame_committed_from_the_present_handler_latches_at_the_next_vblank);
 	RUN_TEST(commit_on_two_crtcs_completes_when_both_latched);
-	RUN_TEST(modeset_with_a_pending_frame_completes_it_unpresented);
+	RUN_TEST(blocking_modeset_with_a_pending_frame_waits_for_the_latch);
 	RUN_TEST(cursor_disabled_releases_its_fb_at_the_next_vblank);
 	HARNESS_EXIT();
 }

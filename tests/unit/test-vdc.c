@@ -374,9 +374,12 @@ static void vdc_planes_stack_primary_below_overlays_below_cursor(void)
 	struct wla_fb *k = fixture_fb(&f, 4, 4, ARGB, 0xffffffffu, NULL);
 	static struct capture_result res;
 	memset(&res, 0, sizeof(res));
+	/* Blocking commits: each waits for the one before it to latch. */
 	CHECK_INT(enable_output(&f, screen_fb(&f, OPAQUE(BLUE), NULL)), 0);
+	vblank(&f);
 	CHECK_INT(wla_atomic_update_plane(f.overlay[1], f.crtc, o2, 4, 4, 8, 8, 0, 0, 8 << 16,
 		8 << 16), 0);
+	vblank(&f);
 	CHECK_INT(wla_atomic_update_plane(f.overlay[0], f.crtc, o1, 0, 0, 16, 16, 0, 0,
 		16 << 16, 16 << 16), 0);
 	CHECK_INT(move_cursor(&f, k, 6, 6), 0);
