@@ -1,0 +1,557 @@
+/*
+ * Helpers for the flip queue tests: fake framebuffers that count their
+ * scanout references, a VDC on an injected clock (vblanks happen only when a
+ * test advances the clock), nonblocking commits built step by step, a
+ * recorder of present events, and lock-count oracles computed from what the
+ * VDC scans out and queues.
+ */
+#ifndef TESTS_QUEUE_HELPERS_H
+#define TESTS_QUEUE_HELPERS_H
+
+#include <drm_fourcc.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <time.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wlatomic/capture.h>
+#include <wlatomic/config.h>
+#include "backend/atomic.h"
+#include "backend/vdc.h"
+#include "harness.h"
+#include "util.h"
+
+#define QW 64
+#define QH 48
+#define SMALL 32
+#define MODE_60 { QW, QH, 60000 }
+#define MODE_30 { SMALL, SMALL, 30000 }
+#define PERIOD_60 UINT64_C(16666667)
+#define PERIOD_30 UINT64_C(33333333)
+#define T0 UINT64_C(1000000000)
+
+/* Fake framebuffers: the record outlives the fb, so a test can see that an
+ * fb was destroyed, while a use after free of the fb itself is ASan's. */
+
+#define MAX_FAKE_FBS 64
+
+struct fake_rec {
+	int locks;     /* scanout references (prepare - cleanup) */
+	int prepares;  /* prepare calls, ever */
+	bool destroyed;
+	int fail_prepare; /* negative errno for the next prepare, 0: succeed */
+	uint32_t color;
+};
+
+struct fake_fb {
+	struct wla_fb base;
+	struct fake_rec *rec;
+	uint32_t *pixels;
+	uint32_t stride;
+};
+
+static struct fake_rec fake_recs[MAX_FAKE_FBS];
+static int fake_n;
+static int fake_bad_cleanups;
+
+static inline struct fake_fb *fake_from_fb(struct wla_fb *fb)
+{
+	struct fake_fb *ff = wl_container_of(fb, ff, base);
+	return ff;
+}
+
+static inline int fake_prepare(struct wla_fb *fb)
+{
+	struct fake_rec *rec = fake_from_fb(fb)->rec;
+	if (rec->fail_prepare) {
+		int ret = rec->fail_prepare;
+		rec->fail_prepare = 0;
+		return ret;
+	}
+	rec->locks++;
+	rec->prepares++;
+	return 0;
+}
+
+static inline void fake_cleanup(struct wla_fb *fb)
+{
+	struct fake_rec *rec = fake_from_fb(fb)->rec;
+	if (rec->locks <= 0) {
+		fake_bad_cleanups++;
+	}
+	rec->locks--;
+}
+
+static inline bool fake_begin(struct wla_fb *fb, const void **data, uint32_t *stride)
+{
+	struct fake_fb *ff = fake_from_fb(fb);
+	*data = ff->pixels;
+	*stride = ff->stride;
+	return true;
+}
+
+static inline void fake_end(struct wla_fb *fb)
+{
+}
+
+static inline void fake_destroy(struct wla_fb *fb)
+{
+	struct fake_fb *ff = fake_from_fb(fb);
+	if (ff->rec->locks != 0) {
+		fake_bad_cleanups++;
+	}
+	ff->rec->destroyed = true;
+	free(ff->pixels);
+	free(ff);
+}
+
+static const struct wla_fb_impl fake_impl = {
+	.prepare = fake_prepare,
+	.cleanup = fake_cleanup,
+	.begin_access = fake_begin,
+	.end_access = fake_end,
+	.destroy = fake_destroy,
+};
+
+static inline void fake_reset(void)
+{
+	memset(fake_recs, 0, sizeof(fake_recs));
+	fake_n = 0;
+	fake_bad_cleanups = 0;
+}
+
+/* A w x h fb of one colour; the caller owns the one wrapper reference. */
+static inline struct wla_fb *fake_fb_create(uint32_t w, uint32_t h, uint32_t format,
+	uint32_t color)
+{
+	if (fake_n == MAX_FAKE_FBS) {
+		fprintf(stderr, "too many fake fbs\n");
+		abort();
+	}
+	struct fake_fb *ff = calloc(1, sizeof(*ff));
+	ff->rec = &fake_recs[fake_n++];
+	ff->rec->color = color;
+	ff->stride = w * 4;
+	ff->pixels = calloc((size_t)w * h, 4);
+	for (size_t i = 0; i < (size_t)w * h; i++) {
+		ff->pixels[i] = color;
+	}
+	wla_fb_init(&ff->base, &fake_impl, w, h, format);
+	return &ff->base;
+}
+
+static inline struct wla_fb *screen_fb(uint32_t color)
+{
+	return fake_fb_create(QW, QH, DRM_FORMAT_XRGB8888, color);
+}
+
+static inline struct fake_rec *rec_of(struct wla_fb *fb)
+{
+	return fake_from_fb(fb)->rec;
+}
+
+static inline int locks_of(struct wla_fb *fb)
+{
+	return rec_of(fb)->locks;
+}
+
+/* Drop the creator's reference (the client is gone). */
+static inline void fake_drop(struct wla_fb *fb)
+{
+	wla_fb_put(fb);
+}
+
+/* Present events */
+
+struct ev {
+	uint64_t commit_seq;
+	bool presented, discarded;
+	uint64_t seq;
+	uint64_t when_ns;
+	uint64_t refresh_ns;
+	uint32_t flags;
+	uint64_t clock; /* the fixture's clock when it was reported */
+};
+
+#define MAX_EVENTS 64
+
+struct qf;
+typedef void (*qf_present_hook)(struct qf *f, const struct wla_present *ev);
+
+struct qf {
+	struct wla_vdc *vdc;
+	struct wla_vdc_output *out;
+	struct wla_crtc *crtc;
+	struct wla_device *dev;
+	uint64_t now;
+	uint64_t epoch; /* the clock when the CRTC was enabled last */
+	struct ev events[MAX_EVENTS];
+	size_t n_events;
+	qf_present_hook hook;
+	void *hook_data;
+};
+
+static inline uint64_t qf_clock(void *data)
+{
+	struct qf *f = data;
+	return f->now;
+}
+
+static inline void qf_record(struct wla_crtc *crtc, const struct wla_present *p, void *data)
+{
+	struct qf *f = data;
+	if (f->n_events < MAX_EVENTS) {
+		f->events[f->n_events++] = (struct ev){
+			.commit_seq = p->commit_seq,
+			.presented = p->presented,
+			.discarded = p->discarded,
+			.seq = p->seq,
+			.when_ns = (uint64_t)p->when.tv_sec * UINT64_C(1000000000) +
+				(uint64_t)p->when.tv_nsec,
+			.refresh_ns = p->refresh_ns,
+			.flags = p->flags,
+			.clock = f->now,
+		};
+	}
+	if (f->hook) {
+		f->hook(f, p);
+	}
+}
+
+/* A VDC with one output (modes 64x48@60 and 32x32@30, one overlay plane,
+ * a 64x64 cursor) on f's clock, nothing enabled. */
+static inline bool qf_init(struct qf *f, uint32_t depth, bool mailbox)
+{
+	memset(f, 0, sizeof(*f));
+	fake_reset();
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	cfg.outputs[0].modes[0] = (struct wla_config_mode)MODE_60;
+	cfg.outputs[0].modes[1] = (struct wla_config_mode)MODE_30;
+	cfg.outputs[0].modes[2] = (struct wla_config_mode){ QW, QH, 59940 };
+	cfg.outputs[0].n_modes = 3;
+	cfg.overlay_planes = 1;
+	cfg.cursor_size = 64;
+	cfg.flip_depth = depth;
+	cfg.flip_mailbox = mailbox;
+	f->now = T0;
+	f->vdc = wla_vdc_create(NULL, &cfg, qf_clock, f);
+	if (!f->vdc) {
+		return false;
+	}
+	f->out = f->vdc->outputs[0];
+	f->crtc = &f->out->crtc;
+	f->dev = &f->vdc->dev;
+	f->crtc->present = qf_record;
+	f->crtc->present_data = f;
+	return true;
+}
+
+static inline void qf_finish(struct qf *f)
+{
+	wla_vdc_destroy(f->vdc);
+	f->vdc = NULL;
+	CHECK_INT(fake_bad_cleanups, 0);
+	for (int i = 0; i < fake_n; i++) {
+		if (fake_recs[i].locks != 0 || !fake_recs[i].destroyed) {
+			fprintf(stderr, "  fake fb %d: %d locks, destroyed %d at the end\n", i,
+				fake_recs[i].locks, fake_recs[i].destroyed);
+			harness_test_failures++;
+		}
+	}
+}
+
+static inline void qf_clear_events(struct qf *f)
+{
+	f->n_events = 0;
+}
+
+/* Turn the CRTC on with fb full screen (blocking set_config): it latches at
+ * the next vblank with commit_seq seq. */
+static inline int qf_enable_mode(struct qf *f, struct wla_mode mode, struct wla_fb *fb,
+	uint64_t seq)
+{
+	int ret = wla_atomic_set_config(f->crtc, &f->out->connector, &mode, fb, seq);
+	if (ret == 0) {
+		f->epoch = f->now;
+	}
+	return ret;
+}
+
+static inline int qf_enable(struct qf *f, struct wla_fb *fb, uint64_t seq)
+{
+	return qf_enable_mode(f, (struct wla_mode)MODE_60, fb, seq);
+}
+
+static inline int qf_disable(struct qf *f)
+{
+	return wla_atomic_set_config(f->crtc, &f->out->connector, NULL, NULL, 0);
+}
+
+/* Let the clock read t and run the vblank processing. */
+static inline void qf_advance_to(struct qf *f, uint64_t t)
+{
+	f->now = t;
+	wla_vdc_advance(f->vdc, t);
+}
+
+/* The k-th vblank (k >= 1) after the last enable at period p, exactly. */
+static inline void qf_vblank_at(struct qf *f, uint64_t k, uint64_t p)
+{
+	qf_advance_to(f, f->epoch + k * p);
+}
+
+static inline void qf_vblank(struct qf *f, uint64_t k)
+{
+	qf_vblank_at(f, k, PERIOD_60);
+}
+
+/* Building a commit */
+
+static inline struct wla_atomic_state *qf_begin(struct qf *f, uint64_t seq, bool frame)
+{
+	struct wla_atomic_state *state = wla_atomic_state_alloc(f->dev);
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, f->crtc);
+	cs->commit_seq = seq;
+	cs->want_event = frame;
+	return state;
+}
+
+/* fb at (x, y) unscaled on plane, or the plane off with fb NULL. */
+static inline void qf_plane(struct qf *f, struct wla_atomic_state *state,
+	struct wla_plane *plane, struct wla_fb *fb, int32_t x, int32_t y)
+{
+	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, plane);
+	wla_atomic_set_crtc_for_plane(state, ps, fb ? f->crtc : NULL);
+	wla_atomic_set_fb_for_plane(ps, fb);
+	wla_plane_state_set_full(ps, x, y);
+}
+
+/* Commit through the flip queue; the state is freed if refused. */
+static inline int qf_commit(struct wla_atomic_state *state)
+{
+	int ret = wla_atomic_nonblocking_commit(state);
+	if (ret < 0) {
+		wla_atomic_state_free(state);
+	}
+	return ret;
+}
+
+/* A nonblocking page flip: fb on the primary plane, a frame with seq. */
+static inline int qf_flip(struct qf *f, struct wla_fb *fb, uint64_t seq)
+{
+	struct wla_atomic_state *state = qf_begin(f, seq, true);
+	qf_plane(f, state, f->crtc->primary, fb, 0, 0);
+	return qf_commit(state);
+}
+
+/* What the output shows now, at (x, y). */
+static inline uint32_t qf_pixel(struct qf *f, uint32_t x, uint32_t y)
+{
+	struct wla_image *image = wla_vdc_compose(f->out);
+	if (!image) {
+		return 0xdeadbeef;
+	}
+	uint32_t px = x < image->width && y < image->height ? wla_image_pixel(image, x, y) :
+		0xdeadbeef;
+	wla_image_destroy(image);
+	return px;
+}
+
+/* Lock oracles */
+
+static inline void add_unique(const struct wla_plane_state **set, size_t *n,
+	const struct wla_plane_state *ps)
+{
+	if (!ps || !ps->fb) {
+		return;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		if (set[i] == ps) {
+			return;
+		}
+	}
+	set[(*n)++] = ps;
+}
+
+#define MAX_LIVE_PLANE_STATES 512
+
+/*
+ * The hardware's view: every plane state the VDC scans out, has queued or
+ * will amend, plus the current plane states and superseded cursor updates.
+ * With every plane state visible this is exactly the set of plane states
+ * that must hold a scanout reference. want[i] gets the count per fake fb
+ * record.
+ */
+static inline void locks_from_scanout(struct qf *f, int want[MAX_FAKE_FBS])
+{
+	const struct wla_plane_state *set[MAX_LIVE_PLANE_STATES];
+	size_t n = 0;
+	struct wla_vdc_output *out = f->out;
+	for (size_t p = 0; p < WLA_VDC_PLANES; p++) {
+		add_unique(set, &n, out->scanout.planes[p]);
+		for (size_t q = 0; q < out->queue_len; q++) {
+			add_unique(set, &n, out->queue[(out->queue_head + q) % WLA_VDC_MAX_QUEUE]
+				.planes[p]);
+		}
+		if (out->amend_mask & (1u << p)) {
+			add_unique(set, &n, out->amend.planes[p]);
+		}
+	}
+	for (size_t i = 0; i < f->dev->n_planes; i++) {
+		add_unique(set, &n, f->dev->planes[i]->state);
+	}
+	/* A cursor update superseded by another before any vblank never shows,
+	 * and is released with the one replacing it at the next vblank. */
+	struct wla_crtc_entry *e;
+	wl_list_for_each(e, &f->crtc->pending, link) {
+		if (!e->slot) {
+			wla_for_each_plane_in_state(e->state, pe) {
+				add_unique(set, &n, pe->old_state);
+			}
+		}
+	}
+	memset(want, 0, sizeof(int) * MAX_FAKE_FBS);
+	for (size_t i = 0; i < n; i++) {
+		want[rec_of(set[i]->fb) - fake_recs]++;
+	}
+}
+
+/* The core's view: current plane states and the replaced ones that commits
+ * still waiting to latch keep until they do. */
+static inline void locks_from_states(struct qf *f, int want[MAX_FAKE_FBS])
+{
+	const struct wla_plane_state *set[MAX_LIVE_PLANE_STATES];
+	size_t n = 0;
+	for (size_t i = 0; i < f->dev->n_planes; i++) {
+		add_unique(set, &n, f->dev->planes[i]->state);
+	}
+	for (size_t c = 0; c < f->dev->n_crtcs; c++) {
+		struct wla_crtc_entry *e;
+		wl_list_for_each(e, &f->dev->crtcs[c]->pending, link) {
+			wla_for_each_plane_in_state(e->state, pe) {
+				add_unique(set, &n, pe->old_state);
+			}
+		}
+	}
+	memset(want, 0, sizeof(int) * MAX_FAKE_FBS);
+	for (size_t i = 0; i < n; i++) {
+		want[rec_of(set[i]->fb) - fake_recs]++;
+	}
+}
+
+/* Pending commits of the CRTC (each holds one live atomic state here). */
+static inline size_t qf_pending(struct qf *f)
+{
+	return (size_t)wl_list_length(&f->crtc->pending);
+}
+
+/* Seeded randomness: WLA_TEST_SEED=<n> replays a run; the seed is printed
+ * either way. */
+
+static uint64_t rng_state;
+
+/* splitmix64 */
+static inline uint64_t rng_next(void)
+{
+	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t rng_below(uint64_t n)
+{
+	return rng_next() % n;
+}
+
+static inline uint64_t test_seed(const char *test)
+{
+	const char *env = getenv("WLA_TEST_SEED");
+	uint64_t seed;
+	if (env) {
+		seed = strtoull(env, NULL, 0);
+	} else {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		seed = (uint64_t)ts.tv_sec * UINT64_C(1000000007) + (uint64_t)ts.tv_nsec;
+	}
+	printf("# %s: seed %" PRIu64 " (WLA_TEST_SEED=%" PRIu64 " to replay)\n", test, seed,
+		seed);
+	fflush(stdout);
+	return seed;
+}
+
+/* Checks shared by the tests */
+
+#define VSYNC_FLAGS (WLA_PRESENT_VSYNC | WLA_PRESENT_HW_CLOCK | WLA_PRESENT_HW_COMPLETION)
+
+static inline void check_event(const struct qf *f, size_t i, uint64_t commit_seq, bool presented,
+	uint64_t seq, uint64_t when, uint64_t refresh)
+{
+	if (i >= f->n_events) {
+		fprintf(stderr, "  event %zu missing (%zu events)\n", i, f->n_events);
+		harness_test_failures++;
+		return;
+	}
+	const struct ev *e = &f->events[i];
+	CHECK_INT(e->commit_seq, commit_seq);
+	CHECK_INT(e->presented, presented);
+	CHECK_INT(e->discarded, false);
+	if (presented) {
+		CHECK_INT(e->seq, seq);
+		CHECK_INT(e->when_ns, when);
+		CHECK_INT(e->refresh_ns, refresh);
+		CHECK_INT(e->flags, VSYNC_FLAGS);
+	}
+}
+
+static inline void check_discarded(const struct qf *f, size_t i, uint64_t commit_seq)
+{
+	if (i >= f->n_events) {
+		fprintf(stderr, "  event %zu missing (%zu events)\n", i, f->n_events);
+		harness_test_failures++;
+		return;
+	}
+	const struct ev *e = &f->events[i];
+	CHECK_INT(e->commit_seq, commit_seq);
+	CHECK_INT(e->presented, false);
+	CHECK_INT(e->discarded, true);
+}
+
+/* Both oracles agree with the fake fbs' lock counts. */
+static inline void check_oracles(struct qf *f)
+{
+	int a[MAX_FAKE_FBS], b[MAX_FAKE_FBS];
+	locks_from_scanout(f, a);
+	locks_from_states(f, b);
+	for (int i = 0; i < fake_n; i++) {
+		if (fake_recs[i].locks != a[i] || fake_recs[i].locks != b[i]) {
+			fprintf(stderr, "  fake fb %d: %d locks, scanout view %d, state view %d\n",
+				i, fake_recs[i].locks, a[i], b[i]);
+			harness_test_failures++;
+		}
+	}
+}
+
+/* A mode change on a CRTC that is on, as a frame through the queue. */
+static inline int qf_modeset(struct qf *f, struct wla_mode mode, struct wla_fb *fb, uint64_t seq)
+{
+	struct wla_atomic_state *state = qf_begin(f, seq, true);
+	state->allow_modeset = true;
+	wla_atomic_get_crtc_state(state, f->crtc)->mode = mode;
+	qf_plane(f, state, f->crtc->primary, fb, 0, 0);
+	return qf_commit(state);
+}
+
+static inline int move_cursor(struct qf *f, struct wla_fb *fb, int32_t x, int32_t y)
+{
+	if (!fb) {
+		return wla_atomic_disable_plane(f->crtc->cursor);
+	}
+	return wla_atomic_update_plane(f->crtc->cursor, f->crtc, fb, x, y, fb->width, fb->height,
+		0, 0, fb->width << 16, fb->height << 16);
+}
+
+#endif

@@ -1,0 +1,782 @@
+/*
+ * The flip queue of the atomic core on the VDC, with fake framebuffers and an
+ * injected clock: order, depth limits, mailbox replacement, the exact release
+ * point of every framebuffer, client-dropped framebuffers, disable and
+ * destroy with a full queue, modesets behind queued frames, and legacy
+ * cursor updates next to queued frames.
+ */
+#include "queue-helpers.h"
+
+static void frames_queued_at_depth_3_latch_one_per_vblank_in_commit_order(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 3, false));
+	struct wla_fb *a = screen_fb(0xff000001), *b = screen_fb(0xff0000b0);
+	struct wla_fb *c = screen_fb(0xff00c000), *d = screen_fb(0xffd00000);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	CHECK_INT(f.n_events, 0);
+	qf_vblank(&f, 1);
+	check_event(&f, 0, 1, true, 1, f.epoch + PERIOD_60, PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 0, 0), 0xff000001);
+
+	qf_clear_events(&f);
+	CHECK_INT(qf_flip(&f, b, 11), 0);
+	CHECK_INT(qf_flip(&f, c, 12), 0);
+	CHECK_INT(qf_flip(&f, d, 13), 0);
+	CHECK_INT(f.crtc->pending_frames, 3);
+	CHECK_INT(f.n_events, 0);
+	/* Swapped in software at once, on screen only at their vblanks. */
+	CHECK(f.crtc->primary->state->fb == d);
+	CHECK_PIXEL(qf_pixel(&f, 0, 0), 0xff000001);
+	CHECK_INT(f.dev->live_states, 3);
+
+	/* Half a period later: still nothing. */
+	qf_advance_to(&f, f.epoch + PERIOD_60 + PERIOD_60 / 2);
+	CHECK_INT(f.n_events, 0);
+
+	const uint32_t colors[] = { 0xff0000b0, 0xff00c000, 0xffd00000 };
+	for (uint64_t k = 2; k <= 4; k++) {
+		qf_vblank(&f, k);
+		CHECK_INT(f.n_events, k - 1);
+		check_event(&f, k - 2, 11 + (k - 2), true, k, f.epoch + k * PERIOD_60, PERIOD_60);
+		CHECK_PIXEL(qf_pixel(&f, 10, 10), colors[k - 2]);
+		CHECK_INT(f.crtc->pending_frames, 4 - k);
+		CHECK_INT(f.dev->live_states, 4 - k);
+	}
+	/* Consecutive sequence numbers, each event its own commit. */
+	for (size_t i = 1; i < f.n_events; i++) {
+		CHECK_INT(f.events[i].seq, f.events[i - 1].seq + 1);
+		CHECK(f.events[i].commit_seq == f.events[i - 1].commit_seq + 1);
+	}
+	qf_vblank(&f, 5);
+	CHECK_INT(f.n_events, 3);
+	CHECK_PIXEL(qf_pixel(&f, 10, 10), 0xffd00000);
+
+	CHECK_INT(locks_of(a), 0);
+	CHECK_INT(locks_of(b), 0);
+	CHECK_INT(locks_of(c), 0);
+	CHECK_INT(locks_of(d), 1);
+	CHECK_INT(qf_disable(&f), 0);
+	CHECK_INT(locks_of(d), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(c);
+	fake_drop(d);
+	qf_finish(&f);
+}
+
+static void refuse_beyond_depth(uint32_t depth)
+{
+	struct qf f;
+	CHECK(qf_init(&f, depth, false));
+	struct wla_fb *fbs[4];
+	for (size_t i = 0; i < 4; i++) {
+		fbs[i] = screen_fb(0xff101010 * (uint32_t)(i + 1));
+	}
+	CHECK_INT(qf_enable(&f, fbs[0], 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	for (uint32_t i = 1; i <= depth; i++) {
+		CHECK_INT(qf_flip(&f, fbs[i], 10 + i), 0);
+	}
+	CHECK_INT(f.crtc->pending_frames, depth);
+
+	struct wla_fb *extra = fbs[depth + 1];
+	const struct wla_crtc_state *crtc_state = f.crtc->state;
+	const struct wla_plane_state *primary = f.crtc->primary->state;
+	size_t live = f.dev->live_states;
+	int locks_before[4];
+	for (size_t i = 0; i < 4; i++) {
+		locks_before[i] = locks_of(fbs[i]);
+	}
+	int refs = extra->refs;
+	harness_log_clear();
+	CHECK_INT(qf_flip(&f, extra, 99), -EBUSY);
+	char want[32];
+	snprintf(want, sizeof(want), "%u of %u", depth, depth);
+	CHECK_LOGGED("crtc-0", "flip queue full", want, "commit_seq 99");
+	/* Nothing changed: current states, the queue, every lock. */
+	CHECK(f.crtc->state == crtc_state);
+	CHECK(f.crtc->primary->state == primary);
+	CHECK(f.crtc->primary->state->fb == fbs[depth]);
+	CHECK_INT(f.crtc->pending_frames, depth);
+	CHECK_INT(f.dev->live_states, live);
+	CHECK_INT(f.n_events, 0);
+	CHECK_INT(extra->refs, refs);
+	CHECK_INT(rec_of(extra)->prepares, 0);
+	for (size_t i = 0; i < 4; i++) {
+		CHECK_INT(locks_of(fbs[i]), locks_before[i]);
+	}
+	/* The queue goes on as before, and a slot freed by a vblank takes it. */
+	qf_vblank(&f, 2);
+	check_event(&f, 0, 11, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	CHECK_INT(qf_flip(&f, extra, 100), 0);
+	for (uint64_t k = 3; k <= depth + 2; k++) {
+		qf_vblank(&f, k);
+	}
+	CHECK_INT(f.n_events, depth + 1);
+	CHECK_INT(f.events[depth].commit_seq, 100);
+	CHECK_INT(f.events[depth].seq, depth + 2);
+	CHECK_INT(locks_of(extra), 1);
+	CHECK_INT(qf_disable(&f), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	for (size_t i = 0; i < 4; i++) {
+		fake_drop(fbs[i]);
+	}
+	qf_finish(&f);
+}
+
+static void depth_1_refuses_a_second_frame_with_flip_queue_full(void)
+{
+	refuse_beyond_depth(1);
+}
+
+static void depth_2_refuses_a_third_frame_with_flip_queue_full(void)
+{
+	refuse_beyond_depth(2);
+}
+
+static void a_blocking_commit_is_refused_while_frames_are_queued(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 2, false));
+	struct wla_fb *a = screen_fb(0xff111111), *b = screen_fb(0xff222222);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	CHECK_INT(qf_flip(&f, b, 2), 0);
+	harness_log_clear();
+	CHECK_INT(wla_atomic_page_flip(f.crtc, a, 3), -EBUSY);
+	CHECK_LOGGED("crtc-0", "blocking commit refused", "commit_seq 3");
+	CHECK_INT(locks_of(a), 1);
+	CHECK_INT(locks_of(b), 1);
+	CHECK(f.crtc->primary->state->fb == b);
+	qf_vblank(&f, 2);
+	CHECK_INT(wla_atomic_page_flip(f.crtc, a, 4), 0);
+	qf_vblank(&f, 3);
+	CHECK_INT(f.events[f.n_events - 1].commit_seq, 4);
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(a);
+	fake_drop(b);
+	qf_finish(&f);
+}
+
+static void mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_once(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 1, true));
+	struct wla_fb *a = screen_fb(0xff0000aa), *b = screen_fb(0xff00bb00);
+	struct wla_fb *c = screen_fb(0xffcc0000), *d = screen_fb(0xffdddddd);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	CHECK_INT(qf_flip(&f, b, 2), 0);
+	CHECK_INT(locks_of(b), 1);
+	struct fake_rec *rb = rec_of(b);
+	fake_drop(b); /* only the queued state keeps it */
+	CHECK(!rb->destroyed);
+
+	CHECK_INT(qf_flip(&f, c, 3), 0);
+	/* b is reported discarded and released before any vblank. */
+	CHECK_INT(f.n_events, 1);
+	check_discarded(&f, 0, 2);
+	CHECK_INT(f.events[0].clock, f.epoch + PERIOD_60);
+	CHECK_INT(rb->locks, 0);
+	CHECK(rb->destroyed);
+	CHECK_INT(locks_of(a), 1); /* still on screen */
+	CHECK_INT(locks_of(c), 1);
+	CHECK_INT(f.crtc->pending_frames, 1);
+	CHECK_INT(f.dev->live_states, 1);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff0000aa);
+	check_oracles(&f);
+
+	/* A replacement can be replaced in turn. */
+	CHECK_INT(qf_flip(&f, d, 4), 0);
+	CHECK_INT(f.n_events, 2);
+	check_discarded(&f, 1, 3);
+	CHECK_INT(locks_of(c), 0);
+	CHECK_INT(locks_of(a), 1);
+	check_oracles(&f);
+
+	qf_vblank(&f, 2);
+	CHECK_INT(f.n_events, 3);
+	check_event(&f, 2, 4, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xffdddddd);
+	CHECK_INT(locks_of(a), 0); /* replaced on screen now, not before */
+	CHECK_INT(locks_of(d), 1);
+	CHECK_INT(f.dev->live_states, 0);
+	check_oracles(&f);
+
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(a);
+	fake_drop(c);
+	fake_drop(d);
+	qf_finish(&f);
+}
+
+static void mailbox_at_depth_2_replaces_only_the_newest_waiting_frame(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 2, true));
+	struct wla_fb *a = screen_fb(0xff0000aa), *b = screen_fb(0xff00bb00);
+	struct wla_fb *c = screen_fb(0xffcc0000), *d = screen_fb(0xffdddddd);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	CHECK_INT(qf_flip(&f, b, 2), 0);
+	CHECK_INT(qf_flip(&f, c, 3), 0);
+	CHECK_INT(f.n_events, 0); /* room for two: nothing replaced */
+	CHECK_INT(qf_flip(&f, d, 4), 0);
+	CHECK_INT(f.n_events, 1);
+	check_discarded(&f, 0, 3);
+	CHECK_INT(locks_of(c), 0);
+	CHECK_INT(locks_of(b), 1); /* the frame before it is untouched */
+	CHECK_INT(locks_of(a), 1);
+	CHECK_INT(locks_of(d), 1);
+	CHECK_INT(f.crtc->pending_frames, 2);
+	check_oracles(&f);
+
+	qf_vblank(&f, 2);
+	check_event(&f, 1, 2, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 3, 3), 0xff00bb00);
+	CHECK_INT(locks_of(a), 0);
+	CHECK_INT(locks_of(b), 1);
+	check_oracles(&f);
+	qf_vblank(&f, 3);
+	check_event(&f, 2, 4, true, 3, f.epoch + 3 * PERIOD_60, PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 3, 3), 0xffdddddd);
+	CHECK_INT(locks_of(b), 0); /* d replaced b on screen */
+	CHECK_INT(locks_of(d), 1);
+	CHECK_INT(f.n_events, 3);
+	CHECK_INT(f.dev->live_states, 0);
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(c);
+	fake_drop(d);
+	qf_finish(&f);
+}
+
+static void mailbox_replacement_keeps_the_replaced_frames_other_planes(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 1, true));
+	struct wla_fb *a = screen_fb(0xff0000aa), *b = screen_fb(0xff00bb00);
+	struct wla_fb *ov = fake_fb_create(8, 8, DRM_FORMAT_XRGB8888, 0xff777777);
+	struct wla_plane *overlay = &f.out->overlays[0];
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	/* Frame 2 puts an overlay up; frame 3 (primary only) replaces it. */
+	struct wla_atomic_state *s = qf_begin(&f, 2, true);
+	qf_plane(&f, s, overlay, ov, 4, 4);
+	CHECK_INT(qf_commit(s), 0);
+	CHECK_INT(qf_flip(&f, b, 3), 0);
+	check_discarded(&f, 0, 2);
+	/* Frame 3 is built on frame 2's planes: the overlay stays locked. */
+	CHECK_INT(locks_of(ov), 1);
+	check_oracles(&f);
+	qf_vblank(&f, 2);
+	check_event(&f, 1, 3, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 5, 5), 0xff777777);
+	CHECK_PIXEL(qf_pixel(&f, 20, 20), 0xff00bb00);
+	CHECK_INT(locks_of(a), 0);
+	CHECK_INT(locks_of(ov), 1);
+	check_oracles(&f);
+	CHECK_INT(qf_disable(&f), 0);
+	CHECK_INT(locks_of(ov), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(ov);
+	qf_finish(&f);
+}
+
+/* One step of a script: flip fb (op 'F'), vblank k ('V'), or expect the
+ * flip refused ('R'); then the lock count of every fb and which frame the
+ * step presented (-1: none). */
+struct step {
+	char op;
+	int arg; /* fb index for F/R, vblank index for V */
+	int locks[5];
+	int presented_fb;
+};
+
+static void each_fb_is_released_at_the_vblank_that_latches_its_replacement(void)
+{
+	enum { A, B, C, D, E };
+	static const struct step script[] = {
+		{ 'V', 1, { 1, 0, 0, 0, 0 }, A },
+		{ 'F', B, { 1, 1, 0, 0, 0 }, -1 },
+		{ 'F', C, { 1, 1, 1, 0, 0 }, -1 },
+		{ 'F', D, { 1, 1, 1, 1, 0 }, -1 },
+		{ 'R', E, { 1, 1, 1, 1, 0 }, -1 },
+		{ 'V', 2, { 0, 1, 1, 1, 0 }, B },
+		{ 'F', E, { 0, 1, 1, 1, 1 }, -1 },
+		{ 'V', 3, { 0, 0, 1, 1, 1 }, C },
+		{ 'F', B, { 0, 1, 1, 1, 1 }, -1 }, /* B again, off screen by now */
+		{ 'V', 4, { 0, 1, 0, 1, 1 }, D },
+		{ 'V', 5, { 0, 1, 0, 0, 1 }, E },
+		{ 'V', 6, { 0, 1, 0, 0, 0 }, B },
+		{ 'F', B, { 0, 2, 0, 0, 0 }, -1 }, /* the fb on screen, queued twice */
+		{ 'F', B, { 0, 3, 0, 0, 0 }, -1 },
+		{ 'V', 7, { 0, 2, 0, 0, 0 }, B },
+		{ 'V', 8, { 0, 1, 0, 0, 0 }, B },
+		{ 'V', 9, { 0, 1, 0, 0, 0 }, -1 }, /* nothing queued */
+		{ 'F', A, { 1, 1, 0, 0, 0 }, -1 },
+		{ 'V', 12, { 1, 0, 0, 0, 0 }, A }, /* three vblanks in one wake-up */
+		{ 'F', C, { 1, 0, 1, 0, 0 }, -1 },
+		{ 'F', D, { 1, 0, 1, 1, 0 }, -1 },
+		{ 'V', 14, { 0, 0, 1, 1, 0 }, C }, /* one frame per wake-up */
+		{ 'V', 15, { 0, 0, 0, 1, 0 }, D },
+	};
+	struct qf f;
+	CHECK(qf_init(&f, 3, false));
+	struct wla_fb *fbs[5];
+	for (int i = 0; i < 5; i++) {
+		fbs[i] = screen_fb(0xff000000 | (uint32_t)(0x30 * (i + 1)));
+	}
+	CHECK_INT(qf_enable(&f, fbs[A], 1), 0);
+	CHECK_INT(locks_of(fbs[A]), 1);
+	uint64_t seq = 1, last_presented_seq = 0;
+	size_t seen = 0;
+	for (size_t s = 0; s < WLA_ARRAY_SIZE(script); s++) {
+		const struct step *st = &script[s];
+		if (st->op == 'F') {
+			CHECK_INT(qf_flip(&f, fbs[st->arg], ++seq), 0);
+		} else if (st->op == 'R') {
+			CHECK_INT(qf_flip(&f, fbs[st->arg], 1000), -EBUSY);
+		} else {
+			qf_vblank(&f, (uint64_t)st->arg);
+		}
+		bool ok = true;
+		for (int i = 0; i < 5; i++) {
+			if (locks_of(fbs[i]) != st->locks[i]) {
+				ok = false;
+			}
+		}
+		if (st->presented_fb >= 0) {
+			ok &= f.n_events == seen + 1;
+			if (f.n_events == seen + 1) {
+				const struct ev *e = &f.events[seen];
+				ok &= e->presented && e->seq == (uint64_t)st->arg &&
+					e->when_ns == f.epoch + (uint64_t)st->arg * PERIOD_60 &&
+					e->commit_seq > last_presented_seq;
+				last_presented_seq = e->commit_seq;
+				uint32_t want = 0x30 * (uint32_t)(st->presented_fb + 1);
+				ok &= qf_pixel(&f, 7, 7) == (0xff000000 | want);
+			}
+			seen = f.n_events;
+		} else {
+			ok &= f.n_events == seen;
+		}
+		check_oracles(&f);
+		if (!ok) {
+			fprintf(stderr, "  step %zu (%c %d): locks %d %d %d %d %d, %zu events\n",
+				s, st->op, st->arg, locks_of(fbs[0]), locks_of(fbs[1]),
+				locks_of(fbs[2]), locks_of(fbs[3]), locks_of(fbs[4]), f.n_events);
+			harness_test_failures++;
+		}
+	}
+	/* Every accepted flip was presented, in commit order. */
+	CHECK_INT(f.n_events, 11);
+	for (size_t i = 1; i < f.n_events; i++) {
+		CHECK_INT(f.events[i].commit_seq, f.events[i - 1].commit_seq + 1);
+	}
+	CHECK_INT(qf_disable(&f), 0);
+	for (int i = 0; i < 5; i++) {
+		CHECK_INT(locks_of(fbs[i]), 0);
+		fake_drop(fbs[i]);
+	}
+	CHECK_INT(f.dev->live_states, 0);
+	qf_finish(&f);
+}
+
+static void a_client_dropping_a_queued_or_shown_fb_changes_nothing_on_screen(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 3, false));
+	struct wla_fb *a = screen_fb(0xffa0a0a0), *b = screen_fb(0xffb0b0b0);
+	struct wla_fb *c = screen_fb(0xffc0c0c0);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	CHECK_INT(qf_flip(&f, b, 2), 0);
+	CHECK_INT(qf_flip(&f, c, 3), 0);
+	struct fake_rec *ra = rec_of(a), *rb = rec_of(b), *rc = rec_of(c);
+	/* The client goes away with all three: on screen, queued, queued. */
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(c);
+	CHECK(!ra->destroyed && !rb->destroyed && !rc->destroyed);
+	CHECK_PIXEL(qf_pixel(&f, 0, 0), 0xffa0a0a0);
+	qf_vblank(&f, 2);
+	CHECK(ra->destroyed); /* freed exactly when replaced on screen */
+	CHECK(!rb->destroyed && !rc->destroyed);
+	CHECK_PIXEL(qf_pixel(&f, 0, 0), 0xffb0b0b0);
+	qf_vblank(&f, 3);
+	CHECK(rb->destroyed);
+	CHECK(!rc->destroyed);
+	CHECK_PIXEL(qf_pixel(&f, 0, 0), 0xffc0c0c0);
+	qf_vblank(&f, 4);
+	CHECK(!rc->destroyed); /* still on screen */
+	CHECK_PIXEL(qf_pixel(&f, 0, 0), 0xffc0c0c0);
+	CHECK_INT(qf_disable(&f), 0);
+	CHECK(rc->destroyed);
+	CHECK_INT(f.dev->live_states, 0);
+	qf_finish(&f);
+}
+
+static void disabling_with_a_full_queue_reports_every_frame_not_presented(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 3, false));
+	struct wla_fb *fbs[4];
+	for (int i = 0; i < 4; i++) {
+		fbs[i] = screen_fb(0xff404040 + (uint32_t)i);
+	}
+	struct wla_fb *cursor = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffffffff);
+	CHECK_INT(qf_enable(&f, fbs[0], 1), 0);
+	qf_vblank(&f, 1);
+	CHECK_INT(wla_atomic_update_plane(f.crtc->cursor, f.crtc, cursor, 2, 2, 16, 16, 0, 0,
+		16 << 16, 16 << 16), 0);
+	qf_clear_events(&f);
+	for (int i = 1; i < 4; i++) {
+		CHECK_INT(qf_flip(&f, fbs[i], 10 + (uint64_t)i), 0);
+	}
+	CHECK_INT(f.crtc->pending_frames, 3);
+	CHECK_INT(f.dev->live_states, 4); /* three frames and the cursor update */
+	CHECK_INT(qf_disable(&f), 0);
+	CHECK_INT(f.n_events, 3);
+	for (size_t i = 0; i < 3 && i < f.n_events; i++) {
+		CHECK_INT(f.events[i].commit_seq, 11 + i);
+		CHECK_INT(f.events[i].presented, false);
+		CHECK_INT(f.events[i].discarded, false);
+	}
+	for (int i = 0; i < 4; i++) {
+		struct fake_rec *rec = rec_of(fbs[i]);
+		CHECK_INT(rec->locks, 0);
+		fake_drop(fbs[i]);
+		CHECK(rec->destroyed);
+	}
+	CHECK_INT(locks_of(cursor), 0);
+	CHECK_INT(f.crtc->pending_frames, 0);
+	CHECK_INT(f.crtc->pending_slots, 0);
+	CHECK_INT(f.dev->live_states, 0);
+	/* Nothing left to latch: later vblank times do nothing. */
+	qf_vblank(&f, 10);
+	CHECK_INT(f.n_events, 3);
+	/* And it comes back on with a fresh queue. */
+	struct wla_fb *again = screen_fb(0xff123456);
+	CHECK_INT(qf_enable(&f, again, 50), 0);
+	qf_vblank(&f, 1);
+	CHECK_INT(f.events[f.n_events - 1].commit_seq, 50);
+	CHECK(f.events[f.n_events - 1].presented);
+	CHECK_PIXEL(qf_pixel(&f, 0, 0), 0xff123456);
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(again);
+	fake_drop(cursor);
+	qf_finish(&f);
+}
+
+struct destroy_probe {
+	struct qf *f;
+	size_t live_states;
+	int locks[5];
+	bool called;
+};
+
+/* A capture fails while the CRTC is disabled, after the queue completed. */
+static void probe_capture(struct wla_capture *capture, const struct wla_image *image,
+	uint64_t seq, void *data)
+{
+	struct destroy_probe *p = data;
+	p->called = true;
+	p->live_states = p->f->dev->live_states;
+	for (int i = 0; i < 5; i++) {
+		p->locks[i] = fake_recs[i].locks;
+	}
+	CHECK(image == NULL);
+}
+
+static void destroying_the_vdc_with_a_full_queue_releases_everything(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 3, false));
+	struct wla_fb *fbs[5];
+	for (int i = 0; i < 5; i++) {
+		fbs[i] = screen_fb(0xff505050 + (uint32_t)i);
+	}
+	CHECK_INT(qf_enable(&f, fbs[0], 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	for (int i = 1; i < 4; i++) {
+		CHECK_INT(qf_flip(&f, fbs[i], 10 + (uint64_t)i), 0);
+	}
+	CHECK_INT(qf_flip(&f, fbs[4], 99), -EBUSY);
+	/* The client is gone before the display. */
+	struct fake_rec *extra = rec_of(fbs[4]);
+	for (int i = 0; i < 5; i++) {
+		fake_drop(fbs[i]);
+	}
+	CHECK(extra->destroyed);
+	struct destroy_probe probe = { .f = &f };
+	CHECK(wla_vdc_capture(f.out, probe_capture, &probe) != NULL);
+	wla_vdc_destroy(f.vdc);
+	f.vdc = NULL;
+	/* At the disable, before the device's current states go: every queued
+	 * frame completed, only the newest (current) state still holds its fb. */
+	CHECK(probe.called);
+	CHECK_INT(probe.live_states, 0);
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(probe.locks[i], 0);
+	}
+	CHECK_INT(probe.locks[3], 1);
+	CHECK_INT(probe.locks[4], 0);
+	/* The VDC's owner is going away: nobody is told (present unset). */
+	CHECK_INT(f.n_events, 0);
+	qf_finish(&f);
+}
+
+static void a_modeset_behind_queued_frames_latches_after_them_in_order(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 3, false));
+	struct wla_fb *a = screen_fb(0xff0a0a0a), *b = screen_fb(0xff0b0b0b);
+	struct wla_fb *c = screen_fb(0xff0c0c0c);
+	struct wla_fb *s1 = fake_fb_create(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
+	struct wla_fb *s2 = fake_fb_create(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff525252);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	CHECK_INT(qf_flip(&f, b, 2), 0);
+	CHECK_INT(qf_flip(&f, c, 3), 0);
+	CHECK_INT(qf_modeset(&f, (struct wla_mode)MODE_30, s1, 4), 0);
+	CHECK_INT(f.crtc->state->mode.refresh_mhz, 30000); /* swapped in software */
+	CHECK_INT(f.crtc->pending_frames, 3);
+	/* The queued frames still latch at the old timing, first. */
+	qf_vblank(&f, 2);
+	check_event(&f, 0, 2, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, QW - 1, QH - 1), 0xff0b0b0b);
+	CHECK_INT(f.out->scanout.mode.width, QW);
+	CHECK_INT(qf_flip(&f, s2, 5), 0); /* behind the mode change, new size */
+	qf_vblank(&f, 3);
+	check_event(&f, 1, 3, true, 3, f.epoch + 3 * PERIOD_60, PERIOD_60);
+	CHECK_INT(locks_of(b), 0);
+	qf_vblank(&f, 4);
+	uint64_t t4 = f.epoch + 4 * PERIOD_60;
+	/* The mode change: its present event has the new refresh. */
+	check_event(&f, 2, 4, true, 4, t4, PERIOD_30);
+	struct wla_image *image = wla_vdc_compose(f.out);
+	CHECK(image && image->width == SMALL && image->height == SMALL);
+	if (image) {
+		CHECK_PIXEL(wla_image_pixel(image, SMALL - 1, SMALL - 1), 0xff515151);
+	}
+	wla_image_destroy(image);
+	CHECK_INT(locks_of(c), 0);
+	CHECK_INT(locks_of(s1), 1);
+	/* The new timing starts at that vblank: one 60 Hz period later is too
+	 * early for the frame behind it, one 30 Hz period is right. */
+	qf_advance_to(&f, t4 + PERIOD_60);
+	CHECK_INT(f.n_events, 3);
+	qf_advance_to(&f, t4 + PERIOD_30);
+	check_event(&f, 3, 5, true, 5, t4 + PERIOD_30, PERIOD_30);
+	CHECK_INT(locks_of(s1), 0);
+	CHECK_INT(locks_of(s2), 1);
+	CHECK_INT(f.n_events, 4);
+	CHECK_INT(qf_disable(&f), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(c);
+	fake_drop(s1);
+	fake_drop(s2);
+	qf_finish(&f);
+}
+
+static void a_blocking_modeset_with_a_non_empty_queue_is_refused(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 3, false));
+	struct wla_fb *a = screen_fb(0xff0a0a0a), *b = screen_fb(0xff0b0b0b);
+	struct wla_fb *s1 = fake_fb_create(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	CHECK_INT(qf_flip(&f, b, 2), 0);
+	harness_log_clear();
+	struct wla_mode m30 = MODE_30;
+	CHECK_INT(wla_atomic_set_config(f.crtc, &f.out->connector, &m30, s1, 3), -EBUSY);
+	CHECK_LOGGED("crtc-0", "blocking commit refused");
+	CHECK_INT(f.crtc->state->mode.refresh_mhz, 60000);
+	CHECK_INT(locks_of(s1), 0);
+	CHECK_INT(rec_of(s1)->prepares, 0);
+	qf_vblank(&f, 2);
+	CHECK_INT(wla_atomic_set_config(f.crtc, &f.out->connector, &m30, s1, 3), 0);
+	qf_vblank(&f, 3);
+	CHECK_INT(f.events[f.n_events - 1].commit_seq, 3);
+	CHECK_INT(f.events[f.n_events - 1].refresh_ns, PERIOD_30);
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(s1);
+	qf_finish(&f);
+}
+
+static void a_cursor_update_latches_at_the_next_vblank_ahead_of_queued_frames(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 3, false));
+	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
+	struct wla_fb *c = screen_fb(0xff0000c0), *d = screen_fb(0xff0000d0);
+	struct wla_fb *e = screen_fb(0xff0000e0);
+	struct wla_fb *cur = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff00ff);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	CHECK_INT(qf_flip(&f, b, 2), 0);
+	CHECK_INT(qf_flip(&f, c, 3), 0);
+	CHECK_INT(qf_flip(&f, d, 4), 0);
+	/* With the queue full the cursor still goes: it takes no frame slot. */
+	CHECK_INT(move_cursor(&f, cur, 0, 0), 0);
+	CHECK_INT(locks_of(cur), 1);
+	CHECK_INT(f.crtc->pending_frames, 3);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff0000a0); /* not before the vblank */
+	check_oracles(&f);
+
+	qf_vblank(&f, 2);
+	/* At the next vblank with b, not after the queue; no event of its own. */
+	CHECK_INT(f.n_events, 1);
+	check_event(&f, 0, 2, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xffff00ff);
+	CHECK_PIXEL(qf_pixel(&f, 30, 30), 0xff0000b0);
+	check_oracles(&f);
+
+	/* Moved while c and d wait: the old position stays until the vblank. */
+	CHECK_INT(move_cursor(&f, cur, 20, 20), 0);
+	CHECK_INT(locks_of(cur), 2);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xffff00ff);
+	check_oracles(&f);
+	qf_vblank(&f, 3);
+	CHECK_INT(locks_of(cur), 1);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff0000c0);
+	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xffff00ff);
+	/* Kept by the frames queued before and after it. */
+	CHECK_INT(qf_flip(&f, e, 5), 0);
+	qf_vblank(&f, 4);
+	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xffff00ff);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff0000d0);
+	qf_vblank(&f, 5);
+	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xffff00ff);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff0000e0);
+	CHECK_INT(f.n_events, 4);
+	for (size_t i = 0; i < f.n_events; i++) {
+		CHECK_INT(f.events[i].commit_seq, 2 + i);
+		CHECK_INT(f.events[i].seq, 2 + i);
+	}
+	check_oracles(&f);
+
+	/* Hidden: released at the vblank that takes it off. */
+	CHECK_INT(move_cursor(&f, NULL, 0, 0), 0);
+	CHECK_INT(locks_of(cur), 1);
+	qf_vblank(&f, 6);
+	CHECK_INT(locks_of(cur), 0);
+	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xff0000e0);
+	CHECK_INT(f.dev->live_states, 0);
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(c);
+	fake_drop(d);
+	fake_drop(e);
+	fake_drop(cur);
+	qf_finish(&f);
+}
+
+static void a_cursor_update_waits_while_a_queued_frame_changes_the_cursor_plane(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 2, false));
+	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
+	struct wla_fb *c1 = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
+	struct wla_fb *c2 = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff0002);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	struct wla_atomic_state *s = qf_begin(&f, 2, true);
+	qf_plane(&f, s, f.crtc->primary, b, 0, 0);
+	qf_plane(&f, s, f.crtc->cursor, c1, 0, 0);
+	CHECK_INT(qf_commit(s), 0);
+	const struct wla_plane_state *cursor_state = f.crtc->cursor->state;
+	CHECK_INT(move_cursor(&f, c2, 8, 8), -EBUSY);
+	CHECK(f.crtc->cursor->state == cursor_state);
+	CHECK_INT(locks_of(c2), 0);
+	CHECK_INT(rec_of(c2)->prepares, 0);
+	qf_vblank(&f, 2);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xffff0001);
+	CHECK_INT(move_cursor(&f, c2, 8, 8), 0);
+	qf_vblank(&f, 3);
+	CHECK_PIXEL(qf_pixel(&f, 9, 9), 0xffff0002);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff0000b0);
+	CHECK_INT(locks_of(c1), 0);
+	CHECK_INT(locks_of(c2), 1);
+	check_oracles(&f);
+	CHECK_INT(qf_disable(&f), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(c1);
+	fake_drop(c2);
+	qf_finish(&f);
+}
+
+static void a_failed_prepare_leaves_the_queue_untouched(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 3, false));
+	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
+	struct wla_fb *ov = fake_fb_create(8, 8, DRM_FORMAT_XRGB8888, 0xff777777);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	CHECK_INT(qf_flip(&f, b, 2), 0);
+	size_t live = f.dev->live_states;
+	rec_of(ov)->fail_prepare = -ENOMEM;
+	struct wla_atomic_state *s = qf_begin(&f, 3, true);
+	qf_plane(&f, s, f.crtc->primary, a, 0, 0);
+	qf_plane(&f, s, &f.out->overlays[0], ov, 0, 0);
+	harness_log_clear();
+	CHECK_INT(qf_commit(s), -ENOMEM);
+	CHECK_LOGGED("prepare_fb failed");
+	CHECK_INT(locks_of(a), 1); /* the prepared primary was cleaned up again */
+	CHECK_INT(locks_of(ov), 0);
+	CHECK_INT(f.crtc->pending_frames, 1);
+	CHECK_INT(f.dev->live_states, live);
+	CHECK(f.crtc->primary->state->fb == b);
+	qf_vblank(&f, 2);
+	CHECK_INT(f.events[f.n_events - 1].commit_seq, 2);
+	check_oracles(&f);
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(ov);
+	qf_finish(&f);
+}
+
+int main(void)
+{
+	harness_init();
+	RUN_TEST(frames_queued_at_depth_3_latch_one_per_vblank_in_commit_order);
+	RUN_TEST(depth_1_refuses_a_second_frame_with_flip_queue_full);
+	RUN_TEST(depth_2_refuses_a_third_frame_with_flip_queue_full);
+	RUN_TEST(a_blocking_commit_is_refused_while_frames_are_queued);
+	RUN_TEST(mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_once);
+	RUN_TEST(mailbox_at_depth_2_replaces_only_the_newest_waiting_frame);
+	RUN_TEST(mailbox_replacement_keeps_the_replaced_frames_other_planes);
+	RUN_TEST(each_fb_is_released_at_the_vblank_that_latches_its_replacement);
+	RUN_TEST(a_client_dropping_a_queued_or_shown_fb_changes_nothing_on_screen);
+	RUN_TEST(disabling_with_a_full_queue_reports_every_frame_not_presented);
+	RUN_TEST(destroying_the_vdc_with_a_full_queue_releases_everything);
+	RUN_TEST(a_modeset_behind_queued_frames_latches_after_them_in_order);
+	RUN_TEST(a_blocking_modeset_with_a_non_empty_queue_is_refused);
+	RUN_TEST(a_cursor_update_latches_at_the_next_vblank_ahead_of_queued_frames);
+	RUN_TEST(a_cursor_update_waits_while_a_queued_frame_changes_the_cursor_plane);
+	RUN_TEST(a_failed_prepare_leaves_the_queue_untouched);
+	HARNESS_EXIT();
+}

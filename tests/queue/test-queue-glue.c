@@ -1,0 +1,711 @@
+/*
+ * The flip queue through the wlroots glue, with real wlr_outputs and
+ * wlr_buffers: frame events while the queue has room, buffers dropped by
+ * their client while queued, disable and destroy with a full queue, the frame
+ * deadline. Most tests put the VDC on an injected clock and never dispatch
+ * its timers (only idle sources run); the last two use real vblanks for a
+ * fraction of a second and assert only what timing cannot change.
+ */
+#include <drm_fourcc.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <time.h>
+#include <wayland-server-core.h>
+#include <wlr/backend.h>
+#include <wlr/backend/headless.h>
+#include <wlr/interfaces/wlr_output.h>
+#include <wlr/types/wlr_buffer.h>
+#include <wlr/types/wlr_output.h>
+#include <wlatomic/backend.h>
+#include <wlatomic/capture.h>
+#include <wlatomic/config.h>
+#include "backend/wlr.h"
+#include "harness.h"
+#include "util.h"
+
+#define W 64
+#define H 48
+#define P60 UINT64_C(16666667)
+#define T0 UINT64_C(5000000000)
+
+struct test_buffer {
+	struct wlr_buffer base;
+	uint32_t stride;
+	uint32_t *pixels;
+	bool *destroyed;
+};
+
+static void test_buffer_destroy(struct wlr_buffer *wlr_buffer)
+{
+	struct test_buffer *buf = wl_container_of(wlr_buffer, buf, base);
+	if (buf->destroyed) {
+		*buf->destroyed = true;
+	}
+	free(buf->pixels);
+	free(buf);
+}
+
+static bool test_buffer_begin(struct wlr_buffer *wlr_buffer, uint32_t flags, void **data,
+	uint32_t *format, size_t *stride)
+{
+	struct test_buffer *buf = wl_container_of(wlr_buffer, buf, base);
+	*data = buf->pixels;
+	*format = DRM_FORMAT_XRGB8888;
+	*stride = buf->stride;
+	return true;
+}
+
+static void test_buffer_end(struct wlr_buffer *wlr_buffer)
+{
+}
+
+static const struct wlr_buffer_impl test_buffer_impl = {
+	.destroy = test_buffer_destroy,
+	.begin_data_ptr_access = test_buffer_begin,
+	.end_data_ptr_access = test_buffer_end,
+};
+
+/* A W x H XRGB8888 buffer of one colour; the caller owns it (drop it). */
+static struct wlr_buffer *buffer_create(uint32_t color, bool *destroyed)
+{
+	struct test_buffer *buf = calloc(1, sizeof(*buf));
+	buf->stride = W * 4;
+	buf->pixels = calloc(W * H, 4);
+	for (int i = 0; i < W * H; i++) {
+		buf->pixels[i] = color;
+	}
+	buf->destroyed = destroyed;
+	if (destroyed) {
+		*destroyed = false;
+	}
+	wlr_buffer_init(&buf->base, &test_buffer_impl, W, H);
+	return &buf->base;
+}
+
+struct gev {
+	uint32_t commit_seq;
+	bool presented;
+	unsigned seq;
+	uint64_t when_ns;
+	int refresh;
+	/* Read in the handler: the deadline right after this present. */
+	bool have_deadline;
+	struct wla_frame_deadline deadline;
+	uint32_t pending_frames;
+};
+
+#define MAX_GEVENTS 256
+
+struct gf {
+	struct wl_display *display;
+	struct wl_event_loop *loop;
+	struct wlr_backend *backend;
+	struct wla_backend *wla;
+	struct wlr_output *output;
+	struct wla_output *out;
+	struct wla_crtc *crtc;
+	struct wl_listener new_output, present, frame, destroy;
+	uint64_t now;
+	struct gev events[MAX_GEVENTS];
+	size_t n_events;
+	int presented, not_presented;
+	int frames;
+	bool destroyed;
+	int events_after_destroy;
+	/* Real-time runs: commit the next buffer at every frame event. */
+	struct wlr_buffer *bufs[2];
+	int auto_commits, auto_commit_limit;
+};
+
+static uint64_t gf_clock(void *data)
+{
+	struct gf *f = data;
+	return f->now;
+}
+
+static uint64_t ts_ns(const struct timespec *ts)
+{
+	return wla_timespec_to_ns(ts);
+}
+
+static void handle_present(struct wl_listener *listener, void *data)
+{
+	struct gf *f = wl_container_of(listener, f, present);
+	const struct wlr_output_event_present *ev = data;
+	if (f->destroyed) {
+		f->events_after_destroy++;
+		return;
+	}
+	ev->presented ? f->presented++ : f->not_presented++;
+	if (f->n_events == MAX_GEVENTS) {
+		return;
+	}
+	struct gev *g = &f->events[f->n_events++];
+	*g = (struct gev){
+		.commit_seq = ev->commit_seq,
+		.presented = ev->presented,
+		.seq = ev->seq,
+		.when_ns = ev->when ? ts_ns(ev->when) : 0,
+		.refresh = ev->refresh,
+		.pending_frames = f->crtc->pending_frames,
+	};
+	g->have_deadline = wla_output_get_frame_deadline(f->output, &g->deadline);
+}
+
+/* A buffer commit as a compositor makes it from its frame handler. */
+static bool commit_only(struct gf *f, struct wlr_buffer *buffer)
+{
+	wlr_output_attach_buffer(f->output, buffer);
+	return wlr_output_commit(f->output);
+}
+
+static void handle_frame(struct wl_listener *listener, void *data)
+{
+	struct gf *f = wl_container_of(listener, f, frame);
+	f->frames++;
+	if (f->auto_commits < f->auto_commit_limit) {
+		f->auto_commits++;
+		CHECK(commit_only(f, f->bufs[f->auto_commits % 2]));
+	}
+}
+
+static void handle_output_destroy(struct wl_listener *listener, void *data)
+{
+	struct gf *f = wl_container_of(listener, f, destroy);
+	f->destroyed = true;
+	/* The present listener stays: an event after this would be counted.
+	 * The output's signal lists go with it, so nothing is removed later. */
+	wl_list_remove(&f->frame.link);
+	wl_list_remove(&f->destroy.link);
+}
+
+static void handle_new_output(struct wl_listener *listener, void *data)
+{
+	struct gf *f = wl_container_of(listener, f, new_output);
+	f->output = data;
+	f->out = wl_container_of(f->output, f->out, base);
+	f->crtc = &f->out->vdc_out->crtc;
+	f->present.notify = handle_present;
+	wl_signal_add(&f->output->events.present, &f->present);
+	f->frame.notify = handle_frame;
+	wl_signal_add(&f->output->events.frame, &f->frame);
+	f->destroy.notify = handle_output_destroy;
+	wl_signal_add(&f->output->events.destroy, &f->destroy);
+}
+
+/* A backend with one W x H @ 60 Hz output; with fake_clock its VDC reads
+ * f->now and vblanks happen only in gf_advance_to. */
+static bool gf_init(struct gf *f, uint32_t depth, bool mailbox, bool fake_clock)
+{
+	memset(f, 0, sizeof(*f));
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	cfg.outputs[0].modes[0] = (struct wla_config_mode){ W, H, 60000 };
+	cfg.outputs[0].n_modes = 1;
+	cfg.flip_depth = depth;
+	cfg.flip_mailbox = mailbox;
+	f->display = wl_display_create();
+	f->loop = wl_display_get_event_loop(f->display);
+	f->backend = wla_backend_create(f->display, &cfg);
+	if (!f->backend) {
+		return false;
+	}
+	f->wla = wla_backend_from_wlr(f->backend);
+	if (fake_clock) {
+		f->now = T0;
+		f->wla->vdc->now = gf_clock;
+		f->wla->vdc->now_data = f;
+	}
+	f->new_output.notify = handle_new_output;
+	wl_signal_add(&f->backend->events.new_output, &f->new_output);
+	return wlr_backend_start(f->backend) && f->output;
+}
+
+static void gf_finish(struct gf *f)
+{
+	if (f->output && !f->destroyed) {
+		wl_list_remove(&f->present.link);
+		wl_list_remove(&f->frame.link);
+		wl_list_remove(&f->destroy.link);
+	}
+	wl_list_remove(&f->new_output.link);
+	wl_display_destroy(f->display);
+}
+
+static void gf_advance_to(struct gf *f, uint64_t t)
+{
+	f->now = t;
+	wla_vdc_advance(f->wla->vdc, t);
+	wl_event_loop_dispatch_idle(f->loop);
+}
+
+static uint64_t epoch(struct gf *f)
+{
+	return f->out->vdc_out->epoch_ns;
+}
+
+static void gf_vblank(struct gf *f, uint64_t k)
+{
+	gf_advance_to(f, epoch(f) + k * P60);
+}
+
+static bool enable_output(struct gf *f, struct wlr_buffer *buffer)
+{
+	wlr_output_set_mode(f->output, wlr_output_preferred_mode(f->output));
+	wlr_output_enable(f->output, true);
+	wlr_output_attach_buffer(f->output, buffer);
+	bool ok = wlr_output_commit(f->output);
+	wl_event_loop_dispatch_idle(f->loop);
+	return ok;
+}
+
+/* The same from a test; the idle frame event (if the queue has room) runs
+ * before this returns. Never from an idle callback: wayland's idle dispatch
+ * is not reentrant. */
+static bool commit_buffer(struct gf *f, struct wlr_buffer *buffer)
+{
+	bool ok = commit_only(f, buffer);
+	wl_event_loop_dispatch_idle(f->loop);
+	return ok;
+}
+
+/* A buffer commit straight to the backend, past wlroots' frame_pending
+ * guard, as a compositor ignoring frame events would make it. */
+static bool commit_buffer_raw(struct gf *f, struct wlr_buffer *buffer)
+{
+	f->output->pending.committed |= WLR_OUTPUT_STATE_BUFFER;
+	f->output->pending.buffer = wlr_buffer_lock(buffer);
+	bool ok = f->output->impl->commit(f->output);
+	wlr_buffer_unlock(f->output->pending.buffer);
+	f->output->pending.committed = 0;
+	f->output->pending.buffer = NULL;
+	return ok;
+}
+
+static uint32_t screen_pixel(struct gf *f, uint32_t x, uint32_t y)
+{
+	struct wla_image *image = wla_vdc_compose(f->out->vdc_out);
+	uint32_t px = image ? wla_image_pixel(image, x, y) : 0xdeadbeef;
+	wla_image_destroy(image);
+	return px;
+}
+
+static size_t live_states(struct gf *f)
+{
+	return f->wla->vdc->dev.live_states;
+}
+
+static void frame_events_come_while_the_queue_has_room(void)
+{
+	struct gf f;
+	CHECK(gf_init(&f, 3, false, true));
+	struct wlr_buffer *bufs[5];
+	for (int i = 0; i < 5; i++) {
+		bufs[i] = buffer_create(0xff100000 * (uint32_t)(i + 1), NULL);
+	}
+	uint32_t seq0 = f.output->commit_seq;
+	CHECK(enable_output(&f, bufs[0]));
+	CHECK_INT(f.frames, 1); /* one frame queued, room for two more */
+	gf_vblank(&f, 1);
+	CHECK_INT(f.presented, 1);
+	CHECK_INT(f.events[0].commit_seq, seq0);
+	CHECK_INT(f.frames, 1); /* frame_pending was already clear */
+
+	f.n_events = 0;
+	uint32_t seq1 = f.output->commit_seq;
+	CHECK(commit_buffer(&f, bufs[1]));
+	CHECK_INT(f.frames, 2);
+	CHECK(commit_buffer(&f, bufs[2]));
+	CHECK_INT(f.frames, 3);
+	CHECK(commit_buffer(&f, bufs[3]));
+	CHECK_INT(f.frames, 3); /* full: the frame event waits for a latch */
+	CHECK(f.output->frame_pending);
+	CHECK(!commit_buffer(&f, bufs[4])); /* wlroots itself refuses it */
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 4);
+
+	gf_vblank(&f, 2);
+	CHECK_INT(f.n_events, 1);
+	CHECK_INT(f.events[0].commit_seq, seq1);
+	CHECK_INT(f.events[0].seq, 2);
+	CHECK_INT(f.events[0].when_ns, epoch(&f) + 2 * P60);
+	CHECK_INT(f.events[0].refresh, (int)P60);
+	CHECK_INT(f.frames, 4); /* the latch made room */
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 3);
+	CHECK(commit_buffer(&f, bufs[4]));
+	CHECK_INT(f.frames, 4);
+	for (uint64_t k = 3; k <= 6; k++) {
+		gf_vblank(&f, k);
+	}
+	/* Every frame presented once, in commit order, at consecutive vblanks. */
+	CHECK_INT(f.n_events, 4);
+	for (size_t i = 0; i < f.n_events; i++) {
+		CHECK_INT(f.events[i].commit_seq, seq1 + i);
+		CHECK(f.events[i].presented);
+		CHECK_INT(f.events[i].seq, 2 + i);
+	}
+	CHECK_PIXEL(screen_pixel(&f, 0, 0), 0xff500000);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 1);
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	CHECK_INT(live_states(&f), 0);
+	for (int i = 0; i < 5; i++) {
+		wlr_buffer_drop(bufs[i]);
+	}
+	gf_finish(&f);
+}
+
+struct cap {
+	bool done;
+	uint64_t seq;
+	uint32_t pixel;
+};
+
+static void handle_capture(struct wla_capture *capture, const struct wla_image *image,
+	uint64_t seq, void *data)
+{
+	struct cap *c = data;
+	c->done = true;
+	c->seq = seq;
+	c->pixel = image ? wla_image_pixel(image, 3, 3) : 0;
+}
+
+static void a_client_dropping_queued_buffers_changes_nothing_until_each_is_replaced(void)
+{
+	struct gf f;
+	CHECK(gf_init(&f, 3, false, true));
+	bool a_gone, b_gone, c_gone;
+	struct wlr_buffer *a = buffer_create(0xffaa0000, &a_gone);
+	struct wlr_buffer *b = buffer_create(0xff00bb00, &b_gone);
+	struct wlr_buffer *c = buffer_create(0xff0000cc, &c_gone);
+	CHECK(enable_output(&f, a));
+	gf_vblank(&f, 1);
+	CHECK(commit_buffer(&f, b));
+	CHECK(commit_buffer(&f, c));
+	CHECK_INT(a->n_locks, 1);
+	CHECK_INT(b->n_locks, 1);
+	CHECK_INT(c->n_locks, 1);
+	/* The client destroys all three: one on screen, two queued. */
+	wlr_buffer_drop(a);
+	wlr_buffer_drop(b);
+	wlr_buffer_drop(c);
+	CHECK(!a_gone && !b_gone && !c_gone);
+	CHECK_PIXEL(screen_pixel(&f, 3, 3), 0xffaa0000);
+
+	struct cap cap = { 0 };
+	CHECK(wla_output_capture(f.output, handle_capture, &cap) != NULL);
+	gf_vblank(&f, 2);
+	CHECK(cap.done);
+	CHECK_INT(cap.seq, 2);
+	CHECK_PIXEL(cap.pixel, 0xff00bb00);
+	CHECK(a_gone); /* freed exactly when b replaced it on screen */
+	CHECK(!b_gone && !c_gone);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 2);
+
+	cap = (struct cap){ 0 };
+	CHECK(wla_output_capture(f.output, handle_capture, &cap) != NULL);
+	gf_vblank(&f, 3);
+	CHECK(cap.done);
+	CHECK_PIXEL(cap.pixel, 0xff0000cc);
+	CHECK(b_gone);
+	CHECK(!c_gone);
+	gf_vblank(&f, 4);
+	CHECK(!c_gone); /* on screen for as long as nothing replaces it */
+	CHECK_PIXEL(screen_pixel(&f, 3, 3), 0xff0000cc);
+	CHECK_INT(f.presented, 3);
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	CHECK(c_gone);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	CHECK_INT(live_states(&f), 0);
+	gf_finish(&f);
+}
+
+static void disabling_an_output_with_a_full_queue_reports_every_frame_not_presented(void)
+{
+	struct gf f;
+	CHECK(gf_init(&f, 3, false, true));
+	bool gone[4];
+	struct wlr_buffer *bufs[4];
+	for (int i = 0; i < 4; i++) {
+		bufs[i] = buffer_create(0xff111111 * (uint32_t)(i + 1), &gone[i]);
+	}
+	CHECK(enable_output(&f, bufs[0]));
+	gf_vblank(&f, 1);
+	f.n_events = 0;
+	uint32_t seq1 = f.output->commit_seq;
+	for (int i = 1; i < 4; i++) {
+		CHECK(commit_buffer(&f, bufs[i]));
+	}
+	CHECK_INT(f.crtc->pending_frames, 3);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 4);
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	CHECK_INT(f.n_events, 3);
+	for (size_t i = 0; i < f.n_events; i++) {
+		CHECK_INT(f.events[i].commit_seq, seq1 + i);
+		CHECK(!f.events[i].presented);
+	}
+	CHECK_INT(f.presented, 1);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	CHECK_INT(live_states(&f), 0);
+	for (int i = 0; i < 4; i++) {
+		CHECK_INT(bufs[i]->n_locks, 0);
+		wlr_buffer_drop(bufs[i]);
+		CHECK(gone[i]);
+	}
+	struct wla_frame_deadline dl;
+	CHECK(!wla_output_get_frame_deadline(f.output, &dl));
+	gf_finish(&f);
+}
+
+static void destroying_the_display_with_a_full_queue_releases_every_buffer(void)
+{
+	struct gf f;
+	CHECK(gf_init(&f, 3, false, true));
+	bool gone[4];
+	struct wlr_buffer *bufs[4];
+	for (int i = 0; i < 4; i++) {
+		bufs[i] = buffer_create(0xff222222 * (uint32_t)(i + 1), &gone[i]);
+	}
+	CHECK(enable_output(&f, bufs[0]));
+	gf_vblank(&f, 1);
+	for (int i = 1; i < 4; i++) {
+		CHECK(commit_buffer(&f, bufs[i]));
+	}
+	CHECK_INT(f.crtc->pending_frames, 3);
+	for (int i = 0; i < 4; i++) {
+		wlr_buffer_drop(bufs[i]);
+		CHECK(!gone[i]);
+	}
+	int presented = f.presented;
+	harness_log_clear();
+	wl_list_remove(&f.new_output.link);
+	wl_display_destroy(f.display);
+	CHECK(f.destroyed);
+	for (int i = 0; i < 4; i++) {
+		CHECK(gone[i]);
+	}
+	/* The output's destroy signal went first: nothing reported after it. */
+	CHECK_INT(f.events_after_destroy, 0);
+	CHECK_INT(f.presented, presented);
+	CHECK(!LOGGED("buffer locks still held"));
+}
+
+static void the_frame_deadline_is_the_latch_after_the_queued_frames(void)
+{
+	struct gf f;
+	CHECK(gf_init(&f, 3, false, true));
+	struct wlr_buffer *bufs[4];
+	for (int i = 0; i < 4; i++) {
+		bufs[i] = buffer_create(0xff333333, NULL);
+	}
+	struct wla_frame_deadline dl;
+	CHECK(!wla_output_get_frame_deadline(f.output, &dl)); /* off */
+	CHECK(enable_output(&f, bufs[0]));
+	uint64_t e = epoch(&f);
+	CHECK_INT(e, T0);
+	CHECK(wla_output_get_frame_deadline(f.output, &dl));
+	/* The enabling frame takes vblank 1: the next one is for vblank 2. */
+	CHECK_INT(ts_ns(&dl.latch), e + 2 * P60);
+	CHECK_INT(dl.queued, 1);
+	gf_advance_to(&f, e + P60 + P60 / 3);
+	for (uint32_t q = 0; q < 3; q++) {
+		CHECK(wla_output_get_frame_deadline(f.output, &dl));
+		CHECK_INT(ts_ns(&dl.latch), e + (2 + q) * P60);
+		CHECK_INT(ts_ns(&dl.commit_by), ts_ns(&dl.latch) - WLA_VDC_COMMIT_SLACK_NS);
+		CHECK_INT(dl.refresh_ns, P60);
+		CHECK_INT(dl.queued, q);
+		CHECK_INT(dl.queue_depth, 3);
+		CHECK(commit_buffer(&f, bufs[1 + q]));
+	}
+	/* Right after a latch, from the present handler: one slot free again. */
+	f.n_events = 0;
+	gf_vblank(&f, 2);
+	CHECK_INT(f.n_events, 1);
+	CHECK(f.events[0].have_deadline);
+	CHECK_INT(f.events[0].deadline.queued, 2);
+	CHECK_INT(ts_ns(&f.events[0].deadline.latch), e + 5 * P60);
+	/* A late wake-up (missed vblanks) moves it on by whole periods. */
+	gf_advance_to(&f, e + 7 * P60 + 5);
+	CHECK(wla_output_get_frame_deadline(f.output, &dl));
+	CHECK_INT(dl.queued, 1);
+	CHECK_INT(ts_ns(&dl.latch), e + 9 * P60);
+
+	/* Not ours: no deadline. */
+	struct wlr_backend *headless = wlr_headless_backend_create(f.display);
+	CHECK(headless != NULL);
+	if (headless) {
+		struct wlr_output *other = wlr_headless_add_output(headless, W, H);
+		CHECK(!wla_output_get_frame_deadline(other, &dl));
+		struct wla_output_stats stats;
+		CHECK(!wla_output_get_stats(other, &stats));
+		wlr_backend_destroy(headless);
+	}
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	for (int i = 0; i < 4; i++) {
+		wlr_buffer_drop(bufs[i]);
+	}
+	gf_finish(&f);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static bool run_until(struct gf *f, const int *counter, int want, uint64_t max_ms)
+{
+	uint64_t end = mono_ms() + max_ms;
+	while (*counter < want && mono_ms() < end) {
+		wl_event_loop_dispatch(f->loop, 5);
+	}
+	return *counter >= want;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void stats_after_real_vblanks_count_presents_discards_and_refusals(void)
+{
+	struct gf f;
+	CHECK(gf_init(&f, 2, false, false));
+	f.bufs[0] = buffer_create(0xff440000, NULL);
+	f.bufs[1] = buffer_create(0xff004400, NULL);
+	f.auto_commit_limit = 14;
+	CHECK(enable_output(&f, f.bufs[0]));
+	/* Frames as fast as frame events allow, for about a quarter second. */
+	CHECK(run_until(&f, &f.presented, 12, 450));
+	int presented = f.presented;
+	struct wla_output_stats st;
+	CHECK(wla_output_get_stats(f.output, &st));
+	CHECK_INT(st.frames_presented, presented);
+	CHECK_INT(st.frames_committed, 1 + f.auto_commits);
+	CHECK_INT(st.frames_discarded, 0);
+	CHECK_INT(st.refused, 0);
+	CHECK_INT(st.intervals, presented - 1);
+	CHECK(st.vblanks >= (uint64_t)presented);
+	CHECK(st.missed_vblanks < st.vblanks);
+	CHECK(st.last_seq >= f.events[f.n_events - 1].seq);
+
+	/* The distribution is that of the intervals the events reported. */
+	uint64_t iv[MAX_GEVENTS];
+	size_t n = 0;
+	for (size_t i = 1; i < f.n_events; i++) {
+		CHECK(f.events[i].presented);
+		iv[n++] = f.events[i].when_ns - f.events[i - 1].when_ns;
+		/* Latch times are on the vblank grid: whole periods apart. */
+		CHECK_INT(iv[n - 1] % P60, 0);
+		CHECK_INT(iv[n - 1] / P60, f.events[i].seq - f.events[i - 1].seq);
+		CHECK(f.events[i].commit_seq == f.events[i - 1].commit_seq + 1);
+	}
+	qsort(iv, n, sizeof(iv[0]), compare_u64);
+	double sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		sum += (double)iv[i];
+	}
+	if (n > 0) {
+		CHECK_INT(st.interval_min_ns, iv[0]);
+		CHECK_INT(st.interval_p50_ns, iv[(n - 1) / 2]);
+		CHECK_INT(st.interval_p99_ns, iv[(n - 1) * 99 / 100]);
+		CHECK_INT(st.interval_max_ns, iv[n - 1]);
+		CHECK(st.interval_mean_ns == sum / (double)n);
+		CHECK(st.interval_min_ns >= P60);
+	}
+
+	/* Now synchronously, between two dispatches: with the queue full a
+	 * commit past the frame guard is refused as queue full... */
+	f.auto_commit_limit = f.auto_commits;
+	while (f.crtc->pending_frames < 2) {
+		CHECK(commit_buffer_raw(&f, f.bufs[0]));
+	}
+	harness_log_clear();
+	CHECK(!commit_buffer_raw(&f, f.bufs[1]));
+	CHECK_LOGGED("crtc-0", "flip queue full", "2 of 2");
+	/* ...and with the mailbox policy each replaces the newest. */
+	f.crtc->mailbox = true;
+	int not_presented = f.not_presented;
+	for (int i = 0; i < 3; i++) {
+		CHECK(commit_buffer_raw(&f, f.bufs[i % 2]));
+	}
+	CHECK_INT(f.not_presented, not_presented + 3);
+	CHECK_INT(f.crtc->pending_frames, 2);
+	CHECK(wla_output_get_stats(f.output, &st));
+	CHECK_INT(st.refused, 1);
+	CHECK_INT(st.refused_queue_full, 1);
+	CHECK_INT(st.frames_discarded, 3);
+
+	/* The deadline read at each present was the latch after the queue. */
+	size_t checked = 0;
+	for (size_t i = 0; i < f.n_events; i++) {
+		const struct gev *g = &f.events[i];
+		if (!g->presented || !g->have_deadline) {
+			continue;
+		}
+		CHECK_INT(g->deadline.queued, g->pending_frames);
+		CHECK_INT(ts_ns(&g->deadline.latch), g->when_ns + (1 + g->pending_frames) * P60);
+		CHECK_INT(ts_ns(&g->deadline.commit_by),
+			ts_ns(&g->deadline.latch) - WLA_VDC_COMMIT_SLACK_NS);
+		checked++;
+	}
+	CHECK(checked >= 12);
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	CHECK_INT(live_states(&f), 0);
+	wlr_buffer_drop(f.bufs[0]);
+	wlr_buffer_drop(f.bufs[1]);
+	gf_finish(&f);
+}
+
+static void a_real_run_at_depth_3_presents_every_frame_once_in_order(void)
+{
+	struct gf f;
+	CHECK(gf_init(&f, 3, false, false));
+	f.bufs[0] = buffer_create(0xff550000, NULL);
+	f.bufs[1] = buffer_create(0xff005500, NULL);
+	f.auto_commit_limit = 12;
+	uint32_t seq0 = f.output->commit_seq;
+	CHECK(enable_output(&f, f.bufs[0]));
+	/* Render-ahead: the queue fills up before the first vblank. */
+	CHECK_INT(f.crtc->pending_frames, 3);
+	CHECK(run_until(&f, &f.presented, 13, 450));
+	CHECK_INT(f.presented, 13);
+	CHECK_INT(f.not_presented, 0);
+	for (size_t i = 0; i < f.n_events; i++) {
+		CHECK_INT(f.events[i].commit_seq, seq0 + i);
+		if (i > 0) {
+			CHECK(f.events[i].seq > f.events[i - 1].seq);
+			CHECK_INT((f.events[i].when_ns - f.events[i - 1].when_ns) % P60, 0);
+		}
+	}
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 1);
+	CHECK_INT(live_states(&f), 0);
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	wlr_buffer_drop(f.bufs[0]);
+	wlr_buffer_drop(f.bufs[1]);
+	gf_finish(&f);
+}
+
+int main(void)
+{
+	harness_init();
+	unsetenv("WLA_OUTPUTS");
+	unsetenv("WLA_CONFIG");
+	RUN_TEST(frame_events_come_while_the_queue_has_room);
+	RUN_TEST(a_client_dropping_queued_buffers_changes_nothing_until_each_is_replaced);
+	RUN_TEST(disabling_an_output_with_a_full_queue_reports_every_frame_not_presented);
+	RUN_TEST(destroying_the_display_with_a_full_queue_releases_every_buffer);
+	RUN_TEST(the_frame_deadline_is_the_latch_after_the_queued_frames);
+	RUN_TEST(stats_after_real_vblanks_count_presents_discards_and_refusals);
+	RUN_TEST(a_real_run_at_depth_3_presents_every_frame_once_in_order);
+	HARNESS_EXIT();
+}

@@ -1,0 +1,125 @@
+/*
+ * 59.94 Hz sequence accounting on the injected clock: a million vblanks with
+ * late (and early) wake-ups, a frame committed from every present handler,
+ * every sequence number, latch time and missed vblank checked.
+ *
+ * WLA_TEST_SEED=<n> replays a run; the seed is printed either way.
+ */
+#include "queue-helpers.h"
+
+/* 59.94 Hz */
+
+#define NTSC_MHZ 59940
+#define LONG_VBLANKS UINT64_C(1000000)
+
+struct ntsc {
+	struct wla_fb *fb[2];
+	uint64_t next_seq;
+	uint64_t want_commit; /* the frame that latches next */
+	unsigned flip;
+	bool refused;
+};
+
+/* Like a compositor: the next frame as soon as the last one is on screen. */
+static void ntsc_present(struct qf *f, const struct wla_present *ev)
+{
+	struct ntsc *n = f->hook_data;
+	if (!ev->presented) {
+		return;
+	}
+	n->flip ^= 1;
+	uint64_t seq = n->next_seq++;
+	if (qf_flip(f, n->fb[n->flip], seq) != 0) {
+		n->refused = true;
+	}
+	n->want_commit = seq;
+}
+
+static void vblank_sequence_at_59_94_hz_counts_every_vblank_on_the_period_grid(void)
+{
+	rng_state = test_seed(__func__);
+	struct qf f;
+	CHECK(qf_init(&f, 1, false));
+	struct ntsc n = { .next_seq = 2, .want_commit = 1 };
+	n.fb[0] = screen_fb(0xff000010);
+	n.fb[1] = screen_fb(0xff000020);
+	f.hook = ntsc_present;
+	f.hook_data = &n;
+	/* The period, computed here on its own: 1e12 / 59940 rounded. */
+	const uint64_t period = (UINT64_C(1000000000000) + NTSC_MHZ / 2) / NTSC_MHZ;
+	CHECK_INT(period, 16683350);
+	f.now = T0 + 12345; /* an epoch that is not a round number */
+	CHECK_INT(qf_enable_mode(&f, (struct wla_mode){ QW, QH, NTSC_MHZ }, n.fb[0], 1), 0);
+	const uint64_t epoch = f.now;
+
+	uint64_t next_k = 1, missed = 0, wakeups = 0, presents = 0, early = 0;
+	bool bad = false;
+	while (next_k <= LONG_VBLANKS && !bad) {
+		uint64_t due = epoch + next_k * period;
+		uint64_t r = rng_below(100), t;
+		if (r < 50) {
+			t = due;
+		} else if (r < 80) {
+			t = due + rng_below(period);
+		} else if (r < 95) {
+			t = due + period + rng_below(4 * period);
+		} else if (r < 98) {
+			t = due + rng_below(50 * period);
+		} else {
+			t = due - 1 - rng_below(period - 1);
+		}
+		if (t < f.now) {
+			t = f.now;
+		}
+		qf_clear_events(&f);
+		uint64_t want_commit = n.want_commit;
+		qf_advance_to(&f, t);
+		wakeups++;
+		uint64_t k = (t - epoch) / period;
+		if (k < next_k) {
+			early++;
+			bad |= f.n_events != 0;
+			continue;
+		}
+		missed += k - next_k;
+		next_k = k + 1;
+		if (f.n_events != 1) {
+			fprintf(stderr, "  vblank %" PRIu64 ": %zu events\n", k, f.n_events);
+			bad = true;
+			continue;
+		}
+		const struct ev *e = &f.events[0];
+		presents++;
+		if (!e->presented || e->seq != k || e->when_ns != epoch + k * period ||
+				e->refresh_ns != period || e->commit_seq != want_commit) {
+			fprintf(stderr, "  vblank %" PRIu64 " at %" PRIu64 ": seq %" PRIu64
+				" when %" PRIu64 " refresh %" PRIu64 " commit %" PRIu64
+				", want %" PRIu64 " %" PRIu64 "\n", k, t, e->seq, e->when_ns,
+				e->refresh_ns, e->commit_seq, k, epoch + k * period);
+			bad = true;
+		}
+	}
+	printf("# %" PRIu64 " vblanks in %" PRIu64 " wake-ups (%" PRIu64 " early), %" PRIu64
+		" missed, %" PRIu64 " presents\n", next_k - 1, wakeups, early, missed, presents);
+	CHECK(!bad);
+	CHECK(!n.refused);
+	CHECK(missed > 0 && early > 0);
+	CHECK_INT(f.out->seq, next_k - 1);
+	CHECK_INT(f.out->stats.vblanks, next_k - 1);
+	CHECK_INT(f.out->stats.missed_vblanks, missed);
+	CHECK_INT(f.out->stats.latched, presents);
+	CHECK_INT(f.dev->live_states, 1); /* the frame queued for the next vblank */
+	f.hook = NULL;
+	CHECK_INT(qf_disable(&f), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	fake_drop(n.fb[0]);
+	fake_drop(n.fb[1]);
+	qf_finish(&f);
+}
+
+int main(void)
+{
+	harness_init();
+	RUN_TEST(vblank_sequence_at_59_94_hz_counts_every_vblank_on_the_period_grid);
+	HARNESS_EXIT();
+}
