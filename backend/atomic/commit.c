@@ -181,6 +181,14 @@ static int check_amend(struct wla_atomic_state *state, struct wla_crtc *crtc)
 /* Which queue each CRTC entry goes to; refuses what the queue cannot take. */
 static int plan_queue(struct wla_atomic_state *state, bool nonblock)
 {
+	/* Every CRTC: a cursor already off has none in the state, but a frame
+	 * queued on its last CRTC may still hold its plane. */
+	for (size_t i = 0; state->legacy_cursor_update && i < state->dev->n_crtcs; i++) {
+		int ret = check_amend(state, state->dev->crtcs[i]);
+		if (ret < 0) {
+			return ret;
+		}
+	}
 	wla_for_each_crtc_in_state(state, e) {
 		struct wla_crtc *crtc = e->ptr;
 		const struct wla_crtc_state *new = e->new_state;
@@ -189,12 +197,6 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock)
 		e->replaces = false;
 		e->slot = new->active && !state->legacy_cursor_update;
 		e->frame = e->slot && new->want_event;
-		if (state->legacy_cursor_update) {
-			int ret = check_amend(state, crtc);
-			if (ret < 0) {
-				return ret;
-			}
-		}
 		if (!e->slot) {
 			continue;
 		}

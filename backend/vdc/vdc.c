@@ -53,12 +53,45 @@ static struct wla_vdc_output *output_from_crtc(struct wla_crtc *crtc)
 	return crtc->driver_data;
 }
 
+#define NS_PER_S_MHZ UINT64_C(1000000000000) /* ns per second times mHz per Hz */
+
+/*
+ * Time of vblank k of the current timing, rounded to the nanosecond from the
+ * exact rational period 1e12 / refresh_mhz: no rounded period adds up over a
+ * run, whatever its length. Split so that no product leaves 64 bits.
+ */
+static uint64_t grid_time(uint64_t epoch_ns, int32_t refresh_mhz, uint64_t k)
+{
+	uint64_t r = (uint64_t)refresh_mhz;
+	return epoch_ns + (k / r) * NS_PER_S_MHZ + ((k % r) * NS_PER_S_MHZ + r / 2) / r;
+}
+
+static uint64_t vblank_time(const struct wla_vdc_output *out, uint64_t k)
+{
+	return grid_time(out->epoch_ns, out->mode.refresh_mhz, k);
+}
+
+/* The last vblank at or before now (now >= epoch). */
+static uint64_t vblank_index_at(const struct wla_vdc_output *out, uint64_t now)
+{
+	uint64_t r = (uint64_t)out->mode.refresh_mhz;
+	uint64_t d = now - out->epoch_ns;
+	uint64_t k = (d / NS_PER_S_MHZ) * r + (d % NS_PER_S_MHZ) * r / NS_PER_S_MHZ;
+	while (vblank_time(out, k + 1) <= now) {
+		k++;
+	}
+	while (k > 0 && vblank_time(out, k) > now) {
+		k--;
+	}
+	return k;
+}
+
 static void arm_timer(struct wla_vdc_output *out)
 {
 	if (out->timer_fd < 0) {
 		return;
 	}
-	uint64_t t = out->epoch_ns + out->next_index * out->period_ns;
+	uint64_t t = vblank_time(out, out->next_index);
 	struct itimerspec its = { .it_value = wla_timespec_from_ns(t) };
 	if (timerfd_settime(out->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) != 0) {
 		wlr_log_errno(WLR_ERROR, "%s: timerfd_settime", out->crtc.name);
@@ -281,27 +314,29 @@ static void output_vblank(struct wla_vdc_output *out, uint64_t now)
 	if (!out->running) {
 		return;
 	}
-	uint64_t due = out->epoch_ns + out->next_index * out->period_ns;
-	if (now < due) {
+	if (now < vblank_time(out, out->next_index)) {
 		arm_timer(out);
 		return;
 	}
-	uint64_t index = (now - out->epoch_ns) / out->period_ns;
+	uint64_t index = vblank_index_at(out, now);
 	uint64_t passed = index - out->next_index + 1;
 	out->stats.vblanks += passed;
 	out->stats.missed_vblanks += passed - 1;
 	out->seq += passed;
 	out->next_index = index + 1;
-	uint64_t t = out->epoch_ns + index * out->period_ns;
+	uint64_t t = vblank_time(out, index);
 	struct timespec when = wla_timespec_from_ns(t);
 	bool latched = out->queue_len > 0;
 	if (latched) {
+		/* Queued frames already carry every cursor update made before
+		 * or after they were queued. */
 		out->scanout = *queue_at(out, 0);
 		out->queue_head = (out->queue_head + 1) % WLA_VDC_MAX_QUEUE;
 		out->queue_len--;
 		out->stats.latched++;
+	} else {
+		apply_planes(&out->scanout, &out->amend, out->amend_mask);
 	}
-	apply_planes(&out->scanout, &out->amend, out->amend_mask);
 	out->amend_mask = 0;
 	uint64_t refresh_ns = out->period_ns;
 	if (!wla_mode_equal(&out->scanout.mode, &out->mode)) {
@@ -343,7 +378,23 @@ bool wla_vdc_next_latch(struct wla_vdc_output *out, uint64_t *latch_ns)
 	if (!out->running) {
 		return false;
 	}
-	*latch_ns = out->epoch_ns + (out->next_index + out->queue_len) * out->period_ns;
+	/* Each queued frame takes a vblank; one with a new mode restarts the
+	 * timing at its own latch. */
+	struct wla_mode mode = out->mode;
+	uint64_t epoch = out->epoch_ns, index = out->next_index;
+	uint64_t t = vblank_time(out, index);
+	for (size_t i = 0; i < out->queue_len; i++) {
+		const struct wla_mode *frame_mode = &queue_at(out, i)->mode;
+		if (wla_mode_equal(frame_mode, &mode)) {
+			index++;
+		} else {
+			mode = *frame_mode;
+			epoch = t;
+			index = 1;
+		}
+		t = grid_time(epoch, mode.refresh_mhz, index);
+	}
+	*latch_ns = t;
 	return true;
 }
 

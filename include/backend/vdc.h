@@ -66,6 +66,8 @@ struct wla_vdc_output {
 	struct wla_mode mode; /* the timing the vblanks follow */
 	uint64_t period_ns;
 	uint64_t epoch_ns;   /* time of vblank 0 of the current mode */
+	/* period_ns is 1e12 / refresh rounded, for reports; vblank k is at
+	 * epoch_ns + round(k * 1e12 / refresh), exact over any run length. */
 	uint64_t next_index; /* index (since epoch) of the next vblank */
 	uint64_t seq;        /* sequence number of the last vblank */
 	struct wla_vdc_crtc_stats stats;
