@@ -67,7 +67,7 @@ static void print_time(void)
 static void print_lines(uint32_t mask, uint32_t levels)
 {
 	const struct wla_config_panel *desc = tool.desc;
-	for (size_t i = 0; i < desc->n_lines; i++) {
+	for (size_t i = 0; i < desc->n_lines && i < WLA_PANEL_MAX_LINES; i++) {
 		if (!(mask & (UINT32_C(1) << i))) {
 			continue;
 		}
