@@ -63,33 +63,39 @@ static const struct wla_gpio_lines_impl gpiod_lines_impl = {
 	.release = lines_release,
 };
 
+static void open_failed(struct wla_gpio_error *err, const char *missing)
+{
+	err->code = errno ? -errno : -ENOENT;
+	err->open = true;
+	if (err->code == -ENOENT) {
+		snprintf(err->detail, sizeof(err->detail), "%s", missing);
+	} else if (err->code == -ENOTTY || err->code == -EINVAL || err->code == -ENODEV) {
+		snprintf(err->detail, sizeof(err->detail), "not a GPIO chip");
+	}
+}
+
 static struct gpiod_chip *open_chip(const char *chip, struct wla_gpio_error *err)
 {
 	struct gpiod_chip *c;
+	errno = 0;
 	if (strchr(chip, '/')) {
 		c = gpiod_chip_open(chip);
 		if (!c) {
-			err->code = errno ? -errno : -ENOENT;
-			snprintf(err->detail, sizeof(err->detail), "no GPIO chip at this path");
+			open_failed(err, "no such path");
 		}
 		return c;
 	}
-	errno = 0;
 	c = gpiod_chip_open_by_name(chip);
 	if (c || errno != ENOENT) {
 		if (!c) {
-			err->code = errno ? -errno : -ENOENT;
-			snprintf(err->detail, sizeof(err->detail), "/dev/%s is not a GPIO chip",
-				chip);
+			open_failed(err, "");
 		}
 		return c;
 	}
 	errno = 0;
 	c = gpiod_chip_open_by_label(chip);
 	if (!c) {
-		err->code = errno ? -errno : -ENOENT;
-		snprintf(err->detail, sizeof(err->detail),
-			"no GPIO chip with that name or label");
+		open_failed(err, "no GPIO chip with that name or label");
 	}
 	return c;
 }

@@ -379,6 +379,9 @@ struct wla_panel *wla_panel_create(const struct wla_config_panel *desc, const ch
 			wlr_log(WLR_ERROR, "panel %s: chip '%s' line '%s' (offset %u): cannot request "
 				"as output: %s%s%s%s", name, desc->chip, line->name, line->offset,
 				strerror(-code), sep, err.detail, end);
+		} else if (err.open) {
+			wlr_log(WLR_ERROR, "panel %s: chip '%s': cannot open: %s%s%s%s", name,
+				desc->chip, strerror(-code), sep, err.detail, end);
 		} else {
 			char text[STEP_TEXT_MAX];
 			describe_lines(panel, panel->all, 0, false, text, sizeof(text));

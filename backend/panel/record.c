@@ -80,7 +80,11 @@ static struct wla_gpio_lines *provider_request(struct wla_gpio_provider *provide
 		snprintf(err->detail, sizeof(err->detail), "held by an earlier request");
 	} else if (rec->fail_request) {
 		ret = rec->fail_request;
-		*err = (struct wla_gpio_error){ .code = ret, .line = rec->fail_request_line };
+		*err = (struct wla_gpio_error){
+			.code = ret,
+			.line = rec->fail_request_line,
+			.open = rec->fail_request_line < 0 && ret == -ENOENT,
+		};
 		if (ret == -EBUSY && rec->fail_request_line >= 0) {
 			snprintf(err->detail, sizeof(err->detail), "held by 'recording-test'");
 		} else if (ret == -ENOENT) {

@@ -46,6 +46,7 @@ struct wla_gpio_request {
 struct wla_gpio_error {
 	int code;  /* negative errno */
 	int line;  /* index of the line at fault, -1 if it is the chip's */
+	bool open; /* the chip itself could not be opened */
 	char detail[96]; /* e.g. "held by 'gpioset'", may be empty */
 };
 

@@ -400,7 +400,7 @@ static void missing_chip_fails_create_with_one_line_naming_it(void)
 	CHECK(fx.panel == NULL);
 	CHECK_INT(err, -ENOENT);
 	CHECK_INT(harness_log_n, 1);
-	CHECK_LOGGED("panel DSI-1: chip 'panel-gpio'", "No such file or directory");
+	CHECK_LOGGED("panel DSI-1: chip 'panel-gpio': cannot open: No such file or directory");
 	CHECK_INT(fx.rec.requested, false);
 }
 
@@ -590,8 +590,9 @@ static void gpiod_provider_names_a_missing_chip(void)
 		CHECK_INT(err, -ENOENT);
 		CHECK_INT(harness_log_n, 1);
 		char want[128];
-		snprintf(want, sizeof(want), "panel DSI-1: chip '%s'", chips[i]);
-		CHECK_LOGGED(want, "No such file or directory");
+		snprintf(want, sizeof(want), "panel DSI-1: chip '%s': cannot open: No such file or "
+			"directory", chips[i]);
+		CHECK_LOGGED(want);
 	}
 }
 
