@@ -13,6 +13,9 @@
  *     name = HDMI-A-1             optional, 1..31 of A-Z a-z 0-9 _ -
  *     mode = 1920x1080@60         repeatable (up to 16), the first is preferred
  *     mode = 1280x720@59.94       HZ may have up to 3 decimals, default 60
+ *     panel-chip = panel-gpio     a panel's GPIO power sequencing: the
+ *     panel-line = enable 3       panel-* keys are described at the top of
+ *     panel-preset = simple       backend/panel/config.c
  *
  * Blank lines are ignored; blanks around the key, the '=' and the value are
  * trimmed. Top-level keys must come before the first [output]: every line
@@ -30,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <wlr/util/log.h>
+#include "backend/panel.h"
 #include "util.h"
 #include "wlatomic/config.h"
 
@@ -271,6 +275,8 @@ struct text_parser {
 	struct wla_config_output *output;
 	/* Line of each output's [output] header, valid once replaced is set. */
 	size_t lines[WLA_MAX_OUTPUTS];
+	/* The panel-* keys of the section being read. */
+	struct wla_panel_parser panel;
 };
 
 /* The name an output has or will get, for messages. */
@@ -288,14 +294,18 @@ static int end_section(struct text_parser *tp)
 {
 	struct wla_config_output *output = tp->output;
 	tp->output = NULL;
-	if (!output || output->n_modes > 0) {
+	if (!output) {
 		return 0;
 	}
 	char label[WLA_OUTPUT_NAME_MAX];
 	size_t index = (size_t)(output - tp->cfg->outputs);
-	wlr_log(WLR_ERROR, "config: %s:%zu: [output] section '%s' has no mode", tp->name,
-		tp->lines[index], output_label(tp, output, label, sizeof(label)));
-	return -EINVAL;
+	if (output->n_modes == 0) {
+		wlr_log(WLR_ERROR, "config: %s:%zu: [output] section '%s' has no mode", tp->name,
+			tp->lines[index], output_label(tp, output, label, sizeof(label)));
+		return -EINVAL;
+	}
+	return wla_panel_config_finish(&output->panel, &tp->panel, tp->name,
+		output_label(tp, output, label, sizeof(label)));
 }
 
 static int begin_section(struct text_parser *tp, const char *origin, const char *section,
@@ -322,13 +332,17 @@ static int begin_section(struct text_parser *tp, const char *origin, const char 
 	tp->lines[cfg->n_outputs] = lineno;
 	tp->output = &cfg->outputs[cfg->n_outputs++];
 	memset(tp->output, 0, sizeof(*tp->output));
+	memset(&tp->panel, 0, sizeof(tp->panel));
 	return 0;
 }
 
-static int set_output_key(struct text_parser *tp, const char *origin, const char *key,
-	const char *value)
+static int set_output_key(struct text_parser *tp, const char *origin, size_t lineno,
+	const char *key, const char *value)
 {
 	struct wla_config_output *output = tp->output;
+	if (strncmp(key, "panel-", strlen("panel-")) == 0) {
+		return wla_panel_config_set(&output->panel, &tp->panel, origin, lineno, key, value);
+	}
 	if (strcmp(key, "name") == 0) {
 		size_t len = strlen(value);
 		bool valid = len >= 1 && len < WLA_OUTPUT_NAME_MAX;
@@ -410,7 +424,7 @@ static int parse_line(struct text_parser *tp, char *line, size_t lineno)
 		return -EINVAL;
 	}
 	if (tp->output) {
-		return set_output_key(tp, origin, key, value);
+		return set_output_key(tp, origin, lineno, key, value);
 	}
 	return wla_config_set(tp->cfg, origin, key, value);
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <wlatomic/panel.h>
 
 #define WLA_MAX_OUTPUTS 8
 #define WLA_MAX_MODES 16
@@ -33,6 +34,8 @@ struct wla_config_output {
 	/* modes[0] is the preferred mode. */
 	struct wla_config_mode modes[WLA_MAX_MODES];
 	size_t n_modes;
+	/* The panel's GPIO power sequencing; all zero (chip[0] == 0): none. */
+	struct wla_config_panel panel;
 };
 
 struct wla_config {

@@ -750,6 +750,47 @@ static void env_config_missing_file_is_error(void)
 	clear_env();
 }
 
+static void outputs_have_no_panel_unless_configured(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(cfg.outputs[0].panel.chip[0], 0);
+	CHECK_INT(wla_config_parse_text(&cfg, "t.conf", "[output]\nmode = 640x480\n"), 0);
+	CHECK_INT(cfg.outputs[0].panel.chip[0], 0);
+	CHECK_INT(cfg.outputs[0].panel.n_lines, 0);
+	CHECK_INT(harness_log_n, 0);
+}
+
+static void panel_keys_in_a_file_fill_the_output_panel(void)
+{
+	char path[32];
+	CHECK(write_temp(path, "[output]\nname = DSI-1\nmode = 800x480\n"
+		"panel-chip = panel-gpio\npanel-line = enable 3\npanel-line = backlight 5\n"
+		"panel-preset = simple\npanel-delay-prepare = 20\n"));
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_file(&cfg, path), 0);
+	CHECK(strcmp(cfg.outputs[0].panel.chip, "panel-gpio") == 0);
+	CHECK_INT(cfg.outputs[0].panel.n_lines, 2);
+	CHECK_INT(cfg.outputs[0].panel.n_on, 1);
+	CHECK_INT(cfg.outputs[0].panel.on[0].wait_ms, 20);
+	unlink(path);
+}
+
+static void panel_error_in_a_file_names_path_line_key_and_value(void)
+{
+	char path[32];
+	CHECK(write_temp(path, "[output]\nmode = 800x480\npanel-chip = panel-gpio\n"
+		"panel-line = enable 3\npanel-on-step = enable=1 wait=-1\n"));
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_file(&cfg, path), -EINVAL);
+	char want[128];
+	snprintf(want, sizeof(want), "config: %s:5: panel-on-step 'enable=1 wait=-1'", path);
+	CHECK_ONE_ERROR(want, "bad wait '-1'");
+	unlink(path);
+}
+
 int main(void)
 {
 	harness_init();
@@ -797,5 +838,8 @@ int main(void)
 	RUN_TEST(env_bad_number_names_variable_key_and_value);
 	RUN_TEST(env_config_file_is_loaded_before_other_variables);
 	RUN_TEST(env_config_missing_file_is_error);
+	RUN_TEST(outputs_have_no_panel_unless_configured);
+	RUN_TEST(panel_keys_in_a_file_fill_the_output_panel);
+	RUN_TEST(panel_error_in_a_file_names_path_line_key_and_value);
 	HARNESS_EXIT();
 }
