@@ -62,29 +62,10 @@ static int apply_cursor(struct wla_output *out, struct wla_atomic_state *state, 
 	return 0;
 }
 
-static bool pending_mode(struct wla_output *out, struct wla_mode *mode)
+/* The mode an output without a mode in its request runs at. */
+static bool current_mode(struct wla_output *out, struct wla_mode *mode)
 {
 	struct wlr_output *wo = &out->base;
-	if (wo->pending.committed & WLR_OUTPUT_STATE_MODE) {
-		if (wo->pending.mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
-			*mode = (struct wla_mode){
-				.width = wo->pending.mode->width,
-				.height = wo->pending.mode->height,
-				.refresh_mhz = wo->pending.mode->refresh,
-			};
-		} else {
-			*mode = (struct wla_mode){
-				.width = wo->pending.custom_mode.width,
-				.height = wo->pending.custom_mode.height,
-				.refresh_mhz = wo->pending.custom_mode.refresh,
-			};
-			/* wlroots: 0 means "whatever the backend likes". */
-			if (mode->refresh_mhz == 0) {
-				mode->refresh_mhz = 60000;
-			}
-		}
-		return true;
-	}
 	struct wla_crtc *crtc = output_crtc(out);
 	if (crtc->state->enable) {
 		*mode = crtc->state->mode;
@@ -106,31 +87,66 @@ static bool pending_mode(struct wla_output *out, struct wla_mode *mode)
 	return true;
 }
 
-/* Build the atomic state of wlr_output.pending; NULL (logged) on error. */
-static struct wla_atomic_state *build_state(struct wla_output *out)
+/* What wlr_output.pending asks of the hardware. false (logged) if it asks
+ * for something we cannot do. */
+static bool request_from_pending(struct wla_output *out, struct wla_output_request *req)
 {
 	struct wlr_output *wo = &out->base;
 	const struct wlr_output_state *pending = &wo->pending;
-	struct wla_crtc *crtc = output_crtc(out);
-	struct wla_connector *conn = &out->vdc_out->connector;
-
 	if (pending->committed & WLR_OUTPUT_STATE_GAMMA_LUT) {
 		wlr_log(WLR_ERROR, "output %s: gamma LUTs are not supported (gamma size 0)",
 			wo->name);
-		return NULL;
+		return false;
 	}
+	*req = (struct wla_output_request){
+		.enabled = (pending->committed & WLR_OUTPUT_STATE_ENABLED) ?
+			pending->enabled : wo->enabled,
+		.commit_seq = wo->commit_seq,
+	};
+	if (pending->committed & WLR_OUTPUT_STATE_MODE) {
+		req->has_mode = true;
+		if (pending->mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
+			req->mode = (struct wla_mode){
+				.width = pending->mode->width,
+				.height = pending->mode->height,
+				.refresh_mhz = pending->mode->refresh,
+			};
+		} else {
+			req->mode = (struct wla_mode){
+				.width = pending->custom_mode.width,
+				.height = pending->custom_mode.height,
+				.refresh_mhz = pending->custom_mode.refresh,
+			};
+			/* wlroots: 0 means "whatever the backend likes". */
+			if (req->mode.refresh_mhz == 0) {
+				req->mode.refresh_mhz = 60000;
+			}
+		}
+	}
+	if (pending->committed & WLR_OUTPUT_STATE_BUFFER) {
+		req->buffer = pending->buffer;
+	}
+	return true;
+}
+
+/* Build the atomic state of a request; NULL (logged) on error. */
+static struct wla_atomic_state *build_state(struct wla_output *out,
+	const struct wla_output_request *req)
+{
+	struct wlr_output *wo = &out->base;
+	struct wla_crtc *crtc = output_crtc(out);
+	struct wla_connector *conn = &out->vdc_out->connector;
 	struct wla_atomic_state *state = wla_atomic_state_alloc(crtc->dev);
 	if (!state) {
 		return NULL;
 	}
 	state->allow_modeset = true;
-	bool enabled = (pending->committed & WLR_OUTPUT_STATE_ENABLED) ?
-		pending->enabled : wo->enabled;
+	bool enabled = req->enabled;
 	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
 	struct wla_connector_state *conn_state = wla_atomic_get_connector_state(state, conn);
 	int ret = cs && conn_state ? 0 : -ENOMEM;
-	struct wla_mode mode;
-	if (ret == 0 && enabled && !pending_mode(out, &mode)) {
+	struct wla_mode mode = req->mode;
+	if (ret == 0 && enabled && !req->has_mode && !current_mode(out, &mode)) {
 		wlr_log(WLR_ERROR, "output %s: enabled without a mode", wo->name);
 		ret = -EINVAL;
 	}
@@ -139,13 +155,13 @@ static struct wla_atomic_state *build_state(struct wla_output *out)
 		if (enabled) {
 			cs->mode = mode;
 		}
-		cs->commit_seq = wo->commit_seq;
+		cs->commit_seq = req->commit_seq;
 		/* wlroots waits for a frame event after buffer commits only. */
-		cs->want_event = enabled && (pending->committed & WLR_OUTPUT_STATE_BUFFER);
+		cs->want_event = enabled && req->buffer;
 		ret = wla_atomic_set_crtc_for_connector(state, conn_state, enabled ? crtc : NULL);
 	}
-	if (ret == 0 && enabled && (pending->committed & WLR_OUTPUT_STATE_BUFFER)) {
-		struct wla_fb *fb = wla_fb_from_wlr_buffer(out->backend, pending->buffer);
+	if (ret == 0 && enabled && req->buffer) {
+		struct wla_fb *fb = wla_fb_from_wlr_buffer(out->backend, req->buffer);
 		struct wla_plane_state *ps = fb ?
 			wla_atomic_get_plane_state(state, crtc->primary) : NULL;
 		ret = ps ? wla_atomic_set_crtc_for_plane(state, ps, crtc) : -EINVAL;
@@ -168,7 +184,9 @@ static struct wla_atomic_state *build_state(struct wla_output *out)
 static bool queue_has_room(struct wla_output *out)
 {
 	const struct wla_crtc *crtc = output_crtc(out);
-	return crtc->state->active && (crtc->mailbox || crtc->pending_frames < crtc->queue_depth);
+	/* A CRTC still running for its panel's power-off takes no new frame. */
+	return out->base.enabled && crtc->state->active &&
+		(crtc->mailbox || crtc->pending_frames < crtc->queue_depth);
 }
 
 /* The compositor may render the next frame as soon as the flip queue can take
@@ -196,57 +214,93 @@ static void schedule_frame(struct wla_output *out)
 	out->frame_idle = wl_event_loop_add_idle(loop, handle_frame_idle, out);
 }
 
+/* Check a request against the current states without changing anything. */
+static int check_request(struct wla_output *out, const struct wla_output_request *req)
+{
+	struct wla_atomic_state *state = build_state(out, req);
+	if (!state) {
+		return -EINVAL;
+	}
+	int ret = wla_atomic_check(state);
+	wla_atomic_state_free(state);
+	return ret;
+}
+
+int wla_output_commit_request(struct wla_output *out, const struct wla_output_request *req)
+{
+	struct wla_atomic_state *state = build_state(out, req);
+	int ret = state ? wla_atomic_nonblocking_commit(state) : -EINVAL;
+	if (ret < 0) {
+		wla_atomic_state_free(state);
+		return ret;
+	}
+	out->cursor_dirty = false;
+	if (req->buffer) {
+		out->stats.frames_committed++;
+		schedule_frame(out);
+	}
+	return 0;
+}
+
 static bool output_test(struct wlr_output *wlr_output)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
 	if (!(wlr_output->pending.committed & OUTPUT_HW_FIELDS)) {
 		return true;
 	}
-	struct wla_atomic_state *state = build_state(out);
-	if (!state) {
-		return false;
+	struct wla_output_request req;
+	return request_from_pending(out, &req) && wla_output_panel_admits(out, &req) &&
+		check_request(out, &req) == 0;
+}
+
+static void update_wlr_state(struct wla_output *out, const struct wla_output_request *req)
+{
+	struct wlr_output *wo = &out->base;
+	const struct wlr_output_state *pending = &wo->pending;
+	if (pending->committed & WLR_OUTPUT_STATE_MODE) {
+		if (pending->mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
+			wlr_output_update_mode(wo, pending->mode);
+		} else {
+			wlr_output_update_custom_mode(wo, req->mode.width, req->mode.height,
+				req->mode.refresh_mhz);
+		}
 	}
-	int ret = wla_atomic_check(state);
-	wla_atomic_state_free(state);
-	return ret == 0;
+	if (pending->committed & WLR_OUTPUT_STATE_ENABLED) {
+		wlr_output_update_enabled(wo, pending->enabled);
+	}
 }
 
 static bool output_commit(struct wlr_output *wlr_output)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
-	const struct wlr_output_state *pending = &wlr_output->pending;
-	if (!(pending->committed & OUTPUT_HW_FIELDS)) {
+	if (!(wlr_output->pending.committed & OUTPUT_HW_FIELDS)) {
 		out->stats.commits++;
 		return true;
 	}
-	struct wla_atomic_state *state = build_state(out);
-	int ret = state ? wla_atomic_nonblocking_commit(state) : -EINVAL;
+	struct wla_output_request req;
+	int ret = request_from_pending(out, &req) ? 0 : -EINVAL;
+	if (ret == 0 && !wla_output_panel_admits(out, &req)) {
+		ret = -EIO;
+	}
+	if (ret == 0 && wla_output_panel_takes(out, &req)) {
+		/* The panel powers on or off first; the hardware follows its
+		 * events (wla_output_panel_handle_event). Errors are found now. */
+		ret = req.enabled ? check_request(out, &req) : 0;
+		if (ret == 0) {
+			ret = wla_output_panel_request(out, &req);
+		}
+	} else if (ret == 0) {
+		ret = wla_output_commit_request(out, &req);
+	}
 	if (ret < 0) {
-		wla_atomic_state_free(state);
 		out->stats.refused++;
 		out->stats.refused_queue_full += ret == -EBUSY;
 		wlr_log(WLR_DEBUG, "output %s: commit %" PRIu32 " refused: %s", wlr_output->name,
 			wlr_output->commit_seq, strerror(-ret));
 		return false;
 	}
-	out->cursor_dirty = false;
 	out->stats.commits++;
-	if (pending->committed & WLR_OUTPUT_STATE_BUFFER) {
-		out->stats.frames_committed++;
-		schedule_frame(out);
-	}
-	if (pending->committed & WLR_OUTPUT_STATE_MODE) {
-		if (pending->mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
-			wlr_output_update_mode(wlr_output, pending->mode);
-		} else {
-			const struct wla_mode *mode = &output_crtc(out)->state->mode;
-			wlr_output_update_custom_mode(wlr_output, mode->width, mode->height,
-				mode->refresh_mhz);
-		}
-	}
-	if (pending->committed & WLR_OUTPUT_STATE_ENABLED) {
-		wlr_output_update_enabled(wlr_output, pending->enabled);
-	}
+	update_wlr_state(out, &req);
 	return true;
 }
 
@@ -335,6 +389,7 @@ static void output_destroy(struct wlr_output *wlr_output)
 	if (crtc->state->enable) {
 		wla_atomic_set_config(crtc, &out->vdc_out->connector, NULL, NULL, 0);
 	}
+	wla_output_panel_finish(out);
 	wla_fb_put(out->cursor_fb);
 	struct wlr_output_mode *mode, *tmp;
 	wl_list_for_each_safe(mode, tmp, &wlr_output->modes, link) {
@@ -424,6 +479,7 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 	/* Not for a frame that never latched: that happens inside the commit
 	 * disabling the output, where a frame handler must not commit again. */
 	if (ev->presented) {
+		wla_output_panel_frame_latched(out);
 		if (out->cursor_dirty) {
 			commit_cursor(out);
 		}
@@ -486,6 +542,7 @@ struct wla_output *wla_output_create(struct wla_backend *backend,
 
 	vdc_out->crtc.present = handle_present;
 	vdc_out->crtc.present_data = out;
+	wla_output_panel_init(out, &backend->config.outputs[vdc_out->crtc.index].panel);
 	wl_signal_emit(&backend->base.events.new_output, wo);
 	return out;
 }

@@ -10,6 +10,7 @@
 #include <wlr/render/drm_format_set.h>
 #include <wlatomic/backend.h>
 #include <wlatomic/config.h>
+#include "backend/panel.h"
 #include "backend/vdc.h"
 
 struct wla_backend {
@@ -19,9 +20,21 @@ struct wla_backend {
 	struct wla_vdc *vdc;
 	struct wl_list outputs; /* wla_output.link */
 	bool started;
-	/* wlr_buffer locks taken by prepare_fb and not yet dropped. */
+	/* wlr_buffer locks taken by prepare_fb (and by outputs waiting for
+	 * their panel) and not yet dropped. */
 	size_t buffer_locks;
+	/* Where panels get their GPIO lines (libgpiod unless a test says). */
+	struct wla_gpio_provider *gpio_provider;
 	struct wl_listener display_destroy;
+};
+
+/* What one wlr_output commit asks of the hardware. */
+struct wla_output_request {
+	bool enabled;
+	bool has_mode;
+	struct wla_mode mode;
+	struct wlr_buffer *buffer; /* NULL: keep the primary plane as it is */
+	uint32_t commit_seq;
 };
 
 struct wla_output {
@@ -40,6 +53,15 @@ struct wla_output {
 	int hotspot_x, hotspot_y;
 	bool cursor_dirty;
 
+	/* The panel's power sequencing, NULL without a panel. */
+	struct wla_panel_loop *panel;
+	const char *panel_chip;
+	bool panel_failed;  /* could not be set up, or a set failed: stays off */
+	bool panel_unlit;   /* the backlight waits for the first latched frame */
+	/* An enable waiting for the panel's ON event, buffer locked. */
+	bool has_deferred;
+	struct wla_output_request deferred;
+
 	/* A frame event waiting for the commit that made room to return
 	 * (wlroots sets frame_pending only after impl->commit). */
 	struct wl_event_source *frame_idle;
@@ -54,6 +76,29 @@ struct wla_backend *wla_backend_from_wlr(struct wlr_backend *backend);
 /* Create and announce the wlr_output of a VDC output (backend started). */
 struct wla_output *wla_output_create(struct wla_backend *backend,
 	struct wla_vdc_output *vdc_out);
+
+/* Commit a request through the flip queue; 0 or a negative errno (logged). */
+int wla_output_commit_request(struct wla_output *out, const struct wla_output_request *req);
+
+/* The panel of an output (backend/wlr/panel.c). Set up at output creation
+ * when the config describes one; a chip that cannot be had leaves the output
+ * off (its enable commits fail). finish after the CRTC is off. */
+void wla_output_panel_init(struct wla_output *out, const struct wla_config_panel *desc);
+void wla_output_panel_finish(struct wla_output *out);
+/* false (logged) if req would enable an output whose panel failed. */
+bool wla_output_panel_admits(struct wla_output *out, const struct wla_output_request *req);
+/* Whether req must wait for the panel (power on before the CRTC, power off
+ * around it) rather than go to the hardware at once. */
+bool wla_output_panel_takes(struct wla_output *out, const struct wla_output_request *req);
+/* Start the panel's part of req (checked already); the CRTC follows the
+ * panel's events. 0 or a negative errno. */
+int wla_output_panel_request(struct wla_output *out, const struct wla_output_request *req);
+/* A frame with content latched: the backlight may come on. */
+void wla_output_panel_frame_latched(struct wla_output *out);
+
+/* Tests: give panels another line provider (before the backend starts). */
+void wla_backend_set_gpio_provider(struct wlr_backend *backend,
+	struct wla_gpio_provider *provider);
 
 /*
  * The framebuffer wrapping a wlr_buffer: one wrapper per buffer (kept as a

@@ -1,0 +1,189 @@
+/*
+ * An output's panel: power-on before its CRTC is enabled, the backlight
+ * after the first latched frame, the CRTC off once the backlight is, the
+ * supply last. The panel's events drive the CRTC; commits only ask.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <wlr/types/wlr_buffer.h>
+#include <wlr/util/log.h>
+#include "backend/wlr.h"
+
+static struct wla_panel *output_panel(struct wla_output *out)
+{
+	return wla_panel_loop_get_panel(out->panel);
+}
+
+static void drop_deferred(struct wla_output *out)
+{
+	if (!out->has_deferred) {
+		return;
+	}
+	if (out->deferred.buffer) {
+		out->backend->buffer_locks--;
+		wlr_buffer_unlock(out->deferred.buffer);
+	}
+	out->has_deferred = false;
+}
+
+static void keep_deferred(struct wla_output *out, const struct wla_output_request *req)
+{
+	drop_deferred(out);
+	out->deferred = *req;
+	if (req->buffer) {
+		/* The pixels must outlive wlroots' pending state. */
+		wlr_buffer_lock(req->buffer);
+		out->backend->buffer_locks++;
+	}
+	out->has_deferred = true;
+}
+
+static void crtc_off(struct wla_output *out)
+{
+	if (!out->vdc_out->crtc.state->active) {
+		return;
+	}
+	struct wla_output_request off = { .enabled = false };
+	if (wla_output_commit_request(out, &off) < 0) {
+		wlr_log(WLR_ERROR, "output %s: could not switch the CRTC off for its panel",
+			out->base.name);
+	}
+}
+
+/* The deferred enable, now that the panel is on. */
+static void crtc_on(struct wla_output *out)
+{
+	if (!out->has_deferred) {
+		return;
+	}
+	struct wla_output_request req = out->deferred;
+	int ret = wla_output_commit_request(out, &req);
+	drop_deferred(out);
+	if (ret < 0) {
+		wlr_log(WLR_ERROR, "output %s: enabling after the panel's power-on failed: %s",
+			out->base.name, strerror(-ret));
+		wla_output_panel_request(out, &(struct wla_output_request){ .enabled = false });
+		wlr_output_update_enabled(&out->base, false);
+		return;
+	}
+	out->panel_unlit = true;
+}
+
+static void handle_panel_event(struct wla_panel *panel, enum wla_panel_event event, int error,
+	void *data)
+{
+	struct wla_output *out = data;
+	wlr_log(WLR_DEBUG, "output %s: panel event %s", out->base.name,
+		wla_panel_event_name(event));
+	switch (event) {
+	case WLA_PANEL_EVENT_ON:
+		crtc_on(out);
+		break;
+	case WLA_PANEL_EVENT_BLANKED:
+		/* Backlight off: scanout must stop before the supply goes. */
+		crtc_off(out);
+		break;
+	case WLA_PANEL_EVENT_OFF:
+		break;
+	case WLA_PANEL_EVENT_FAILED:
+		drop_deferred(out);
+		crtc_off(out);
+		out->panel_failed = true;
+		out->panel_unlit = false;
+		wlr_log(WLR_ERROR, "output %s: panel on chip %s failed (%s); the output is off",
+			out->base.name, out->panel_chip, strerror(-error));
+		if (out->base.enabled) {
+			wlr_output_update_enabled(&out->base, false);
+		}
+		break;
+	}
+}
+
+void wla_output_panel_init(struct wla_output *out, const struct wla_config_panel *desc)
+{
+	if (!desc->chip[0]) {
+		return;
+	}
+	out->panel_chip = desc->chip;
+	struct wl_event_loop *loop = wl_display_get_event_loop(out->backend->display);
+	int error = 0;
+	out->panel = wla_panel_loop_create(loop, desc, out->vdc_out->connector.name,
+		out->backend->gpio_provider, handle_panel_event, out, &error);
+	if (!out->panel) {
+		/* Logged by the panel: the output stays off rather than pretend. */
+		out->panel_failed = true;
+	}
+}
+
+void wla_output_panel_finish(struct wla_output *out)
+{
+	drop_deferred(out);
+	if (out->panel) {
+		wla_panel_loop_destroy(out->panel);
+		out->panel = NULL;
+	}
+}
+
+bool wla_output_panel_admits(struct wla_output *out, const struct wla_output_request *req)
+{
+	if (out->panel_failed && req->enabled) {
+		wlr_log(WLR_ERROR, "output %s: its panel (chip %s) is not usable; the output "
+			"stays off", out->base.name, out->panel_chip);
+		return false;
+	}
+	return true;
+}
+
+bool wla_output_panel_takes(struct wla_output *out, const struct wla_output_request *req)
+{
+	if (!out->panel) {
+		return false;
+	}
+	enum wla_panel_state state = wla_panel_get_state(output_panel(out));
+	bool powered = state == WLA_PANEL_ON || state == WLA_PANEL_LIT;
+	if (req->enabled) {
+		return !powered || out->has_deferred;
+	}
+	return state != WLA_PANEL_OFF || out->vdc_out->crtc.state->active;
+}
+
+int wla_output_panel_request(struct wla_output *out, const struct wla_output_request *req)
+{
+	struct wla_panel *panel = output_panel(out);
+	if (req->enabled) {
+		keep_deferred(out, req);
+		int ret = wla_panel_power_on(panel);
+		if (ret < 0) {
+			drop_deferred(out);
+			return ret;
+		}
+		if (ret == 1) {
+			crtc_on(out);
+		}
+		return 0;
+	}
+	drop_deferred(out);
+	out->panel_unlit = false;
+	int ret = wla_panel_power_off(panel);
+	if (ret == 1) {
+		/* Off already (or never powered): nothing waits for BLANKED. */
+		crtc_off(out);
+	}
+	return ret < 0 ? ret : 0;
+}
+
+void wla_output_panel_frame_latched(struct wla_output *out)
+{
+	if (!out->panel || !out->panel_unlit) {
+		return;
+	}
+	out->panel_unlit = false;
+	wla_panel_first_frame_latched(output_panel(out));
+}
+
+void wla_backend_set_gpio_provider(struct wlr_backend *backend,
+	struct wla_gpio_provider *provider)
+{
+	wla_backend_from_wlr(backend)->gpio_provider = provider;
+}
