@@ -8,6 +8,7 @@
  *     cursor-size = 64            cursor-size (16..512)
  *     flip-depth = 2              frames queued per CRTC (1..4)
  *     flip-policy = queue         queue (refuse when full) or mailbox
+ *     gpio-dry-run = 0            1: panels log their GPIO sets, no chip used
  *
  *     [output]                    starts an output section
  *     name = HDMI-A-1             optional, 1..31 of A-Z a-z 0-9 _ -
@@ -237,6 +238,15 @@ WLA_EXPORT int wla_config_set(struct wla_config *cfg, const char *origin, const 
 	if (!key || !value) {
 		wlr_log(WLR_ERROR, "config: %s: key '%s' without a value", origin,
 			key ? key : "(null)");
+		return -EINVAL;
+	}
+	if (strcmp(key, "gpio-dry-run") == 0) {
+		if (strcmp(value, "0") == 0 || strcmp(value, "1") == 0) {
+			cfg->gpio_dry_run = value[0] == '1';
+			return 0;
+		}
+		wlr_log(WLR_ERROR, "config: %s: gpio-dry-run '%s': expected 0 or 1", origin,
+			value);
 		return -EINVAL;
 	}
 	if (strcmp(key, "flip-policy") == 0) {
@@ -670,6 +680,7 @@ WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
 		{ "WLA_CURSOR_SIZE", "cursor-size" },
 		{ "WLA_FLIP_DEPTH", "flip-depth" },
 		{ "WLA_FLIP_POLICY", "flip-policy" },
+		{ "WLA_GPIO_DRY_RUN", "gpio-dry-run" },
 	};
 	const char *value;
 

@@ -101,7 +101,7 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 	}
 	backend->display = display;
 	backend->config = cfg;
-	backend->gpio_provider = wla_gpiod_provider();
+	backend->gpio_provider = cfg.gpio_dry_run ? wla_dryrun_provider() : wla_gpiod_provider();
 	wl_list_init(&backend->outputs);
 	backend->vdc = wla_vdc_create(wl_display_get_event_loop(display), &cfg, NULL, NULL);
 	if (!backend->vdc) {

@@ -92,6 +92,11 @@ struct wla_gpio_provider {
  */
 struct wla_gpio_provider *wla_gpiod_provider(void);
 
+/* The dry-run provider (static, never freed): grants every request and logs
+ * each set (lines, offsets, physical levels) at info level instead of
+ * driving hardware. */
+struct wla_gpio_provider *wla_dryrun_provider(void);
+
 /* The recording provider (tests, dry runs): records every call. */
 
 #define WLA_GPIO_RECORD_MAX_CALLS 256

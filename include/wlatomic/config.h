@@ -51,6 +51,9 @@ struct wla_config {
 	 * waiting one (mailbox) instead of being refused. */
 	uint32_t flip_depth;
 	bool flip_mailbox;
+	/* Panels log their GPIO sets instead of driving a chip (bring-up and
+	 * tests without the hardware). */
+	bool gpio_dry_run;
 };
 
 /*
@@ -67,8 +70,8 @@ void wla_config_init(struct wla_config *cfg);
 int wla_config_parse_mode(const char *origin, const char *str, struct wla_config_mode *mode);
 
 /*
- * Set one key ("overlay-planes", "cursor-size", "flip-depth", "flip-policy")
- * to a value. origin names the
+ * Set one key ("overlay-planes", "cursor-size", "flip-depth", "flip-policy",
+ * "gpio-dry-run") to a value. origin names the
  * source in error messages (a file and line, or an environment variable).
  * Returns 0 or -EINVAL with one logged line naming key and value.
  */
@@ -89,7 +92,7 @@ int wla_config_load_file(struct wla_config *cfg, const char *path);
  * Apply the environment on top of cfg: WLA_CONFIG (a file, loaded first),
  * then WLA_OUTPUTS ("N" outputs of the default mode, or per-output mode lists
  * "1920x1080@60,1280x720;1024x768@75"), WLA_OVERLAY_PLANES, WLA_CURSOR_SIZE,
- * WLA_FLIP_DEPTH, WLA_FLIP_POLICY.
+ * WLA_FLIP_DEPTH, WLA_FLIP_POLICY, WLA_GPIO_DRY_RUN.
  * Returns 0 or a negative errno after logging one line.
  */
 int wla_config_load_env(struct wla_config *cfg);
