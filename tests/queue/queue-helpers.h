@@ -21,12 +21,17 @@
 #include "backend/vdc.h"
 #include "harness.h"
 #include "util.h"
+#include "vblank-grid.h"
 
 #define QW 64
 #define QH 48
 #define SMALL 32
-#define MODE_60 { QW, QH, 60000 }
-#define MODE_30 { SMALL, SMALL, 30000 }
+#define MHZ_60 60000
+#define MHZ_30 30000
+#define MODE_60 { QW, QH, MHZ_60 }
+#define MODE_30 { SMALL, SMALL, MHZ_30 }
+/* What present events report as refresh_ns: 1e12 / refresh rounded. The
+ * vblanks themselves are on the exact grid (vblank-grid.h). */
 #define PERIOD_60 UINT64_C(16666667)
 #define PERIOD_30 UINT64_C(33333333)
 #define T0 UINT64_C(1000000000)
@@ -296,15 +301,17 @@ static inline void qf_advance_to(struct qf *f, uint64_t t)
 	wla_vdc_advance(f->vdc, t);
 }
 
-/* The k-th vblank (k >= 1) after the last enable at period p, exactly. */
-static inline void qf_vblank_at(struct qf *f, uint64_t k, uint64_t p)
+/* The time of the k-th vblank (k >= 1) of the 60 Hz timing started by the
+ * last enable. */
+static inline uint64_t qf_vblank_ns(const struct qf *f, uint64_t k)
 {
-	qf_advance_to(f, f->epoch + k * p);
+	return vblank_grid_ns(f->epoch, MHZ_60, k);
 }
 
+/* The clock onto that vblank, exactly. */
 static inline void qf_vblank(struct qf *f, uint64_t k)
 {
-	qf_vblank_at(f, k, PERIOD_60);
+	qf_advance_to(f, qf_vblank_ns(f, k));
 }
 
 /* Building a commit */

@@ -16,7 +16,7 @@ static void frames_queued_at_depth_3_latch_one_per_vblank_in_commit_order(void)
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	CHECK_INT(f.n_events, 0);
 	qf_vblank(&f, 1);
-	check_event(&f, 0, 1, true, 1, f.epoch + PERIOD_60, PERIOD_60);
+	check_event(&f, 0, 1, true, 1, qf_vblank_ns(&f, 1), PERIOD_60);
 	CHECK_PIXEL(qf_pixel(&f, 0, 0), 0xff000001);
 
 	qf_clear_events(&f);
@@ -31,14 +31,14 @@ static void frames_queued_at_depth_3_latch_one_per_vblank_in_commit_order(void)
 	CHECK_INT(f.dev->live_states, 3);
 
 	/* Half a period later: still nothing. */
-	qf_advance_to(&f, f.epoch + PERIOD_60 + PERIOD_60 / 2);
+	qf_advance_to(&f, qf_vblank_ns(&f, 1) + PERIOD_60 / 2);
 	CHECK_INT(f.n_events, 0);
 
 	const uint32_t colors[] = { 0xff0000b0, 0xff00c000, 0xffd00000 };
 	for (uint64_t k = 2; k <= 4; k++) {
 		qf_vblank(&f, k);
 		CHECK_INT(f.n_events, k - 1);
-		check_event(&f, k - 2, 11 + (k - 2), true, k, f.epoch + k * PERIOD_60, PERIOD_60);
+		check_event(&f, k - 2, 11 + (k - 2), true, k, qf_vblank_ns(&f, k), PERIOD_60);
 		CHECK_PIXEL(qf_pixel(&f, 10, 10), colors[k - 2]);
 		CHECK_INT(f.crtc->pending_frames, 4 - k);
 		CHECK_INT(f.dev->live_states, 4 - k);
@@ -110,7 +110,7 @@ static void refuse_beyond_depth(uint32_t depth)
 	}
 	/* The queue goes on as before, and a slot freed by a vblank takes it. */
 	qf_vblank(&f, 2);
-	check_event(&f, 0, 11, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	check_event(&f, 0, 11, true, 2, qf_vblank_ns(&f, 2), PERIOD_60);
 	CHECK_INT(qf_flip(&f, extra, 100), 0);
 	for (uint64_t k = 3; k <= depth + 2; k++) {
 		qf_vblank(&f, k);
@@ -180,7 +180,7 @@ static void mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_onc
 	/* b is reported discarded and released before any vblank. */
 	CHECK_INT(f.n_events, 1);
 	check_discarded(&f, 0, 2);
-	CHECK_INT(f.events[0].clock, f.epoch + PERIOD_60);
+	CHECK_INT(f.events[0].clock, qf_vblank_ns(&f, 1));
 	CHECK_INT(rb->locks, 0);
 	CHECK(rb->destroyed);
 	CHECK_INT(locks_of(a), 1); /* still on screen */
@@ -200,7 +200,7 @@ static void mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_onc
 
 	qf_vblank(&f, 2);
 	CHECK_INT(f.n_events, 3);
-	check_event(&f, 2, 4, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	check_event(&f, 2, 4, true, 2, qf_vblank_ns(&f, 2), PERIOD_60);
 	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xffdddddd);
 	CHECK_INT(locks_of(a), 0); /* replaced on screen now, not before */
 	CHECK_INT(locks_of(d), 1);
@@ -237,13 +237,13 @@ static void mailbox_at_depth_2_replaces_only_the_newest_waiting_frame(void)
 	check_oracles(&f);
 
 	qf_vblank(&f, 2);
-	check_event(&f, 1, 2, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	check_event(&f, 1, 2, true, 2, qf_vblank_ns(&f, 2), PERIOD_60);
 	CHECK_PIXEL(qf_pixel(&f, 3, 3), 0xff00bb00);
 	CHECK_INT(locks_of(a), 0);
 	CHECK_INT(locks_of(b), 1);
 	check_oracles(&f);
 	qf_vblank(&f, 3);
-	check_event(&f, 2, 4, true, 3, f.epoch + 3 * PERIOD_60, PERIOD_60);
+	check_event(&f, 2, 4, true, 3, qf_vblank_ns(&f, 3), PERIOD_60);
 	CHECK_PIXEL(qf_pixel(&f, 3, 3), 0xffdddddd);
 	CHECK_INT(locks_of(b), 0); /* d replaced b on screen */
 	CHECK_INT(locks_of(d), 1);
@@ -277,7 +277,7 @@ static void mailbox_replacement_keeps_the_replaced_frames_other_planes(void)
 	CHECK_INT(locks_of(ov), 1);
 	check_oracles(&f);
 	qf_vblank(&f, 2);
-	check_event(&f, 1, 3, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	check_event(&f, 1, 3, true, 2, qf_vblank_ns(&f, 2), PERIOD_60);
 	CHECK_PIXEL(qf_pixel(&f, 5, 5), 0xff777777);
 	CHECK_PIXEL(qf_pixel(&f, 20, 20), 0xff00bb00);
 	CHECK_INT(locks_of(a), 0);
@@ -360,7 +360,7 @@ static void each_fb_is_released_at_the_vblank_that_latches_its_replacement(void)
 			if (f.n_events == seen + 1) {
 				const struct ev *e = &f.events[seen];
 				ok &= e->presented && e->seq == (uint64_t)st->arg &&
-					e->when_ns == f.epoch + (uint64_t)st->arg * PERIOD_60 &&
+					e->when_ns == qf_vblank_ns(&f, (uint64_t)st->arg) &&
 					e->commit_seq > last_presented_seq;
 				last_presented_seq = e->commit_seq;
 				uint32_t want = 0x30 * (uint32_t)(st->presented_fb + 1);
@@ -555,15 +555,15 @@ static void a_modeset_behind_queued_frames_latches_after_them_in_order(void)
 	CHECK_INT(f.crtc->pending_frames, 3);
 	/* The queued frames still latch at the old timing, first. */
 	qf_vblank(&f, 2);
-	check_event(&f, 0, 2, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	check_event(&f, 0, 2, true, 2, qf_vblank_ns(&f, 2), PERIOD_60);
 	CHECK_PIXEL(qf_pixel(&f, QW - 1, QH - 1), 0xff0b0b0b);
 	CHECK_INT(f.out->scanout.mode.width, QW);
 	CHECK_INT(qf_flip(&f, s2, 5), 0); /* behind the mode change, new size */
 	qf_vblank(&f, 3);
-	check_event(&f, 1, 3, true, 3, f.epoch + 3 * PERIOD_60, PERIOD_60);
+	check_event(&f, 1, 3, true, 3, qf_vblank_ns(&f, 3), PERIOD_60);
 	CHECK_INT(locks_of(b), 0);
 	qf_vblank(&f, 4);
-	uint64_t t4 = f.epoch + 4 * PERIOD_60;
+	uint64_t t4 = qf_vblank_ns(&f, 4);
 	/* The mode change: its present event has the new refresh. */
 	check_event(&f, 2, 4, true, 4, t4, PERIOD_30);
 	struct wla_image *image = wla_vdc_compose(f.out);
@@ -574,12 +574,13 @@ static void a_modeset_behind_queued_frames_latches_after_them_in_order(void)
 	wla_image_destroy(image);
 	CHECK_INT(locks_of(c), 0);
 	CHECK_INT(locks_of(s1), 1);
-	/* The new timing starts at that vblank: one 60 Hz period later is too
-	 * early for the frame behind it, one 30 Hz period is right. */
-	qf_advance_to(&f, t4 + PERIOD_60);
+	/* The new timing starts at that vblank: the next 60 Hz vblank is too
+	 * early for the frame behind it, vblank 1 of 30 Hz from there is right. */
+	qf_advance_to(&f, vblank_grid_ns(t4, MHZ_60, 1));
 	CHECK_INT(f.n_events, 3);
-	qf_advance_to(&f, t4 + PERIOD_30);
-	check_event(&f, 3, 5, true, 5, t4 + PERIOD_30, PERIOD_30);
+	uint64_t t5 = vblank_grid_ns(t4, MHZ_30, 1);
+	qf_advance_to(&f, t5);
+	check_event(&f, 3, 5, true, 5, t5, PERIOD_30);
 	CHECK_INT(locks_of(s1), 0);
 	CHECK_INT(locks_of(s2), 1);
 	CHECK_INT(f.n_events, 4);
@@ -645,7 +646,7 @@ static void a_cursor_update_latches_at_the_next_vblank_ahead_of_queued_frames(vo
 	qf_vblank(&f, 2);
 	/* At the next vblank with b, not after the queue; no event of its own. */
 	CHECK_INT(f.n_events, 1);
-	check_event(&f, 0, 2, true, 2, f.epoch + 2 * PERIOD_60, PERIOD_60);
+	check_event(&f, 0, 2, true, 2, qf_vblank_ns(&f, 2), PERIOD_60);
 	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xffff00ff);
 	CHECK_PIXEL(qf_pixel(&f, 30, 30), 0xff0000b0);
 	check_oracles(&f);

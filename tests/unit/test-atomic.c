@@ -242,7 +242,7 @@ static void set_config_enables_the_output_and_latches_at_the_first_vblank(void)
 	CHECK_INT(f.crtc->pending_frames, 1);
 
 	/* One nanosecond early: nothing. */
-	f.clock = f.epoch + f.period - 1;
+	f.clock = vblank_at(&f, 1) - 1;
 	wla_vdc_advance(f.vdc, f.clock);
 	CHECK_INT(f.n_presents, 0);
 	f.clock++;
@@ -1067,15 +1067,17 @@ static void commit_on_two_crtcs_completes_when_both_latched(void)
 			wla_atomic_set_fb_for_plane(ps, fb[2 * round + i]);
 			wla_plane_state_set_full(ps, 0, 0);
 		}
-		f.epoch = f.clock;
+		/* Round 1 changes no mode: both timings go on from round 0. */
+		if (round == 0) {
+			f.epoch = f.clock;
+		}
 		size_t before = f.n_presents;
 		CHECK_INT(wla_atomic_commit(st), 0);
 		CHECK_INT(p[2 * round]->locks, 1);
 		CHECK_INT(p[2 * round + 1]->locks, 1);
 
 		/* 60 Hz latched, 30 Hz not yet: the commit is still alive. */
-		f.clock = f.epoch + f.period;
-		wla_vdc_advance(f.vdc, f.clock);
+		vblank(&f);
 		CHECK_INT(f.n_presents, before + 1);
 		CHECK_INT(f.presents[before].commit_seq, 10 * round + 1);
 		CHECK_INT(f.vdc->dev.live_states, 1);
@@ -1085,7 +1087,7 @@ static void commit_on_two_crtcs_completes_when_both_latched(void)
 			CHECK_INT(p[1]->locks, 1);
 		}
 
-		f.clock = f.epoch + wla_mode_period_ns(&(struct wla_mode){ W, H, 30000 });
+		f.clock = vblank_grid_next(f.epoch, 30000, f.clock);
 		wla_vdc_advance(f.vdc, f.clock);
 		CHECK_INT(f.n_presents, before + 2);
 		CHECK_INT(f.presents[before + 1].commit_seq, 10 * round + 2);
@@ -1129,7 +1131,8 @@ static void blocking_modeset_with_a_pending_frame_waits_for_the_latch(void)
 
 	/* With the queue drained the modeset goes through; it latches at the
 	 * next vblank of the old timing and the new period starts there. */
-	uint64_t latch = f.epoch + 2 * wla_mode_period_ns(&old_mode);
+	uint64_t latch = next_vblank(&f);
+	CHECK_INT(latch, vblank_grid_ns(f.epoch, old_mode.refresh_mhz, 3));
 	CHECK_INT(enable_output(&f, c), 0);
 	vblank(&f);
 	CHECK_INT(f.n_presents, before + 2);
@@ -1139,7 +1142,7 @@ static void blocking_modeset_with_a_pending_frame_waits_for_the_latch(void)
 	CHECK_INT(timespec_to_ns(&f.last_present.when), latch);
 	CHECK_INT(pb->locks, 0);
 	CHECK_INT(pc->locks, 1);
-	f.period = wla_mode_period_ns(&f.mode);
+	timing_restarts_at(&f, latch);
 	fixture_teardown(&f);
 }
 

@@ -79,6 +79,39 @@ static void vdc_vblank_comes_one_period_after_enable_and_not_before(void)
 	fixture_teardown(&f);
 }
 
+static void vdc_vblank_k_is_the_exact_rate_rounded_once_not_k_rounded_periods(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
+	CHECK_INT(enable_output(&f, a), 0);
+	/* 1e12 / 60000 = 16666666.67 ns: vblank 2 is at +33333333, vblank 3
+	 * at +50000000, where two and three rounded periods would be one and
+	 * two ns late. */
+	static const uint64_t at[] = { 16666667, 33333333, 50000000, 66666667 };
+	for (uint64_t k = 1; k <= 4; k++) {
+		wla_vdc_advance(f.vdc, f.epoch + at[k - 1] - 1);
+		CHECK_INT(f.out->stats.vblanks, k - 1);
+		f.clock = f.epoch + at[k - 1];
+		wla_vdc_advance(f.vdc, f.clock);
+		CHECK_INT(f.out->stats.vblanks, k);
+		CHECK_INT(f.last_present.seq, k);
+		CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + at[k - 1]);
+		/* The reported refresh stays the rounded period. */
+		CHECK_INT(f.last_present.refresh_ns, 16666667);
+		CHECK_INT(page_flip(&f, a), 0);
+	}
+	CHECK_INT(f.out->stats.missed_vblanks, 0);
+	CHECK_INT(f.out->stats.latched, 4);
+	/* The tests' own grid agrees. */
+	for (uint64_t k = 1; k <= 4; k++) {
+		CHECK_INT(vblank_at(&f, k), f.epoch + at[k - 1]);
+		CHECK_INT(vblank_grid_count(f.epoch, 60000, f.epoch + at[k - 1]), k);
+		CHECK_INT(vblank_grid_count(f.epoch, 60000, f.epoch + at[k - 1] - 1), k - 1);
+	}
+	fixture_teardown(&f);
+}
+
 static void vdc_late_wakeup_does_not_shift_the_vblank_grid(void)
 {
 	struct fixture f;
@@ -86,16 +119,16 @@ static void vdc_late_wakeup_does_not_shift_the_vblank_grid(void)
 	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
 	CHECK_INT(enable_output(&f, a), 0);
 	/* Woken up 90% of a period late. */
-	f.clock = f.epoch + f.period + f.period * 9 / 10;
+	f.clock = vblank_at(&f, 1) + f.period * 9 / 10;
 	wla_vdc_advance(f.vdc, f.clock);
 	CHECK_INT(f.last_present.seq, 1);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + f.period);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 1));
 
 	CHECK_INT(page_flip(&f, a), 0);
-	f.clock = f.epoch + 2 * f.period;
+	f.clock = vblank_at(&f, 2);
 	wla_vdc_advance(f.vdc, f.clock);
 	CHECK_INT(f.last_present.seq, 2);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + 2 * f.period);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 2));
 	CHECK_INT(f.out->stats.missed_vblanks, 0);
 	fixture_teardown(&f);
 }
@@ -116,29 +149,31 @@ static void vdc_missed_vblanks_advance_seq_and_report_the_last_one(void)
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.seq, 4);
 	CHECK(f.last_present.presented);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + 4 * f.period);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 4));
 	CHECK_INT(f.out->stats.vblanks, 4);
 	CHECK_INT(f.out->stats.missed_vblanks, 2);
 	CHECK_INT(f.out->stats.latched, 2);
 
 	/* Back on time: the next vblank is the 5th, nothing more missed. */
 	CHECK_INT(page_flip(&f, a), 0);
-	f.clock = f.epoch + 5 * f.period;
+	f.clock = vblank_at(&f, 5);
 	wla_vdc_advance(f.vdc, f.clock);
 	CHECK_INT(f.last_present.seq, 5);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + 5 * f.period);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 5));
 	CHECK_INT(f.out->stats.missed_vblanks, 2);
 	fixture_teardown(&f);
 }
 
 static void vdc_59_94hz_counts_every_vblank_without_drift(void)
 {
-	const uint64_t n_vblanks = 100000;
-	/* 1e12 / 59940 = 16683350.016 ns */
+	const uint64_t n_vblanks = 1000000;
+	/* 1e12 / 59940 = 16683350.0167 ns: a rounded period would fall
+	 * 16.68 us behind over a million vblanks. */
 	const uint64_t period = (uint64_t)(1e12 / 59940.0 + 0.5);
 	struct fixture f;
 	CHECK(fixture_setup(&f, W, H, 59940));
 	CHECK_INT(period, 16683350);
+	CHECK_INT(vblank_grid_ns(0, 59940, n_vblanks) - n_vblanks * period, 16683);
 	struct wla_fb *fb[2] = {
 		screen_fb(&f, OPAQUE(BLUE), NULL),
 		screen_fb(&f, OPAQUE(RED), NULL),
@@ -148,12 +183,13 @@ static void vdc_59_94hz_counts_every_vblank_without_drift(void)
 	uint64_t wrong_seq = 0, wrong_when = 0, refused = 0;
 	for (uint64_t n = 1; n <= n_vblanks; n++) {
 		/* Wake up anywhere in the first half of the period. */
-		f.clock = f.epoch + n * period + (n * 7919) % (period / 2);
+		f.clock = vblank_at(&f, n) + (n * 7919) % (period / 2);
 		wla_vdc_advance(f.vdc, f.clock);
-		if (f.last_present.seq != n) {
+		if (f.last_present.seq != n ||
+				f.out->seq != vblank_grid_count(f.epoch, 59940, f.clock)) {
 			wrong_seq++;
 		}
-		if (timespec_to_ns(&f.last_present.when) != f.epoch + n * period) {
+		if (timespec_to_ns(&f.last_present.when) != vblank_at(&f, n)) {
 			wrong_when++;
 		}
 		if (n < n_vblanks && page_flip(&f, fb[n % 2]) != 0) {
@@ -165,7 +201,7 @@ static void vdc_59_94hz_counts_every_vblank_without_drift(void)
 	CHECK_INT(refused, 0);
 	CHECK_INT(f.total_presents, n_vblanks);
 	CHECK_INT(f.last_present.seq, n_vblanks);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + n_vblanks * period);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, n_vblanks));
 	CHECK_INT(f.last_present.refresh_ns, period);
 	CHECK_INT(f.out->stats.vblanks, n_vblanks);
 	CHECK_INT(f.out->stats.missed_vblanks, 0);
@@ -485,6 +521,7 @@ int main(void)
 {
 	harness_init();
 	RUN_TEST(vdc_vblank_comes_one_period_after_enable_and_not_before);
+	RUN_TEST(vdc_vblank_k_is_the_exact_rate_rounded_once_not_k_rounded_periods);
 	RUN_TEST(vdc_late_wakeup_does_not_shift_the_vblank_grid);
 	RUN_TEST(vdc_missed_vblanks_advance_seq_and_report_the_last_one);
 	RUN_TEST(vdc_59_94hz_counts_every_vblank_without_drift);

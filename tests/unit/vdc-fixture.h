@@ -12,6 +12,7 @@
 #include "backend/vdc.h"
 #include "fake-fb.h"
 #include "harness.h"
+#include "queue/vblank-grid.h"
 
 #define FIXTURE_MAX_FBS 16
 #define FIXTURE_MAX_PRESENTS 16
@@ -35,8 +36,12 @@ struct fixture {
 	struct wla_connector *conn;
 	struct wla_plane *primary, *cursor, *overlay[WLA_MAX_OVERLAY_PLANES];
 	struct wla_mode mode;
-	uint64_t period;
-	uint64_t epoch; /* clock when the output was last enabled */
+	uint64_t period; /* what refresh_ns reports: 1e12 / refresh rounded */
+	/* The vblank grid the output follows: vblank 0 at epoch (the clock
+	 * when the output was last enabled, or where a mode change latched),
+	 * at epoch_mhz. */
+	uint64_t epoch;
+	int32_t epoch_mhz;
 	uint64_t last_commit_seq;
 
 	/* Present events, oldest first. */
@@ -99,6 +104,8 @@ static inline bool fixture_setup_config(struct fixture *f)
 	const struct wla_config_mode *m = &f->cfg.outputs[0].modes[0];
 	f->mode = (struct wla_mode){ m->width, m->height, m->refresh_mhz };
 	f->period = wla_mode_period_ns(&f->mode);
+	f->epoch = f->clock;
+	f->epoch_mhz = f->mode.refresh_mhz;
 	return true;
 }
 
@@ -154,9 +161,35 @@ static inline void drop_fb(struct fixture *f, struct wla_fb *fb)
 	abort();
 }
 
+/* Vblank k of the fixture's grid. */
+static inline uint64_t vblank_at(const struct fixture *f, uint64_t k)
+{
+	return vblank_grid_ns(f->epoch, f->epoch_mhz, k);
+}
+
+/* The first vblank of the fixture's grid after the clock. */
+static inline uint64_t next_vblank(const struct fixture *f)
+{
+	return vblank_grid_next(f->epoch, f->epoch_mhz, f->clock);
+}
+
+/* A mode change (to f->mode) latched at t: the grid starts again there. */
+static inline void timing_restarts_at(struct fixture *f, uint64_t t)
+{
+	f->epoch = t;
+	f->epoch_mhz = f->mode.refresh_mhz;
+	f->period = wla_mode_period_ns(&f->mode);
+}
+
+/* set_config with f->mode; an output that was off starts its grid now, one
+ * that is on keeps its timing (a mode change restarts it where it latches:
+ * timing_restarts_at). */
 static inline int enable_output(struct fixture *f, struct wla_fb *fb)
 {
-	f->epoch = f->clock;
+	if (!f->crtc->state->active) {
+		f->epoch = f->clock;
+		f->epoch_mhz = f->mode.refresh_mhz;
+	}
 	return wla_atomic_set_config(f->crtc, f->conn, &f->mode, fb, ++f->last_commit_seq);
 }
 
@@ -177,10 +210,11 @@ static inline int move_cursor(struct fixture *f, struct wla_fb *fb, int32_t x, i
 		0, fb->width << 16, fb->height << 16);
 }
 
-/* Move the clock by n vblank periods of the mode and let the VDC see it. */
+/* Move the clock onto the n-th vblank of the fixture's grid after it and
+ * let the VDC see it. */
 static inline void vblanks(struct fixture *f, uint64_t n)
 {
-	f->clock += n * f->period;
+	f->clock = vblank_at(f, vblank_grid_count(f->epoch, f->epoch_mhz, f->clock) + n);
 	wla_vdc_advance(f->vdc, f->clock);
 }
 
