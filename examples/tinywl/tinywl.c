@@ -4,7 +4,8 @@
  * (wlr_scene, xdg-shell, a hardware cursor, presentation-time, screencopy)
  * and to give the integration tests something to measure: it can start a
  * client, capture what the display controller scans out, and print per-output
- * statistics on exit.
+ * statistics on exit. With --deadline it renders each frame as late as the
+ * wlatomic frame deadline allows instead of at the frame event.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,6 +61,17 @@
 
 #define TINYWL_CURSOR_THEME_SIZE 24
 
+/* Presented frames whose intervals and latencies the statistics cover. */
+#define TINYWL_STATS_WINDOW 4096
+/* Render start times kept for matching present events (indexed by commit_seq):
+ * more than any flip queue holds. */
+#define TINYWL_START_RING 64
+/* Render durations the --deadline margin is the maximum of. */
+#define TINYWL_RENDER_SAMPLES 32
+/* Added to the longest recent render: the timer's own wake-up latency and a
+ * render slower than any of the last few. */
+#define TINYWL_DEADLINE_SAFETY_NS 500000
+
 enum tinywl_backend_kind {
 	TINYWL_BACKEND_WLA,
 	TINYWL_BACKEND_AUTO,
@@ -71,6 +85,11 @@ struct tinywl_options {
 	int cursor_x, cursor_y;
 	int window_x, window_y;
 	long exit_after_frames; /* 0: run until told otherwise */
+	/* --mode: set on every output instead of its preferred mode. */
+	bool mode_set;
+	int32_t mode_width, mode_height, mode_refresh_mhz;
+	/* Render at the frame deadline minus the render time, not at the frame event. */
+	bool deadline;
 	bool verbose;
 };
 
@@ -133,6 +152,37 @@ struct tinywl_output {
 	bool seq_seen;
 	uint32_t last_seq;
 	struct timespec last_when;
+
+	/* Measured here from present events the same way for every backend, so
+	 * that wlatomic and wlroots' own backends compare like with like. */
+	uint64_t frames_committed; /* commits with a buffer */
+	uint64_t period_ns;        /* refresh period of the last present event */
+	uint64_t last_present_ns;  /* 0: no frame presented yet */
+	uint64_t intervals[TINYWL_STATS_WINDOW];
+	uint64_t n_intervals;
+	/* Render start time of the commit a present event names, by the
+	 * commit_seq that wlroots gives the commit (the output's commit_seq
+	 * after it). */
+	struct {
+		uint32_t commit_seq;
+		bool valid;
+		uint64_t start_ns;
+	} starts[TINYWL_START_RING];
+	uint64_t latencies[TINYWL_STATS_WINDOW];
+	uint64_t n_latencies;
+	/* Process CPU time and frames presented at the first presented frame:
+	 * the per-frame figure leaves start-up out. */
+	bool cpu_started;
+	uint64_t cpu_start_us;
+	uint64_t cpu_start_frames;
+
+	/* --deadline: the last render durations and the timer that starts the
+	 * next render. */
+	uint64_t render_ns[TINYWL_RENDER_SAMPLES];
+	uint64_t n_render;
+	int deadline_fd;
+	struct wl_event_source *deadline_source;
+	bool deadline_armed;
 
 	struct wl_listener frame;
 	struct wl_listener commit;
@@ -415,15 +465,35 @@ static void handle_capture_done(struct wla_capture *capture, const struct wla_im
 	server_exit(server, EXIT_SUCCESS);
 }
 
-static void handle_output_frame(struct wl_listener *listener, void *data)
+static uint64_t timespec_to_ns(const struct timespec *ts)
 {
-	struct tinywl_output *output = wl_container_of(listener, output, frame);
-	struct tinywl_server *server = output->server;
-	if (server->shutting_down) {
-		return;
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return timespec_to_ns(&now);
+}
+
+static uint64_t cpu_time_us(void)
+{
+	struct rusage usage;
+	if (getrusage(RUSAGE_SELF, &usage) != 0) {
+		return 0;
 	}
+	return (uint64_t)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000u +
+		(uint64_t)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+/* Render the scene into the output, commit it and tell clients it is done. */
+static void render_output(struct tinywl_output *output)
+{
+	struct tinywl_server *server = output->server;
+	struct wlr_output *wlr_output = output->wlr_output;
 	struct wlr_scene_output *scene_output =
-		wlr_scene_get_scene_output(server->scene, output->wlr_output);
+		wlr_scene_get_scene_output(server->scene, wlr_output);
 	if (scene_output == NULL) {
 		return;
 	}
@@ -435,17 +505,113 @@ static void handle_output_frame(struct wl_listener *listener, void *data)
 	if (output == server->first_output && frame_count_pending(server)) {
 		wlr_output_damage_add_whole(scene_output->damage);
 	}
+	/* Recorded before the commit: wlroots' headless backend sends the
+	 * present event from inside it. */
+	uint64_t start = now_ns();
+	uint32_t seq_before = wlr_output->commit_seq;
+	uint32_t key = seq_before + 1;
+	output->starts[key % TINYWL_START_RING].commit_seq = key;
+	output->starts[key % TINYWL_START_RING].start_ns = start;
+	output->starts[key % TINYWL_START_RING].valid = true;
 	wlr_scene_output_commit(scene_output);
+	if (wlr_output->commit_seq != seq_before) {
+		output->render_ns[output->n_render++ % TINYWL_RENDER_SAMPLES] = now_ns() - start;
+	}
 
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	wlr_scene_output_send_frame_done(scene_output, &now);
 }
 
+/* How long before the commit deadline a render must start: the longest of
+ * the recent renders (each up to the end of its commit) plus a safety margin. */
+static uint64_t render_margin_ns(const struct tinywl_output *output)
+{
+	size_t n = output->n_render < TINYWL_RENDER_SAMPLES ? output->n_render :
+		TINYWL_RENDER_SAMPLES;
+	uint64_t max = 0;
+	for (size_t i = 0; i < n; i++) {
+		max = output->render_ns[i] > max ? output->render_ns[i] : max;
+	}
+	return max + TINYWL_DEADLINE_SAFETY_NS;
+}
+
+static int handle_deadline_timer(int fd, uint32_t mask, void *data)
+{
+	struct tinywl_output *output = data;
+	uint64_t expirations;
+	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN) {
+		wlr_log_errno(WLR_ERROR, "tinywl: output %s: reading the deadline timer",
+			output->wlr_output->name);
+	}
+	output->deadline_armed = false;
+	if (!output->server->shutting_down) {
+		render_output(output);
+	}
+	return 0;
+}
+
+/*
+ * --deadline: the frame event says the flip queue has room; the render waits
+ * until just before the latest moment a commit still makes the vblank the
+ * frame will latch at, so that what it shows is as recent as it can be.
+ */
+static void schedule_deadline_render(struct tinywl_output *output)
+{
+	if (output->deadline_armed) {
+		/* wlroots sends more frame events while nothing is committed. */
+		return;
+	}
+	struct wla_frame_deadline deadline;
+	if (output->n_render == 0 ||
+			!wla_output_get_frame_deadline(output->wlr_output, &deadline)) {
+		/* Nothing measured yet to plan with, or no deadline: at once. */
+		render_output(output);
+		return;
+	}
+	uint64_t commit_by = timespec_to_ns(&deadline.commit_by);
+	uint64_t margin = render_margin_ns(output);
+	if (commit_by <= margin || commit_by - margin <= now_ns()) {
+		render_output(output);
+		return;
+	}
+	uint64_t at = commit_by - margin;
+	struct itimerspec its = {
+		.it_value = {
+			.tv_sec = (time_t)(at / 1000000000u),
+			.tv_nsec = (long)(at % 1000000000u),
+		},
+	};
+	if (timerfd_settime(output->deadline_fd, TFD_TIMER_ABSTIME, &its, NULL) != 0) {
+		wlr_log_errno(WLR_ERROR, "tinywl: output %s: arming the deadline timer",
+			output->wlr_output->name);
+		render_output(output);
+		return;
+	}
+	output->deadline_armed = true;
+}
+
+static void handle_output_frame(struct wl_listener *listener, void *data)
+{
+	struct tinywl_output *output = wl_container_of(listener, output, frame);
+	if (output->server->shutting_down) {
+		return;
+	}
+	if (output->deadline_source != NULL) {
+		schedule_deadline_render(output);
+	} else {
+		render_output(output);
+	}
+}
+
 static void handle_output_commit(struct wl_listener *listener, void *data)
 {
 	struct tinywl_output *output = wl_container_of(listener, output, commit);
+	struct wlr_output_event_commit *event = data;
 	output->commits++;
+	if (event->committed & WLR_OUTPUT_STATE_BUFFER) {
+		output->frames_committed++;
+	}
 }
 
 static int64_t timespec_diff_ns(const struct timespec *a, const struct timespec *b)
@@ -489,6 +655,48 @@ static void check_present_seq(struct tinywl_output *output,
 	output->last_when = *event->when;
 }
 
+/* Interval since the previous presented frame and latency since the render
+ * of the commit the event names. */
+static void record_present(struct tinywl_output *output,
+	const struct wlr_output_event_present *event)
+{
+	if (event->refresh > 0) {
+		output->period_ns = (uint64_t)event->refresh;
+	} else if (output->wlr_output->refresh > 0) {
+		/* wlroots' headless backend leaves refresh 0: its mode's. */
+		output->period_ns = (1000000000000u + (uint64_t)output->wlr_output->refresh / 2) /
+			(uint64_t)output->wlr_output->refresh;
+	}
+	uint64_t when = event->when != NULL ? timespec_to_ns(event->when) : now_ns();
+	if (output->last_present_ns != 0 && when > output->last_present_ns) {
+		uint64_t interval = when - output->last_present_ns;
+		output->intervals[output->n_intervals++ % TINYWL_STATS_WINDOW] = interval;
+		if (output->period_ns > 0 && interval > output->period_ns * 3 / 2) {
+			wlr_log(WLR_DEBUG, "tinywl: output %s: %.3f ms since the previous "
+				"frame at frame %" PRIu64, output->wlr_output->name,
+				(double)interval / 1e6, output->frames_presented);
+		}
+	}
+	output->last_present_ns = when;
+
+	uint32_t key = event->commit_seq;
+	if (output->starts[key % TINYWL_START_RING].valid &&
+			output->starts[key % TINYWL_START_RING].commit_seq == key) {
+		uint64_t start = output->starts[key % TINYWL_START_RING].start_ns;
+		output->starts[key % TINYWL_START_RING].valid = false;
+		if (when >= start) {
+			output->latencies[output->n_latencies++ % TINYWL_STATS_WINDOW] =
+				when - start;
+		}
+	}
+
+	if (!output->cpu_started) {
+		output->cpu_started = true;
+		output->cpu_start_us = cpu_time_us();
+		output->cpu_start_frames = output->frames_presented;
+	}
+}
+
 static void handle_output_present(struct wl_listener *listener, void *data)
 {
 	struct tinywl_output *output = wl_container_of(listener, output, present);
@@ -499,6 +707,7 @@ static void handle_output_present(struct wl_listener *listener, void *data)
 	}
 	output->frames_presented++;
 	check_present_seq(output, event);
+	record_present(output, event);
 
 	if (output != server->first_output) {
 		return;
@@ -542,6 +751,12 @@ static void handle_output_destroy(struct wl_listener *listener, void *data)
 			}
 		}
 	}
+	if (output->deadline_source != NULL) {
+		wl_event_source_remove(output->deadline_source);
+	}
+	if (output->deadline_fd >= 0) {
+		close(output->deadline_fd);
+	}
 	wl_list_remove(&output->frame.link);
 	wl_list_remove(&output->commit.link);
 	wl_list_remove(&output->present.link);
@@ -557,6 +772,23 @@ static void update_background(struct tinywl_server *server)
 	wlr_scene_rect_set_size(server->background, box->width, box->height);
 }
 
+/* --mode: the output's own mode of that size and refresh if it lists one,
+ * else a custom mode. */
+static void set_requested_mode(struct tinywl_server *server, struct wlr_output *wlr_output)
+{
+	const struct tinywl_options *opts = &server->opts;
+	struct wlr_output_mode *mode;
+	wl_list_for_each(mode, &wlr_output->modes, link) {
+		if (mode->width == opts->mode_width && mode->height == opts->mode_height &&
+				mode->refresh == opts->mode_refresh_mhz) {
+			wlr_output_set_mode(wlr_output, mode);
+			return;
+		}
+	}
+	wlr_output_set_custom_mode(wlr_output, opts->mode_width, opts->mode_height,
+		opts->mode_refresh_mhz);
+}
+
 static void handle_new_output(struct wl_listener *listener, void *data)
 {
 	struct tinywl_server *server = wl_container_of(listener, server, new_output);
@@ -568,9 +800,14 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 		return;
 	}
 
-	struct wlr_output_mode *mode = wlr_output_preferred_mode(wlr_output);
-	if (mode != NULL) {
-		wlr_output_set_mode(wlr_output, mode);
+	if (server->opts.mode_set) {
+		set_requested_mode(server, wlr_output);
+	} else {
+		/* wlroots' headless outputs have no list: they keep their custom mode. */
+		struct wlr_output_mode *mode = wlr_output_preferred_mode(wlr_output);
+		if (mode != NULL) {
+			wlr_output_set_mode(wlr_output, mode);
+		}
 	}
 	wlr_output_enable(wlr_output, true);
 	if (!wlr_output_commit(wlr_output)) {
@@ -585,6 +822,20 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 	}
 	output->server = server;
 	output->wlr_output = wlr_output;
+	output->deadline_fd = -1;
+	if (server->opts.deadline) {
+		output->deadline_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (output->deadline_fd >= 0) {
+			output->deadline_source = wl_event_loop_add_fd(server->loop,
+				output->deadline_fd, WL_EVENT_READABLE, handle_deadline_timer,
+				output);
+		}
+		if (output->deadline_source == NULL) {
+			/* Rendering at the frame event still works: say so, go on. */
+			wlr_log(WLR_ERROR, "tinywl: output %s: no deadline timer (%s), "
+				"rendering at frame events", wlr_output->name, strerror(errno));
+		}
+	}
 	output->frame.notify = handle_output_frame;
 	wl_signal_add(&wlr_output->events.frame, &output->frame);
 	output->commit.notify = handle_output_commit;
@@ -757,10 +1008,114 @@ static bool spawn_client(struct tinywl_server *server, const char *socket)
 	return true;
 }
 
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Order statistics of up to TINYWL_STATS_WINDOW samples, in nanoseconds, with
+ * the same ranks as wla_output_get_stats. */
+struct tinywl_distribution {
+	size_t n;
+	uint64_t min, p50, p99, max;
+	double mean;
+};
+
+static void distribution(const uint64_t *samples, uint64_t count, uint64_t *scratch,
+	struct tinywl_distribution *dist)
+{
+	size_t n = count < TINYWL_STATS_WINDOW ? (size_t)count : TINYWL_STATS_WINDOW;
+	*dist = (struct tinywl_distribution){ .n = n };
+	if (n == 0) {
+		return;
+	}
+	memcpy(scratch, samples, n * sizeof(*scratch));
+	qsort(scratch, n, sizeof(*scratch), compare_u64);
+	double sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		sum += (double)scratch[i];
+	}
+	dist->min = scratch[0];
+	dist->p50 = scratch[(n - 1) / 2];
+	dist->p99 = scratch[(n - 1) * 99 / 100];
+	dist->max = scratch[n - 1];
+	dist->mean = sum / (double)n;
+}
+
+/* Nanoseconds as microseconds with three decimals, or n/a without samples. */
+static const char *fmt_us(char buf[32], bool known, uint64_t ns)
+{
+	if (!known) {
+		return "n/a";
+	}
+	snprintf(buf, 32, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+	return buf;
+}
+
+static const char *fmt_u64(char buf[32], bool known, uint64_t value)
+{
+	if (!known) {
+		return "n/a";
+	}
+	snprintf(buf, 32, "%" PRIu64, value);
+	return buf;
+}
+
+/*
+ * The figures every backend can give, measured by tinywl itself: p99 of
+ * |interval - period| (jitter), the vblanks between presented frames that
+ * showed nothing new (skipped), latency from the start of a frame's render to
+ * its presentation, and CPU time per presented frame.
+ */
+static void print_own_stats(struct tinywl_output *output, uint64_t *scratch)
+{
+	char b[6][32];
+	size_t n = output->n_intervals < TINYWL_STATS_WINDOW ? (size_t)output->n_intervals :
+		TINYWL_STATS_WINDOW;
+	uint64_t period = output->period_ns;
+	uint64_t skipped = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t iv = output->intervals[i];
+		scratch[i] = iv > period ? iv - period : period - iv;
+		if (period > 0) {
+			uint64_t periods = (iv + period / 2) / period;
+			skipped += periods > 1 ? periods - 1 : 0;
+		}
+	}
+	struct tinywl_distribution jitter;
+	distribution(scratch, n, scratch + TINYWL_STATS_WINDOW, &jitter);
+	struct tinywl_distribution latency;
+	distribution(output->latencies, output->n_latencies, scratch, &latency);
+
+	uint64_t frames = output->frames_presented - output->cpu_start_frames;
+	bool cpu_known = output->cpu_started && frames > 0;
+	char cpu[32] = "n/a";
+	if (cpu_known) {
+		snprintf(cpu, sizeof(cpu), "%.3f",
+			(double)(cpu_time_us() - output->cpu_start_us) / (double)frames);
+	}
+	char latency_mean[32] = "n/a";
+	if (latency.n > 0) {
+		snprintf(latency_mean, sizeof(latency_mean), "%.3f", latency.mean / 1000.0);
+	}
+	printf(" jitter_p99_us=%s skipped_vblanks=%s latency_mean_us=%s latency_p99_us=%s"
+		" cpu_us_per_frame=%s", fmt_us(b[0], jitter.n > 0 && period > 0, jitter.p99),
+		fmt_u64(b[1], period > 0, skipped), latency_mean,
+		fmt_us(b[2], latency.n > 0, latency.p99), cpu);
+}
+
 static void print_stats(struct tinywl_server *server)
 {
+	/* Twice the window: print_own_stats sorts one copy while holding another. */
+	uint64_t *scratch = calloc(2 * TINYWL_STATS_WINDOW, sizeof(*scratch));
+	if (scratch == NULL) {
+		fprintf(stderr, "tinywl: out of memory for the statistics\n");
+		return;
+	}
 	struct tinywl_output *output;
 	wl_list_for_each(output, &server->outputs, link) {
+		char b[8][32];
 		char seq_errors[32];
 		if (output->seq_seen) {
 			snprintf(seq_errors, sizeof(seq_errors), "%" PRIu64, output->seq_errors);
@@ -770,18 +1125,49 @@ static void print_stats(struct tinywl_server *server)
 		struct wla_output_stats stats;
 		if (wla_output_is_wla(output->wlr_output) &&
 				wla_output_get_stats(output->wlr_output, &stats)) {
+			bool known = stats.intervals > 0;
+			char mean[32] = "n/a";
+			if (known) {
+				snprintf(mean, sizeof(mean), "%.3f",
+					stats.interval_mean_ns / 1000.0);
+			}
 			printf("tinywl: stats output=%s frames_presented=%" PRIu64
 				" vblanks=%" PRIu64 " missed_vblanks=%" PRIu64 " commits=%" PRIu64
-				" refused=%" PRIu64 " seq_errors=%s\n", output->wlr_output->name,
-				stats.frames_presented, stats.vblanks, stats.missed_vblanks,
-				stats.commits, stats.refused, seq_errors);
+				" refused=%" PRIu64 " seq_errors=%s frames_committed=%" PRIu64
+				" frames_discarded=%" PRIu64 " refused_queue_full=%" PRIu64
+				" interval_min_us=%s interval_p50_us=%s interval_p99_us=%s"
+				" interval_max_us=%s interval_mean_us=%s",
+				output->wlr_output->name, stats.frames_presented, stats.vblanks,
+				stats.missed_vblanks, stats.commits, stats.refused, seq_errors,
+				stats.frames_committed, stats.frames_discarded,
+				stats.refused_queue_full,
+				fmt_us(b[0], known, stats.interval_min_ns),
+				fmt_us(b[1], known, stats.interval_p50_ns),
+				fmt_us(b[2], known, stats.interval_p99_ns),
+				fmt_us(b[3], known, stats.interval_max_ns), mean);
 		} else {
+			struct tinywl_distribution iv;
+			distribution(output->intervals, output->n_intervals, scratch, &iv);
+			bool known = iv.n > 0;
+			char mean[32] = "n/a";
+			if (known) {
+				snprintf(mean, sizeof(mean), "%.3f", iv.mean / 1000.0);
+			}
 			printf("tinywl: stats output=%s frames_presented=%" PRIu64
 				" vblanks=n/a missed_vblanks=n/a commits=%" PRIu64
-				" refused=n/a seq_errors=%s\n", output->wlr_output->name,
-				output->frames_presented, output->commits, seq_errors);
+				" refused=n/a seq_errors=%s frames_committed=%" PRIu64
+				" frames_discarded=n/a refused_queue_full=n/a"
+				" interval_min_us=%s interval_p50_us=%s interval_p99_us=%s"
+				" interval_max_us=%s interval_mean_us=%s",
+				output->wlr_output->name, output->frames_presented,
+				output->commits, seq_errors, output->frames_committed,
+				fmt_us(b[0], known, iv.min), fmt_us(b[1], known, iv.p50),
+				fmt_us(b[2], known, iv.p99), fmt_us(b[3], known, iv.max), mean);
 		}
+		print_own_stats(output, scratch);
+		printf("\n");
 	}
+	free(scratch);
 	fflush(stdout);
 }
 
@@ -817,10 +1203,17 @@ static void usage(FILE *f, const char *prog)
 		"                              100,100)\n"
 		"      --window-pos X,Y        where toplevels are placed (default 0,0)\n"
 		"      --exit-after-frames N   exit after N frames presented on the first output\n"
+		"      --mode WxH[@HZ]         use this mode on every output (a listed one if it\n"
+		"                              matches, else a custom mode; HZ default 60)\n"
+		"      --deadline              render each frame just before the output's frame\n"
+		"                              deadline, not at the frame event (wla only)\n"
 		"  -v, --verbose               debug log (default: errors only)\n"
 		"  -h, --help                  this text\n"
 		"The background is 0x%06x. On exit one 'tinywl: stats output=...' line is\n"
-		"printed per output, and 'tinywl: buffer_locks=N' on the wla backend.\n",
+		"printed per output, and 'tinywl: buffer_locks=N' on the wla backend.\n"
+		"Times in the stats line are in microseconds; latency is from the start of a\n"
+		"frame's render to its presentation, cpu_us_per_frame is tinywl's user+system\n"
+		"time from the first presented frame on, per frame presented since.\n",
 		prog, TINYWL_BACKGROUND);
 }
 
@@ -833,6 +1226,48 @@ static bool parse_long(const char *str, long min, long *out)
 		return false;
 	}
 	*out = value;
+	return true;
+}
+
+/* "WIDTHxHEIGHT" or "WIDTHxHEIGHT@HZ", HZ with up to three decimals. */
+static bool parse_mode(const char *str, struct tinywl_options *opts)
+{
+	char *end;
+	errno = 0;
+	long width = strtol(str, &end, 10);
+	if (errno != 0 || end == str || *end != 'x' || width < 1 || width > 16384) {
+		return false;
+	}
+	const char *rest = end + 1;
+	long height = strtol(rest, &end, 10);
+	if (errno != 0 || end == rest || height < 1 || height > 16384) {
+		return false;
+	}
+	long mhz = 60000;
+	if (*end == '@') {
+		rest = end + 1;
+		long hz = strtol(rest, &end, 10);
+		if (errno != 0 || end == rest || *rest == '-' || *rest == '+' || hz > 1000) {
+			return false;
+		}
+		mhz = hz * 1000;
+		if (*end == '.') {
+			long scale = 100;
+			for (end++; *end >= '0' && *end <= '9' && scale > 0; end++, scale /= 10) {
+				mhz += (*end - '0') * scale;
+			}
+		}
+		if (mhz <= 0) {
+			return false;
+		}
+	}
+	if (*end != '\0') {
+		return false;
+	}
+	opts->mode_set = true;
+	opts->mode_width = (int32_t)width;
+	opts->mode_height = (int32_t)height;
+	opts->mode_refresh_mhz = (int32_t)mhz;
 	return true;
 }
 
@@ -861,6 +1296,8 @@ enum tinywl_option {
 	OPT_CURSOR,
 	OPT_WINDOW_POS,
 	OPT_EXIT_AFTER_FRAMES,
+	OPT_MODE,
+	OPT_DEADLINE,
 };
 
 /* Returns -1 to go on, otherwise the exit status. */
@@ -874,6 +1311,8 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 		{"cursor", required_argument, NULL, OPT_CURSOR},
 		{"window-pos", required_argument, NULL, OPT_WINDOW_POS},
 		{"exit-after-frames", required_argument, NULL, OPT_EXIT_AFTER_FRAMES},
+		{"mode", required_argument, NULL, OPT_MODE},
+		{"deadline", no_argument, NULL, OPT_DEADLINE},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -934,6 +1373,16 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 				return 2;
 			}
 			break;
+		case OPT_MODE:
+			if (!parse_mode(optarg, opts)) {
+				fprintf(stderr, "tinywl: --mode '%s': expected WIDTHxHEIGHT or "
+					"WIDTHxHEIGHT@HZ\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_DEADLINE:
+			opts->deadline = true;
+			break;
 		case 'v':
 			opts->verbose = true;
 			break;
@@ -956,6 +1405,11 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 	if (opts->capture_path != NULL && opts->backend != TINYWL_BACKEND_WLA) {
 		fprintf(stderr, "tinywl: --capture needs --backend wla (it reads the scanout "
 			"of the wlatomic display controller)\n");
+		return 2;
+	}
+	if (opts->deadline && opts->backend != TINYWL_BACKEND_WLA) {
+		fprintf(stderr, "tinywl: --deadline needs --backend wla (the frame deadline comes "
+			"from the wlatomic display controller)\n");
 		return 2;
 	}
 	return -1;

@@ -1,0 +1,652 @@
+/*
+ * wla-bench-pacing: frame pacing of tinywl on wlatomic's virtual display
+ * controller (flip queue depth 1, 2 and 3, and depth 2 rendering at the frame
+ * deadline) against wlroots' own headless backend, in one run.
+ *
+ * Each configuration runs tinywl a few times, in a fresh XDG_RUNTIME_DIR,
+ * with a client that redraws on every frame callback, until a fixed number of
+ * frames has been presented; the figures come from tinywl's stats line. The
+ * run with the median CPU time per frame is reported, with the spread of all
+ * runs below the table, and the goals of issue 4 are checked against it. The
+ * goals are reported, not asserted: the exit status says only whether every
+ * run worked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BENCH_REFRESH_HZ 60
+#define BENCH_MAX_RUNS 15
+/* Seconds one tinywl run may take before it is stopped as hung. */
+#define BENCH_RUN_TIMEOUT_S 120
+/* Frames the client draws beyond those tinywl waits for, so that it is still
+ * drawing when tinywl stops. */
+#define BENCH_CLIENT_EXTRA_FRAMES 50
+
+/* The goals of issue 4. */
+#define GOAL_MEAN_ERROR 0.0005   /* mean interval within 0.05% of the period */
+#define GOAL_JITTER_P99_US 500.0 /* p99 jitter under 0.5 ms */
+#define GOAL_CPU_RATIO 1.2       /* CPU per frame at most 1.2x headless */
+
+enum backend_kind {
+	BACKEND_WLA,
+	BACKEND_HEADLESS,
+};
+
+struct config {
+	const char *name;
+	enum backend_kind backend;
+	const char *flip_depth; /* WLA_FLIP_DEPTH, NULL for headless */
+	bool deadline;
+	/* The goal of no missed vblank is set for depth 2 and 3. */
+	bool no_miss_goal;
+};
+
+static const struct config configs[] = {
+	{ "wla depth 1", BACKEND_WLA, "1", false, false },
+	{ "wla depth 2", BACKEND_WLA, "2", false, true },
+	{ "wla depth 3", BACKEND_WLA, "3", false, true },
+	{ "wla depth 2 deadline", BACKEND_WLA, "2", true, false },
+	{ "wlroots headless", BACKEND_HEADLESS, NULL, false, false },
+};
+#define N_CONFIGS (sizeof(configs) / sizeof(configs[0]))
+
+/* The figures of one run, NAN where tinywl printed n/a. */
+struct result {
+	double presented;
+	double missed;  /* the VDC's missed_vblanks: late vblank timer wake-ups */
+	double skipped; /* vblanks between two presented frames that showed no new frame */
+	double mean_us, p99_us, max_us;
+	double jitter_p99_us; /* p99 of |interval - period| */
+	double latency_mean_us;
+	double cpu_us;
+};
+
+struct bench {
+	const char *tinywl;
+	const char *client;
+	long runs;
+	long frames;
+	bool verbose;
+	struct result results[N_CONFIGS][BENCH_MAX_RUNS];
+	size_t median[N_CONFIGS];
+};
+
+static const char *field_names[] = {
+	"frames_presented", "missed_vblanks", "skipped_vblanks", "interval_mean_us",
+	"interval_p99_us", "interval_max_us", "jitter_p99_us", "latency_mean_us",
+	"cpu_us_per_frame",
+};
+
+static double *result_field(struct result *r, size_t i)
+{
+	double *fields[] = {
+		&r->presented, &r->missed, &r->skipped, &r->mean_us, &r->p99_us, &r->max_us,
+		&r->jitter_p99_us, &r->latency_mean_us, &r->cpu_us,
+	};
+	return fields[i];
+}
+
+/* Parse "tinywl: stats output=NAME key=value ..."; false if a field is missing. */
+static bool parse_stats(const char *line, struct result *r)
+{
+	for (size_t i = 0; i < sizeof(field_names) / sizeof(field_names[0]); i++) {
+		char key[64];
+		snprintf(key, sizeof(key), " %s=", field_names[i]);
+		const char *p = strstr(line, key);
+		if (p == NULL) {
+			fprintf(stderr, "wla-bench-pacing: stats line without %s\n",
+				field_names[i]);
+			return false;
+		}
+		p += strlen(key);
+		double *value = result_field(r, i);
+		if (strncmp(p, "n/a", 3) == 0) {
+			*value = NAN;
+			continue;
+		}
+		char *end;
+		errno = 0;
+		*value = strtod(p, &end);
+		if (errno != 0 || end == p || (*end != ' ' && *end != '\n' && *end != '\0')) {
+			fprintf(stderr, "wla-bench-pacing: bad %s in the stats line\n",
+				field_names[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Remove path and, for a directory, all it holds (no symlinks followed). */
+static void remove_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0) {
+		return;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		DIR *dir = opendir(path);
+		struct dirent *entry;
+		while (dir != NULL && (entry = readdir(dir)) != NULL) {
+			if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
+				continue;
+			}
+			char child[PATH_MAX];
+			snprintf(child, sizeof(child), "%s/%s", path, entry->d_name);
+			remove_tree(child);
+		}
+		if (dir != NULL) {
+			closedir(dir);
+		}
+	}
+	remove(path);
+}
+
+static const char *const scrubbed_env[] = {
+	"WAYLAND_DISPLAY", "WAYLAND_SOCKET", "DISPLAY", "WLA_CONFIG", "WLA_OUTPUTS",
+	"WLA_OVERLAY_PLANES", "WLA_CURSOR_SIZE", "WLA_FLIP_DEPTH", "WLA_FLIP_POLICY",
+	"WLR_BACKENDS", "WLR_RENDERER", "WLR_HEADLESS_OUTPUTS", "WLR_LIBINPUT_NO_DEVICES",
+};
+
+/* In the child: the environment of one configuration, then tinywl. */
+static void exec_tinywl(const struct bench *bench, const struct config *config,
+	const char *runtime, int out_fd, const char *stderr_path)
+{
+	for (size_t i = 0; i < sizeof(scrubbed_env) / sizeof(scrubbed_env[0]); i++) {
+		unsetenv(scrubbed_env[i]);
+	}
+	setenv("XDG_RUNTIME_DIR", runtime, 1);
+	/* The same renderer for everyone: the CPU figures compare backends. */
+	setenv("WLR_RENDERER", "pixman", 1);
+	if (config->backend == BACKEND_WLA) {
+		setenv("WLA_FLIP_DEPTH", config->flip_depth, 1);
+		setenv("WLA_FLIP_POLICY", "queue", 1);
+	} else {
+		setenv("WLR_BACKENDS", "headless", 1);
+		setenv("WLR_HEADLESS_OUTPUTS", "1", 1);
+	}
+	int err_fd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (dup2(out_fd, STDOUT_FILENO) < 0 || err_fd < 0 ||
+			dup2(err_fd, STDERR_FILENO) < 0) {
+		_exit(127);
+	}
+
+	char startup[PATH_MAX + 64];
+	snprintf(startup, sizeof(startup), "'%s' --frames %ld", bench->client,
+		bench->frames + BENCH_CLIENT_EXTRA_FRAMES);
+	char frames[32];
+	snprintf(frames, sizeof(frames), "%ld", bench->frames);
+	const char *argv[16];
+	size_t argc = 0;
+	argv[argc++] = bench->tinywl;
+	argv[argc++] = "-s";
+	argv[argc++] = startup;
+	argv[argc++] = "--exit-after-frames";
+	argv[argc++] = frames;
+	if (config->backend == BACKEND_HEADLESS) {
+		/* The VDC's default mode; headless would otherwise be 1280x720. */
+		argv[argc++] = "--backend";
+		argv[argc++] = "auto";
+		argv[argc++] = "--mode";
+		argv[argc++] = "1920x1080@60";
+	}
+	if (config->deadline) {
+		argv[argc++] = "--deadline";
+	}
+	argv[argc] = NULL;
+	execv(bench->tinywl, (char *const *)argv);
+	_exit(127);
+}
+
+static void print_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		return;
+	}
+	char line[512];
+	while (fgets(line, sizeof(line), f) != NULL) {
+		fprintf(stderr, "  | %s", line);
+	}
+	fclose(f);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Run tinywl once in configuration config; false (with the reason on stderr)
+ * if it failed or printed no stats line. */
+static bool run_once(const struct bench *bench, const struct config *config,
+	struct result *result)
+{
+	char dir[] = "/tmp/wla-bench-pacing.XXXXXX";
+	if (mkdtemp(dir) == NULL) {
+		fprintf(stderr, "wla-bench-pacing: mkdtemp: %s\n", strerror(errno));
+		return false;
+	}
+	char runtime[sizeof(dir) + 16], stderr_path[sizeof(dir) + 16];
+	snprintf(runtime, sizeof(runtime), "%s/runtime", dir);
+	snprintf(stderr_path, sizeof(stderr_path), "%s/stderr", dir);
+	bool ok = false;
+	int fds[2] = { -1, -1 };
+	if (mkdir(runtime, 0700) != 0 || pipe(fds) != 0) {
+		fprintf(stderr, "wla-bench-pacing: %s: %s\n", dir, strerror(errno));
+		goto out;
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "wla-bench-pacing: fork: %s\n", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		exec_tinywl(bench, config, runtime, fds[1], stderr_path);
+	}
+	close(fds[1]);
+	fds[1] = -1;
+
+	char output[65536];
+	size_t len = 0;
+	int64_t deadline = now_ms() + BENCH_RUN_TIMEOUT_S * 1000;
+	bool timed_out = false;
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0) {
+			timed_out = true;
+			break;
+		}
+		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
+		int ret = poll(&pfd, 1, (int)left);
+		if (ret < 0 && errno == EINTR) {
+			continue;
+		}
+		if (ret <= 0) {
+			timed_out = ret == 0;
+			break;
+		}
+		ssize_t n = read(fds[0], output + len, sizeof(output) - 1 - len);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n <= 0) {
+			break;
+		}
+		len += (size_t)n;
+		if (len == sizeof(output) - 1) {
+			/* More than a stats line can need: keep what came first. */
+			break;
+		}
+	}
+	output[len] = '\0';
+	if (timed_out) {
+		kill(pid, SIGTERM);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+	}
+	if (timed_out) {
+		fprintf(stderr, "wla-bench-pacing: %s: tinywl did not finish within %d s\n",
+			config->name, BENCH_RUN_TIMEOUT_S);
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "wla-bench-pacing: %s: tinywl failed (%s %d)\n", config->name,
+			WIFEXITED(status) ? "exit status" : "signal",
+			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	} else {
+		const char *line = strstr(output, "tinywl: stats output=");
+		if (line == NULL) {
+			fprintf(stderr, "wla-bench-pacing: %s: no stats line\n", config->name);
+		} else {
+			char *eol = strchr(line, '\n');
+			if (eol != NULL) {
+				*eol = '\0';
+			}
+			if (bench->verbose) {
+				printf("  %s: %s\n", config->name, line);
+			}
+			ok = parse_stats(line, result);
+		}
+	}
+	if (!ok) {
+		fprintf(stderr, "wla-bench-pacing: tinywl's stderr:\n");
+		print_file(stderr_path);
+	}
+out:
+	if (fds[0] >= 0) {
+		close(fds[0]);
+	}
+	if (fds[1] >= 0) {
+		close(fds[1]);
+	}
+	remove_tree(dir);
+	return ok;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The run whose CPU time per frame is the median of the configuration's. */
+static size_t median_run(const struct bench *bench, size_t c)
+{
+	double cpu[BENCH_MAX_RUNS];
+	for (long i = 0; i < bench->runs; i++) {
+		cpu[i] = bench->results[c][i].cpu_us;
+	}
+	qsort(cpu, (size_t)bench->runs, sizeof(cpu[0]), compare_double);
+	double median = cpu[(bench->runs - 1) / 2];
+	for (long i = 0; i < bench->runs; i++) {
+		if (bench->results[c][i].cpu_us == median) {
+			return (size_t)i;
+		}
+	}
+	return 0;
+}
+
+/* value with decimals decimals (a sign too if signed), or n/a for NAN. */
+static const char *fmt(char buf[32], int decimals, bool sign, double value)
+{
+	if (isnan(value)) {
+		return "n/a";
+	}
+	snprintf(buf, 32, sign ? "%+.*f" : "%.*f", decimals, value);
+	return buf;
+}
+
+static double ideal_period_us(void)
+{
+	return 1e6 / BENCH_REFRESH_HZ;
+}
+
+static const struct result *reported(const struct bench *bench, size_t c)
+{
+	return &bench->results[c][bench->median[c]];
+}
+
+static const struct result *headless_result(const struct bench *bench)
+{
+	for (size_t c = 0; c < N_CONFIGS; c++) {
+		if (configs[c].backend == BACKEND_HEADLESS) {
+			return reported(bench, c);
+		}
+	}
+	return NULL;
+}
+
+static void print_table(const struct bench *bench)
+{
+	const double period = ideal_period_us();
+	const struct result *headless = headless_result(bench);
+	printf("\nFrame pacing, %ld frames at %d Hz (ideal period %.3f us), median of %ld "
+		"runs by CPU per frame\n", bench->frames, BENCH_REFRESH_HZ, period, bench->runs);
+	printf("jitter = p99 of |interval - period|; missed = vblank timer wake-ups that came "
+		"a period late or more (VDC only);\nskipped = vblanks between presented frames "
+		"that showed no new frame; latency = render start to presentation\n\n");
+	printf("%-21s %12s %9s %10s %11s %6s %7s %9s %11s %8s %6s\n", "config",
+		"mean int us", "err %", "jitter us", "max int us", "missed", "skipped",
+		"presented", "latency us", "cpu us/f", "cpu x");
+	for (size_t c = 0; c < N_CONFIGS; c++) {
+		const struct result *r = reported(bench, c);
+		char b[10][32];
+		double ratio = headless != NULL ? r->cpu_us / headless->cpu_us : NAN;
+		printf("%-21s %12s %9s %10s %11s %6s %7s %9s %11s %8s %6s\n", configs[c].name,
+			fmt(b[0], 3, false, r->mean_us),
+			fmt(b[1], 4, true, (r->mean_us - period) / period * 100.0),
+			fmt(b[2], 3, false, r->jitter_p99_us), fmt(b[3], 3, false, r->max_us),
+			fmt(b[4], 0, false, r->missed), fmt(b[5], 0, false, r->skipped),
+			fmt(b[6], 0, false, r->presented), fmt(b[7], 1, false, r->latency_mean_us),
+			fmt(b[8], 1, false, r->cpu_us), fmt(b[9], 3, false, ratio));
+	}
+	if (bench->runs > 1) {
+		printf("\nspread over the %ld runs (min..max):\n", bench->runs);
+		for (size_t c = 0; c < N_CONFIGS; c++) {
+			double lo[3] = { INFINITY, INFINITY, INFINITY };
+			double hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+			for (long i = 0; i < bench->runs; i++) {
+				const struct result *r = &bench->results[c][i];
+				double v[3] = { r->cpu_us, r->jitter_p99_us,
+					(isnan(r->missed) ? 0 : r->missed) + r->skipped };
+				for (int k = 0; k < 3; k++) {
+					lo[k] = v[k] < lo[k] ? v[k] : lo[k];
+					hi[k] = v[k] > hi[k] ? v[k] : hi[k];
+				}
+			}
+			printf("%-21s cpu us/f %.1f..%.1f  jitter us %.3f..%.3f  missed+skipped "
+				"%.0f..%.0f\n", configs[c].name, lo[0], hi[0], lo[1], hi[1], lo[2],
+				hi[2]);
+		}
+	}
+}
+
+static void print_verdict(const char *goal, bool met, const char *detail)
+{
+	printf("  %-52s %-6s %s\n", goal, met ? "met" : "MISSED", detail);
+}
+
+static void print_goals(const struct bench *bench)
+{
+	const double period = ideal_period_us();
+	const struct result *headless = headless_result(bench);
+	char detail[256];
+	printf("\nGoals (issue 4), for the wla configurations:\n");
+
+	double worst = -1;
+	const char *worst_name = "";
+	for (size_t c = 0; c < N_CONFIGS; c++) {
+		double err = fabs(reported(bench, c)->mean_us - period) / period;
+		if (configs[c].backend == BACKEND_WLA && !(err <= worst)) {
+			worst = err;
+			worst_name = configs[c].name;
+		}
+	}
+	snprintf(detail, sizeof(detail), "worst %.4f%% (%s)", worst * 100.0, worst_name);
+	print_verdict("mean interval within 0.05% of the period", worst <= GOAL_MEAN_ERROR,
+		detail);
+
+	worst = -1;
+	worst_name = "";
+	for (size_t c = 0; c < N_CONFIGS; c++) {
+		double jitter = reported(bench, c)->jitter_p99_us;
+		if (configs[c].backend == BACKEND_WLA && !(jitter <= worst)) {
+			worst = jitter;
+			worst_name = configs[c].name;
+		}
+	}
+	snprintf(detail, sizeof(detail), "worst %.3f us (%s)", worst, worst_name);
+	print_verdict("p99 jitter under 0.5 ms", worst < GOAL_JITTER_P99_US, detail);
+
+	bool met = true;
+	size_t pos = 0;
+	detail[0] = '\0';
+	for (size_t c = 0; c < N_CONFIGS; c++) {
+		if (!configs[c].no_miss_goal) {
+			continue;
+		}
+		const struct result *r = reported(bench, c);
+		met = met && r->missed == 0 && r->skipped == 0;
+		long runs_with_misses = 0;
+		for (long i = 0; i < bench->runs; i++) {
+			const struct result *ri = &bench->results[c][i];
+			runs_with_misses += ri->missed != 0 || ri->skipped != 0;
+		}
+		pos += (size_t)snprintf(detail + pos, sizeof(detail) - pos,
+			"%s%s: missed %.0f skipped %.0f (runs with any: %ld/%ld)",
+			pos > 0 ? "; " : "", configs[c].name, r->missed, r->skipped,
+			runs_with_misses, bench->runs);
+		if (pos >= sizeof(detail)) {
+			break;
+		}
+	}
+	print_verdict("no missed vblank at depth 2 or 3", met, detail);
+
+	worst = -1;
+	worst_name = "";
+	for (size_t c = 0; c < N_CONFIGS; c++) {
+		double ratio = headless != NULL ? reported(bench, c)->cpu_us / headless->cpu_us :
+			NAN;
+		if (configs[c].backend == BACKEND_WLA && !(ratio <= worst)) {
+			worst = ratio;
+			worst_name = configs[c].name;
+		}
+	}
+	snprintf(detail, sizeof(detail), "worst %.3fx (%s)", worst, worst_name);
+	print_verdict("CPU per frame at most 1.2x the headless backend's",
+		worst <= GOAL_CPU_RATIO, detail);
+}
+
+/* The program built next to this one: BUILD/bench/x -> BUILD/rel. */
+static char *sibling_path(const char *rel)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		return NULL;
+	}
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	if (slash == NULL) {
+		return NULL;
+	}
+	*slash = '\0';
+	size_t len = strlen(self) + strlen(rel) + 8;
+	char *path = malloc(len);
+	if (path != NULL) {
+		snprintf(path, len, "%s/../%s", self, rel);
+	}
+	return path;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: wla-bench-pacing [options] [TINYWL [CLIENT]]\n"
+		"  -n, --runs N     runs per configuration, the median is reported (default 3)\n"
+		"  -f, --frames N   presented frames per run (default 600)\n"
+		"  -v, --verbose    print every run's stats line\n"
+		"  -h, --help       this text\n"
+		"TINYWL and CLIENT default to the tinywl and wla-pattern-client of the build\n"
+		"tree this program is in.\n");
+}
+
+static bool parse_long(const char *str, long min, long max, long *out)
+{
+	char *end;
+	errno = 0;
+	long value = strtol(str, &end, 10);
+	if (errno != 0 || end == str || *end != '\0' || value < min || value > max) {
+		return false;
+	}
+	*out = value;
+	return true;
+}
+
+int main(int argc, char *argv[])
+{
+	static struct bench bench = { .runs = 3, .frames = 600 };
+	static const struct option long_options[] = {
+		{ "runs", required_argument, NULL, 'n' },
+		{ "frames", required_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	opterr = 0;
+	int opt;
+	while ((opt = getopt_long(argc, argv, "n:f:vh", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			if (!parse_long(optarg, 1, BENCH_MAX_RUNS, &bench.runs)) {
+				fprintf(stderr, "wla-bench-pacing: --runs '%s': expected 1..%d\n",
+					optarg, BENCH_MAX_RUNS);
+				return 2;
+			}
+			break;
+		case 'f':
+			if (!parse_long(optarg, 10, 1000000, &bench.frames)) {
+				fprintf(stderr, "wla-bench-pacing: --frames '%s': expected "
+					"10..1000000\n", optarg);
+				return 2;
+			}
+			break;
+		case 'v':
+			bench.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "wla-bench-pacing: bad option '%s' (see -h)\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	char *own_tinywl = NULL, *own_client = NULL;
+	if (optind < argc) {
+		bench.tinywl = argv[optind++];
+	} else {
+		bench.tinywl = own_tinywl = sibling_path("examples/tinywl");
+	}
+	if (optind < argc) {
+		bench.client = argv[optind++];
+	} else {
+		bench.client = own_client = sibling_path("tests/clients/wla-pattern-client");
+	}
+	if (optind < argc) {
+		fprintf(stderr, "wla-bench-pacing: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	int status = EXIT_SUCCESS;
+	if (bench.tinywl == NULL || access(bench.tinywl, X_OK) != 0 ||
+			bench.client == NULL || access(bench.client, X_OK) != 0 ||
+			strchr(bench.client, '\'') != NULL) {
+		fprintf(stderr, "wla-bench-pacing: cannot run tinywl '%s' or client '%s' "
+			"(give their paths)\n", bench.tinywl ? bench.tinywl : "?",
+			bench.client ? bench.client : "?");
+		status = 2;
+		goto out;
+	}
+
+	printf("tinywl: %s\nclient: %s --frames %ld\n", bench.tinywl, bench.client,
+		bench.frames + BENCH_CLIENT_EXTRA_FRAMES);
+	for (size_t c = 0; c < N_CONFIGS && status == EXIT_SUCCESS; c++) {
+		printf("running %s (%ld runs)\n", configs[c].name, bench.runs);
+		for (long i = 0; i < bench.runs; i++) {
+			if (!run_once(&bench, &configs[c], &bench.results[c][i])) {
+				status = EXIT_FAILURE;
+				break;
+			}
+		}
+		if (status == EXIT_SUCCESS) {
+			bench.median[c] = median_run(&bench, c);
+		}
+	}
+	if (status == EXIT_SUCCESS) {
+		print_table(&bench);
+		print_goals(&bench);
+	}
+out:
+	free(own_tinywl);
+	free(own_client);
+	return status;
+}

@@ -1,0 +1,89 @@
+#!/bin/bash
+# tinywl's stats line on the virtual display: the flip queue counters, the
+# present-interval distribution at exactly the 60 Hz period, tinywl's own
+# latency (render start to presentation) and CPU time per frame, with a
+# queue of 2, with --deadline (rendering just before the frame deadline,
+# which makes the latency shorter than rendering at the frame event), and on
+# wlroots' headless backend, where what only wlatomic knows is n/a.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+TINYWL=$(realpath "$1") CLIENT=$(realpath "$2")
+setup
+FRAMES=60
+PERIOD_US=16666.667
+
+number() {
+	[[ $2 =~ ^[0-9]+(\.[0-9]+)?$ ]] || fail "$1 is not a number: $2"
+}
+
+near_period() {
+	awk -v v="$2" -v p=$PERIOD_US 'BEGIN { exit !(v >= p - 0.002 && v <= p + 0.002) }' ||
+		fail "$1=$2, expected the period $PERIOD_US"
+}
+
+# run_and_check NAME TINYWL-ARGS...: sets LATENCY to latency_mean_us.
+run_and_check() {
+	local name=$1
+	shift
+	echo "== $name"
+	run_tinywl "$TINYWL" -s "$(shell_quote "$CLIENT") --frames 1000" \
+		--exit-after-frames $FRAMES "$@"
+	expect_status 0
+	local key
+	for key in frames_committed frames_discarded refused_queue_full interval_min_us \
+			interval_p50_us interval_p99_us interval_max_us interval_mean_us \
+			jitter_p99_us skipped_vblanks latency_mean_us latency_p99_us \
+			cpu_us_per_frame; do
+		number "$key" "$(stats_field Virtual-1 $key)"
+	done
+	[ "$(stats_field Virtual-1 frames_presented)" = $FRAMES ] ||
+		fail "expected $FRAMES presented frames"
+	[ "$(stats_field Virtual-1 frames_discarded)" = 0 ] || fail "frames discarded in queue mode"
+	[ "$(stats_field Virtual-1 refused_queue_full)" = 0 ] ||
+		fail "commits refused although tinywl waits for frame events"
+	local committed
+	committed=$(stats_field Virtual-1 frames_committed)
+	[ "$committed" -ge $FRAMES ] && [ "$committed" -le $((FRAMES + 3)) ] ||
+		fail "frames_committed=$committed for $FRAMES presented"
+	# Presentation times are vblank times: the median interval is the period
+	# whatever the load, and no interval is shorter than it (vblank times are
+	# the exact 1/60 s grid rounded to the nanosecond: 1 ns either way).
+	near_period interval_p50_us "$(stats_field Virtual-1 interval_p50_us)"
+	near_period interval_min_us "$(stats_field Virtual-1 interval_min_us)"
+	LATENCY=$(stats_field Virtual-1 latency_mean_us)
+	# A frame cannot be presented before the vblank after its render began,
+	# nor later than a queue of 3 plus a few late vblanks.
+	awk -v l="$LATENCY" 'BEGIN { exit !(l > 0 && l < 8 * 16666.667) }' ||
+		fail "latency_mean_us=$LATENCY out of range"
+}
+
+export WLA_FLIP_DEPTH=2
+run_and_check "queue of 2, rendering at the frame event"
+QUEUED=$LATENCY
+run_and_check "queue of 2, rendering at the deadline" --deadline
+DEADLINE=$LATENCY
+echo "latency: at the frame event ${QUEUED} us, at the deadline ${DEADLINE} us"
+# Rendering at the frame event fills the queue: frames wait a period longer.
+awk -v q="$QUEUED" -v d="$DEADLINE" 'BEGIN { exit !(d + 8000 < q) }' ||
+	fail "--deadline did not shorten the latency by half a period"
+unset WLA_FLIP_DEPTH
+
+echo "== --deadline needs the wlatomic backend"
+run_tinywl "$TINYWL" --backend auto --deadline
+expect_status 2
+grep -q -- '--deadline needs --backend wla' "$TEST_DIR/stderr" || fail "no clear error"
+
+echo "== headless"
+export WLR_BACKENDS=headless WLR_RENDERER=pixman
+run_tinywl "$TINYWL" --backend auto --mode 1920x1080@60 \
+	-s "$(shell_quote "$CLIENT") --frames 1000" --exit-after-frames $FRAMES
+expect_status 0
+for key in frames_discarded refused_queue_full; do
+	[ "$(stats_field HEADLESS-1 $key)" = n/a ] || fail "headless cannot know $key"
+done
+for key in frames_committed interval_min_us interval_p50_us interval_p99_us \
+		interval_max_us interval_mean_us jitter_p99_us skipped_vblanks \
+		latency_mean_us latency_p99_us cpu_us_per_frame; do
+	number "$key" "$(stats_field HEADLESS-1 $key)"
+done
+echo "PASS"
