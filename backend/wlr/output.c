@@ -207,7 +207,9 @@ static void handle_frame_idle(void *data)
 
 static void schedule_frame(struct wla_output *out)
 {
-	if (out->frame_idle || !queue_has_room(out)) {
+	/* Whether the queue has room is decided when the idle runs: by then
+	 * wlroots has recorded this commit (enabled, frame_pending). */
+	if (out->frame_idle) {
 		return;
 	}
 	struct wl_event_loop *loop = wl_display_get_event_loop(out->backend->display);
