@@ -222,7 +222,28 @@ static void plane_atomic_disable(struct wla_plane *plane, const struct wla_plane
 	out->build_mask |= 1u << plane->zpos;
 }
 
+/* The VDC takes any mode a config could name: it is virtual, but its
+ * vblank arithmetic and capture buffers have bounds. */
+static int crtc_atomic_check(struct wla_crtc *crtc, struct wla_atomic_state *state)
+{
+	const struct wla_crtc_state *cs = wla_atomic_new_crtc_state(state, crtc);
+	if (!cs || !cs->enable) {
+		return 0;
+	}
+	const struct wla_mode *m = &cs->mode;
+	if (m->width > WLA_MODE_MAX_SIZE || m->height > WLA_MODE_MAX_SIZE ||
+			m->refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ) {
+		wlr_log(WLR_ERROR, "%s: mode %" PRId32 "x%" PRId32 "@%" PRId32 "mHz is beyond "
+			"the virtual display controller's %dx%d@%dmHz", crtc->name, m->width,
+			m->height, m->refresh_mhz, WLA_MODE_MAX_SIZE, WLA_MODE_MAX_SIZE,
+			WLA_MODE_MAX_REFRESH_MHZ);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static const struct wla_crtc_funcs crtc_funcs = {
+	.atomic_check = crtc_atomic_check,
 	.atomic_enable = crtc_atomic_enable,
 	.atomic_disable = crtc_atomic_disable,
 	.atomic_begin = crtc_atomic_begin,

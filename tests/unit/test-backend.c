@@ -460,6 +460,23 @@ static void a_mode_change_with_a_matching_buffer_restarts_the_crtc(void)
 	fixture_finish(&f);
 }
 
+static void a_custom_mode_beyond_the_vdc_is_refused(void)
+{
+	struct fixture f;
+	CHECK(fixture_init(&f, NULL));
+	struct test_buffer *buf = buffer_create(W, H, DRM_FORMAT_XRGB8888, 0, NULL);
+	wlr_output_set_custom_mode(f.output, W, H, 2000000000);
+	wlr_output_enable(f.output, true);
+	wlr_output_attach_buffer(f.output, &buf->base);
+	harness_log_clear();
+	CHECK(!wlr_output_commit(f.output));
+	CHECK_LOGGED("crtc-0", "2000000000mHz", "beyond");
+	CHECK(!f.output->enabled);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	wlr_buffer_drop(&buf->base);
+	fixture_finish(&f);
+}
+
 int main(void)
 {
 	harness_init();
@@ -476,5 +493,6 @@ int main(void)
 	RUN_TEST(disabling_with_a_pending_frame_reports_it_not_presented);
 	RUN_TEST(destroying_the_display_with_a_pending_frame_releases_the_buffer);
 	RUN_TEST(a_mode_change_with_a_matching_buffer_restarts_the_crtc);
+	RUN_TEST(a_custom_mode_beyond_the_vdc_is_refused);
 	HARNESS_EXIT();
 }
