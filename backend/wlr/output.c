@@ -101,7 +101,9 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 	*req = (struct wla_output_request){
 		.enabled = (pending->committed & WLR_OUTPUT_STATE_ENABLED) ?
 			pending->enabled : wo->enabled,
-		.commit_seq = wo->commit_seq,
+		/* wlroots counts this commit once impl->commit returns, and
+		 * wlr_presentation matches present events on that count. */
+		.commit_seq = wo->commit_seq + 1,
 	};
 	if (pending->committed & WLR_OUTPUT_STATE_MODE) {
 		req->has_mode = true;

@@ -312,7 +312,7 @@ static void frame_events_come_while_the_queue_has_room(void)
 	for (int i = 0; i < 5; i++) {
 		bufs[i] = buffer_create(0xff100000 * (uint32_t)(i + 1), NULL);
 	}
-	uint32_t seq0 = f.output->commit_seq;
+	uint32_t seq0 = f.output->commit_seq + 1; /* wlroots: the count after the commit */
 	CHECK(enable_output(&f, bufs[0]));
 	CHECK_INT(f.frames, 1); /* one frame queued, room for two more */
 	gf_vblank(&f, 1);
@@ -321,7 +321,7 @@ static void frame_events_come_while_the_queue_has_room(void)
 	CHECK_INT(f.frames, 1); /* frame_pending was already clear */
 
 	f.n_events = 0;
-	uint32_t seq1 = f.output->commit_seq;
+	uint32_t seq1 = f.output->commit_seq + 1; /* wlroots: the count after the commit */
 	CHECK(commit_buffer(&f, bufs[1]));
 	CHECK_INT(f.frames, 2);
 	CHECK(commit_buffer(&f, bufs[2]));
@@ -442,7 +442,7 @@ static void disabling_an_output_with_a_full_queue_reports_every_frame_not_presen
 	CHECK(enable_output(&f, bufs[0]));
 	gf_vblank(&f, 1);
 	f.n_events = 0;
-	uint32_t seq1 = f.output->commit_seq;
+	uint32_t seq1 = f.output->commit_seq + 1; /* wlroots: the count after the commit */
 	for (int i = 1; i < 4; i++) {
 		CHECK(commit_buffer(&f, bufs[i]));
 	}
@@ -683,7 +683,7 @@ static void a_real_run_at_depth_3_presents_every_frame_once_in_order(void)
 	f.bufs[0] = buffer_create(0xff550000, NULL);
 	f.bufs[1] = buffer_create(0xff005500, NULL);
 	f.auto_commit_limit = 12;
-	uint32_t seq0 = f.output->commit_seq;
+	uint32_t seq0 = f.output->commit_seq + 1; /* wlroots: the count after the commit */
 	unsigned vblank0 = (unsigned)f.out->vdc_out->seq; /* seq - vblank0: since enable */
 	CHECK(enable_output(&f, f.bufs[0]));
 	/* Render-ahead: the queue fills up before the first vblank. */

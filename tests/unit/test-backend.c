@@ -268,7 +268,8 @@ static void a_buffer_commit_latches_at_a_vblank_with_present_and_frame(void)
 	struct fixture f;
 	CHECK(fixture_init(&f, NULL));
 	struct test_buffer *buf = buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff112233, NULL);
-	uint32_t seq0 = f.output->commit_seq;
+	/* wlroots' convention: the count after this commit. */
+	uint32_t seq0 = f.output->commit_seq + 1;
 	CHECK(enable_output(&f, &buf->base));
 	CHECK_INT(wla_backend_buffer_locks(f.backend), 1);
 	CHECK_INT(f.presents, 0); /* not before the vblank */
