@@ -195,7 +195,17 @@ static bool queue_has_room(struct wla_output *out)
  * it: at once with room in the queue, else at the latch that frees a slot. */
 static void send_frame_if_room(struct wla_output *out)
 {
-	if (out->base.frame_pending && queue_has_room(out)) {
+	if (!out->base.frame_pending) {
+		return;
+	}
+	if (!out->base.enabled) {
+		/* A frame latched while a panel powers off: nobody renders for a
+		 * disabled output, and waiting on it would refuse the first
+		 * buffer after a re-enable. */
+		out->base.frame_pending = false;
+		return;
+	}
+	if (queue_has_room(out)) {
 		wlr_output_send_frame(&out->base);
 	}
 }
@@ -478,6 +488,11 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 		out->last_present_ns = t;
 	} else if (ev->discarded) {
 		out->stats.frames_discarded++;
+	} else {
+		/* Cancelled with its CRTC: wlroots would refuse every buffer
+		 * after a re-enable while it waits for this frame's event, and
+		 * a frame event now would come inside the disabling commit. */
+		out->base.frame_pending = false;
 	}
 	wlr_output_send_present(&out->base, &event);
 	/* Not for a frame that never latched: that happens inside the commit

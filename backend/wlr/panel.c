@@ -15,7 +15,10 @@ static struct wla_panel *output_panel(struct wla_output *out)
 	return wla_panel_loop_get_panel(out->panel);
 }
 
-static void drop_deferred(struct wla_output *out)
+/* Let go of the deferred request; cancelled: it will never reach the
+ * screen, so wlroots must stop waiting for its frame event (it would refuse
+ * every later buffer). */
+static void release_deferred(struct wla_output *out, bool cancelled)
 {
 	if (!out->has_deferred) {
 		return;
@@ -23,13 +26,23 @@ static void drop_deferred(struct wla_output *out)
 	if (out->deferred.buffer) {
 		out->backend->buffer_locks--;
 		wlr_buffer_unlock(out->deferred.buffer);
+		if (cancelled) {
+			out->base.frame_pending = false;
+		}
 	}
 	out->has_deferred = false;
 }
 
+static void drop_deferred(struct wla_output *out)
+{
+	release_deferred(out, true);
+}
+
 static void keep_deferred(struct wla_output *out, const struct wla_output_request *req)
 {
-	drop_deferred(out);
+	/* A newer request replaces it (wlroots sets frame_pending again for
+	 * it once the commit returns). */
+	release_deferred(out, true);
 	out->deferred = *req;
 	if (req->buffer) {
 		/* The pixels must outlive wlroots' pending state. */
@@ -59,7 +72,7 @@ static void crtc_on(struct wla_output *out)
 	}
 	struct wla_output_request req = out->deferred;
 	int ret = wla_output_commit_request(out, &req);
-	drop_deferred(out);
+	release_deferred(out, ret < 0);
 	if (ret < 0) {
 		wlr_log(WLR_ERROR, "output %s: enabling after the panel's power-on failed: %s",
 			out->base.name, strerror(-ret));

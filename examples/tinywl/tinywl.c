@@ -36,6 +36,7 @@
 #include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_output_damage.h>
 #include <wlr/types/wlr_output_layout.h>
+#include <wlr/types/wlr_output_power_management_v1.h>
 #include <wlr/types/wlr_pointer.h>
 #include <wlr/types/wlr_presentation_time.h>
 #include <wlr/types/wlr_scene.h>
@@ -138,6 +139,7 @@ struct tinywl_server {
 	struct wl_listener frame;
 	struct wl_listener request_set_cursor;
 	struct wl_listener request_set_selection;
+	struct wl_listener output_power_set_mode;
 };
 
 struct tinywl_output {
@@ -1171,6 +1173,45 @@ static void print_stats(struct tinywl_server *server)
 	fflush(stdout);
 }
 
+/* DPMS (wlr-output-power-management): off disables the output, on enables
+ * it again and asks for a frame; the backend powers panels around that. */
+static void handle_output_power_set_mode(struct wl_listener *listener, void *data)
+{
+	struct wlr_output_power_v1_set_mode_event *event = data;
+	bool on = event->mode == ZWLR_OUTPUT_POWER_V1_MODE_ON;
+	wlr_output_enable(event->output, on);
+	if (!wlr_output_commit(event->output)) {
+		wlr_output_rollback(event->output);
+		wlr_log(WLR_ERROR, "tinywl: output %s: cannot switch power %s",
+			event->output->name, on ? "on" : "off");
+		return;
+	}
+	if (on) {
+		wlr_output_schedule_frame(event->output);
+	}
+}
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* An output with a panel switches off in steps (backlight, scanout,
+ * supply) on timers: let them run, for at most a second. */
+static void wait_for_outputs_off(struct tinywl_server *server)
+{
+	if (!wla_backend_is_wla(server->backend)) {
+		return;
+	}
+	struct wl_event_loop *loop = wl_display_get_event_loop(server->display);
+	uint64_t end = monotonic_ms() + 1000;
+	while (wla_backend_buffer_locks(server->backend) > 0 && monotonic_ms() < end) {
+		wl_event_loop_dispatch(loop, 10);
+	}
+}
+
 static void disable_outputs(struct tinywl_server *server)
 {
 	struct tinywl_output *output;
@@ -1418,6 +1459,8 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 static bool server_init(struct tinywl_server *server)
 {
 	struct wl_display *display = server->display;
+	/* Removed at finish however far init got. */
+	wl_list_init(&server->output_power_set_mode.link);
 
 	server->renderer = wlr_renderer_autocreate(server->backend);
 	if (server->renderer == NULL) {
@@ -1452,6 +1495,9 @@ static bool server_init(struct tinywl_server *server)
 	wlr_scene_set_presentation(server->scene,
 		wlr_presentation_create(display, server->backend));
 	wlr_screencopy_manager_v1_create(display);
+	struct wlr_output_power_manager_v1 *power = wlr_output_power_manager_v1_create(display);
+	server->output_power_set_mode.notify = handle_output_power_set_mode;
+	wl_signal_add(&power->events.set_mode, &server->output_power_set_mode);
 	wlr_xdg_output_manager_v1_create(display, server->output_layout);
 
 	wl_list_init(&server->views);
@@ -1550,6 +1596,7 @@ static void server_finish(struct tinywl_server *server)
 	}
 	if (server->output_layout != NULL) {
 		wl_list_remove(&server->new_output.link);
+		wl_list_remove(&server->output_power_set_mode.link);
 		wl_list_remove(&server->new_input.link);
 	}
 	wlr_backend_destroy(server->backend);
@@ -1632,6 +1679,7 @@ int main(int argc, char *argv[])
 
 	print_stats(&server);
 	disable_outputs(&server);
+	wait_for_outputs_off(&server);
 	if (wla_backend_is_wla(server.backend)) {
 		printf("tinywl: buffer_locks=%zu\n", wla_backend_buffer_locks(server.backend));
 		fflush(stdout);
