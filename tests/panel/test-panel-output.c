@@ -1,0 +1,815 @@
+/*
+ * A panel driven through its wlr_output: real wlr_outputs and wlr_buffers,
+ * real vblanks and panel timers on the event loop, the recording line
+ * provider on CLOCK_MONOTONIC. Every GPIO call is checked for its order and
+ * physical levels; delays between calls must be at least the configured
+ * ones (and below them plus SLACK_MS, never tighter).
+ */
+#include <drm_fourcc.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+#include <wayland-server-core.h>
+#include <wlr/backend.h>
+#include <wlr/interfaces/wlr_output.h>
+#include <wlr/types/wlr_buffer.h>
+#include <wlr/types/wlr_output.h>
+#include <wlatomic/backend.h>
+#include <wlatomic/capture.h>
+#include <wlatomic/config.h>
+#include "backend/panel.h"
+#include "backend/wlr.h"
+#include "harness.h"
+
+#define W 64
+#define H 48
+#define MS UINT64_C(1000000)
+#define SLACK_MS 30
+
+/* Physical bits of the lines, in the order they are declared. */
+#define EN 0x1u
+#define RST 0x2u /* active-low: asserted (in reset) is 0 */
+#define BL 0x4u
+
+#define PREPARE_MS 20
+#define ENABLE_MS 10
+#define DISABLE_MS 15
+#define UNPREPARE_MS 5
+#define MIN_OFF_MS 40
+
+static const char panel_config[] =
+	"[output]\n"
+	"name = DSI-1\n"
+	"mode = 64x48@60\n"
+	"panel-chip = test-chip\n"
+	"panel-line = enable 3\n"
+	"panel-line = reset 4 active-low\n"
+	"panel-line = backlight 5\n"
+	"panel-preset = simple\n"
+	"panel-delay-prepare = 20\n"
+	"panel-delay-enable = 10\n"
+	"panel-delay-disable = 15\n"
+	"panel-delay-unprepare = 5\n"
+	"panel-min-off-time = 40\n";
+
+/* Indices into rec.calls of the usual life of the panel. */
+enum {
+	CALL_REQUEST,
+	CALL_ON_ENABLE,
+	CALL_ON_RESET,
+	CALL_LIT,
+	CALL_OFF_BACKLIGHT,
+	CALL_OFF_RESET,
+	CALL_OFF_ENABLE,
+};
+
+struct test_buffer {
+	struct wlr_buffer base;
+	uint32_t *pixels;
+	bool *destroyed;
+};
+
+/* What the output looked like at each provider call. */
+struct call_snapshot {
+	bool crtc_active;
+	int presented;
+};
+
+struct fixture {
+	struct wl_display *display;
+	struct wl_event_loop *loop;
+	struct wlr_backend *backend;
+	struct wlr_output *output;
+	struct wla_output *out;
+
+	/* A provider in front of the recording one: it notes the output's
+	 * state at each set, then passes the call on. */
+	struct wla_gpio_provider tap;
+	struct wla_gpio_lines tap_lines;
+	struct wla_gpio_lines *rec_lines;
+	struct wla_gpio_record rec;
+	struct call_snapshot snap[WLA_GPIO_RECORD_MAX_CALLS];
+
+	struct wl_listener new_output, present, frame, enable;
+	int presented, not_presented, frames, enable_events;
+	uint64_t first_when_ns, last_when_ns;
+
+	struct wla_image *capture;
+	bool capture_done;
+
+	/* From the log: when the CRTC was last enabled and disabled. */
+	uint64_t crtc_enabled_ns, crtc_disabled_ns;
+	int errors; /* WLR_ERROR lines */
+};
+
+static struct fixture f;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rec_now(void *data)
+{
+	return mono_ns();
+}
+
+__attribute__((format(printf, 2, 0)))
+static void log_func(enum wlr_log_importance importance, const char *fmt, va_list args)
+{
+	char line[HARNESS_LOG_LEN];
+	va_list copy;
+	va_copy(copy, args);
+	vsnprintf(line, sizeof(line), fmt, copy);
+	va_end(copy);
+	if (importance == WLR_ERROR) {
+		f.errors++;
+	}
+	if (strstr(line, "crtc-0: disabled")) {
+		f.crtc_disabled_ns = mono_ns();
+	} else if (strstr(line, "crtc-0: enabled")) {
+		f.crtc_enabled_ns = mono_ns();
+	}
+	harness_log_func(importance, fmt, args);
+}
+
+static void clear_log(void)
+{
+	harness_log_clear();
+	f.errors = 0;
+}
+
+static int tap_set(struct wla_gpio_lines *lines, uint32_t mask, uint32_t values)
+{
+	if (f.rec.n_calls < WLA_GPIO_RECORD_MAX_CALLS) {
+		f.snap[f.rec.n_calls] = (struct call_snapshot){
+			.crtc_active = f.out && f.out->vdc_out->crtc.state->active,
+			.presented = f.presented,
+		};
+	}
+	return f.rec_lines->impl->set(f.rec_lines, mask, values);
+}
+
+static void tap_release(struct wla_gpio_lines *lines)
+{
+	f.rec_lines->impl->release(f.rec_lines);
+	f.rec_lines = NULL;
+}
+
+static const struct wla_gpio_lines_impl tap_lines_impl = {
+	.set = tap_set,
+	.release = tap_release,
+};
+
+static struct wla_gpio_lines *tap_request(struct wla_gpio_provider *provider,
+	const struct wla_gpio_request *req, struct wla_gpio_error *err)
+{
+	f.rec_lines = f.rec.provider.impl->request(&f.rec.provider, req, err);
+	if (!f.rec_lines) {
+		return NULL;
+	}
+	f.tap_lines.impl = &tap_lines_impl;
+	return &f.tap_lines;
+}
+
+static const struct wla_gpio_provider_impl tap_impl = {
+	.request = tap_request,
+};
+
+static void test_buffer_destroy(struct wlr_buffer *wlr_buffer)
+{
+	struct test_buffer *buf = wl_container_of(wlr_buffer, buf, base);
+	if (buf->destroyed) {
+		*buf->destroyed = true;
+	}
+	free(buf->pixels);
+	free(buf);
+}
+
+static bool test_buffer_begin(struct wlr_buffer *wlr_buffer, uint32_t flags, void **data,
+	uint32_t *format, size_t *stride)
+{
+	struct test_buffer *buf = wl_container_of(wlr_buffer, buf, base);
+	*data = buf->pixels;
+	*format = DRM_FORMAT_XRGB8888;
+	*stride = W * 4;
+	return true;
+}
+
+static void test_buffer_end(struct wlr_buffer *wlr_buffer)
+{
+}
+
+static const struct wlr_buffer_impl test_buffer_impl = {
+	.destroy = test_buffer_destroy,
+	.begin_data_ptr_access = test_buffer_begin,
+	.end_data_ptr_access = test_buffer_end,
+};
+
+/* A W x H buffer of one colour; the caller owns it (wlr_buffer_drop). */
+static struct wlr_buffer *buffer_create(uint32_t color, bool *destroyed)
+{
+	struct test_buffer *buf = calloc(1, sizeof(*buf));
+	buf->pixels = calloc(W * H, 4);
+	for (int i = 0; i < W * H; i++) {
+		buf->pixels[i] = color;
+	}
+	buf->destroyed = destroyed;
+	if (destroyed) {
+		*destroyed = false;
+	}
+	wlr_buffer_init(&buf->base, &test_buffer_impl, W, H);
+	return &buf->base;
+}
+
+static void handle_present(struct wl_listener *listener, void *data)
+{
+	const struct wlr_output_event_present *ev = data;
+	if (!ev->presented) {
+		f.not_presented++;
+		return;
+	}
+	uint64_t when = (uint64_t)ev->when->tv_sec * UINT64_C(1000000000) +
+		(uint64_t)ev->when->tv_nsec;
+	if (f.presented++ == 0) {
+		f.first_when_ns = when;
+	}
+	f.last_when_ns = when;
+}
+
+static void handle_frame(struct wl_listener *listener, void *data)
+{
+	f.frames++;
+}
+
+static void handle_enable(struct wl_listener *listener, void *data)
+{
+	f.enable_events++;
+}
+
+static void handle_new_output(struct wl_listener *listener, void *data)
+{
+	f.output = data;
+	f.out = wl_container_of(f.output, f.out, base);
+	f.present.notify = handle_present;
+	wl_signal_add(&f.output->events.present, &f.present);
+	f.frame.notify = handle_frame;
+	wl_signal_add(&f.output->events.frame, &f.frame);
+	f.enable.notify = handle_enable;
+	wl_signal_add(&f.output->events.enable, &f.enable);
+}
+
+/* The backend with the panel's config; set failure injection in f.rec, then
+ * call start(). */
+static bool setup(void)
+{
+	memset(&f, 0, sizeof(f));
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	if (wla_config_parse_text(&cfg, "panel-output.conf", panel_config) != 0) {
+		fprintf(stderr, "  config did not parse\n");
+		return false;
+	}
+	wla_gpio_record_init(&f.rec, rec_now, NULL);
+	f.tap.impl = &tap_impl;
+	f.display = wl_display_create();
+	f.loop = wl_display_get_event_loop(f.display);
+	f.backend = wla_backend_create(f.display, &cfg);
+	if (!f.backend) {
+		wl_display_destroy(f.display);
+		return false;
+	}
+	f.new_output.notify = handle_new_output;
+	wl_signal_add(&f.backend->events.new_output, &f.new_output);
+	return true;
+}
+
+static bool start(void)
+{
+	wla_backend_set_gpio_provider(f.backend, &f.tap);
+	return wlr_backend_start(f.backend) && f.output;
+}
+
+/* Ends a test; every buffer lock must have been given back by now. */
+static void finish(void)
+{
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	if (f.output) {
+		wl_list_remove(&f.present.link);
+		wl_list_remove(&f.frame.link);
+		wl_list_remove(&f.enable.link);
+	}
+	wl_list_remove(&f.new_output.link);
+	wla_image_destroy(f.capture);
+	wl_display_destroy(f.display);
+}
+
+/* Run the event loop until cond holds, at most 800 ms. */
+#define WAIT_UNTIL(cond) \
+	({ \
+		uint64_t end_ = mono_ns() + 800 * MS; \
+		while (!(cond) && mono_ns() < end_) { \
+			wl_event_loop_dispatch(f.loop, 5); \
+		} \
+		(cond); \
+	})
+
+/* Run the event loop for ms, whatever happens. */
+static void run_for(uint64_t ms)
+{
+	uint64_t end = mono_ns() + ms * MS;
+	uint64_t now;
+	while ((now = mono_ns()) < end) {
+		uint64_t left = (end - now + MS - 1) / MS;
+		wl_event_loop_dispatch(f.loop, left > 5 ? 5 : (int)left);
+	}
+}
+
+static enum wla_panel_state panel_state(void)
+{
+	return wla_panel_get_state(wla_panel_loop_get_panel(f.out->panel));
+}
+
+static bool crtc_active(void)
+{
+	return f.out->vdc_out->crtc.state->active;
+}
+
+static bool enable_output(struct wlr_buffer *buffer)
+{
+	wlr_output_set_mode(f.output, wlr_output_preferred_mode(f.output));
+	wlr_output_enable(f.output, true);
+	if (buffer) {
+		wlr_output_attach_buffer(f.output, buffer);
+	}
+	return wlr_output_commit(f.output);
+}
+
+static bool commit_buffer(struct wlr_buffer *buffer)
+{
+	wlr_output_attach_buffer(f.output, buffer);
+	return wlr_output_commit(f.output);
+}
+
+/* Disable and wait for the panel to be off. */
+static bool disable_output(void)
+{
+	wlr_output_enable(f.output, false);
+	return wlr_output_commit(f.output) && WAIT_UNTIL(panel_state() == WLA_PANEL_OFF);
+}
+
+/* Enable with buffer and run until the backlight is on. */
+static bool light_up(struct wlr_buffer *buffer)
+{
+	return enable_output(buffer) && WAIT_UNTIL(panel_state() == WLA_PANEL_LIT);
+}
+
+static void handle_capture(struct wla_capture *capture, const struct wla_image *image,
+	uint64_t seq, void *data)
+{
+	f.capture_done = true;
+	if (image) {
+		f.capture = wla_image_create(image->width, image->height);
+		for (uint32_t y = 0; y < image->height; y++) {
+			memcpy((char *)f.capture->data + y * f.capture->stride,
+				(const char *)image->data + y * image->stride, image->width * 4);
+		}
+	}
+}
+
+static void capture_next(void)
+{
+	wla_image_destroy(f.capture);
+	f.capture = NULL;
+	f.capture_done = false;
+	CHECK(wla_output_capture(f.output, handle_capture, NULL) != NULL);
+	CHECK(WAIT_UNTIL(f.capture_done));
+}
+
+/* Call i is a successful set of mask to values, leaving levels. */
+#define CHECK_SET(i, mask_, values_, levels_) \
+	do { \
+		CHECK((size_t)(i) < f.rec.n_calls); \
+		if ((size_t)(i) < f.rec.n_calls) { \
+			const struct wla_gpio_call *c_ = &f.rec.calls[i]; \
+			CHECK_INT(c_->kind, WLA_GPIO_CALL_SET); \
+			CHECK_INT(c_->result, 0); \
+			CHECK_INT(c_->mask, mask_); \
+			CHECK_INT(c_->values, values_); \
+			CHECK_INT(c_->levels, levels_); \
+		} \
+	} while (0)
+
+/* t_ns is at least min_ms after from_ns, and less than SLACK_MS more. */
+#define CHECK_AFTER(t_ns, from_ns, min_ms) \
+	do { \
+		uint64_t t_ = (t_ns), from_ = (from_ns); \
+		if (t_ < from_ + (uint64_t)(min_ms) * MS || \
+				t_ >= from_ + (uint64_t)((min_ms) + SLACK_MS) * MS) { \
+			fprintf(stderr, "  %s:%d: %s is %.3f ms after %s, expected %d ms (+%d)\n", \
+				__FILE__, __LINE__, #t_ns, \
+				((double)t_ - (double)from_) / 1e6, #from_ns, (int)(min_ms), \
+				SLACK_MS); \
+			harness_test_failures++; \
+		} \
+	} while (0)
+
+#define CALL_TIME(i) (f.rec.calls[i].time_ns)
+
+/* The power-on steps at calls[first], [first + 1]. */
+static void check_on_steps(size_t first)
+{
+	CHECK_SET(first, EN, EN, EN);
+	CHECK_SET(first + 1, RST, RST, EN | RST);
+	if (f.rec.n_calls > first + 1) {
+		CHECK_AFTER(CALL_TIME(first + 1), CALL_TIME(first), PREPARE_MS);
+		CHECK(!f.snap[first].crtc_active);
+		CHECK(!f.snap[first + 1].crtc_active);
+	}
+}
+
+/* The power-off steps at calls[first..first + 2]. */
+static void check_off_steps(size_t first)
+{
+	CHECK_SET(first, BL, 0, EN | RST);
+	CHECK_SET(first + 1, RST, 0, EN);
+	CHECK_SET(first + 2, EN, 0, 0);
+	if (f.rec.n_calls > first + 2) {
+		CHECK_AFTER(CALL_TIME(first + 1), CALL_TIME(first), DISABLE_MS);
+		CHECK_AFTER(CALL_TIME(first + 2), CALL_TIME(first + 1), 0);
+	}
+}
+
+static void enabling_powers_the_panel_on_before_the_crtc(void)
+{
+	CHECK(setup() && start());
+	/* Lines requested at their safe off levels: reset (active-low)
+	 * asserted is a low pin, so all three are low. */
+	CHECK_INT(f.rec.n_calls, 1);
+	CHECK_INT(f.rec.calls[0].kind, WLA_GPIO_CALL_REQUEST);
+	CHECK_INT(f.rec.calls[0].mask, EN | RST | BL);
+	CHECK_INT(f.rec.calls[0].values, 0);
+	CHECK(strcmp(f.rec.chip, "test-chip") == 0);
+	CHECK(strcmp(f.rec.consumer, "wlatomic:DSI-1") == 0);
+	CHECK_INT(f.rec.n_lines, 3);
+	CHECK_INT(f.rec.offsets[0], 3);
+	CHECK_INT(f.rec.offsets[1], 4);
+	CHECK_INT(f.rec.offsets[2], 5);
+
+	bool gone;
+	struct wlr_buffer *buf = buffer_create(0xff336699, &gone);
+	uint64_t t_commit = mono_ns();
+	CHECK(enable_output(buf));
+	CHECK(f.output->enabled);
+	CHECK(!crtc_active());
+	CHECK_INT(f.presented + f.not_presented, 0);
+	CHECK_INT(f.rec.n_sets, 0); /* requests only ask; timers run the steps */
+
+	CHECK(WAIT_UNTIL(f.rec.n_calls >= 3));
+	check_on_steps(CALL_ON_ENABLE);
+	/* The minimum off time counts from the request at start-up. */
+	CHECK(CALL_TIME(CALL_ON_ENABLE) >= CALL_TIME(CALL_REQUEST) + MIN_OFF_MS * MS);
+	CHECK(CALL_TIME(CALL_ON_ENABLE) >= t_commit);
+	CHECK_INT(f.presented + f.not_presented, 0);
+
+	CHECK(WAIT_UNTIL(crtc_active()));
+	CHECK_AFTER(f.out->vdc_out->epoch_ns, CALL_TIME(CALL_ON_RESET), ENABLE_MS);
+	CHECK_INT(f.rec.n_calls, 3);
+	CHECK(WAIT_UNTIL(f.presented >= 1));
+	CHECK(f.first_when_ns > f.out->vdc_out->epoch_ns);
+	CHECK(WAIT_UNTIL(f.frames >= 1));
+	CHECK_INT(f.not_presented, 0);
+
+	CHECK(disable_output());
+	wlr_buffer_drop(buf);
+	CHECK(gone);
+	finish();
+}
+
+static void the_backlight_comes_on_only_after_the_first_latched_frame(void)
+{
+	CHECK(setup() && start());
+	struct wlr_buffer *buf = buffer_create(0xff202020, NULL);
+	CHECK(enable_output(buf));
+	CHECK(WAIT_UNTIL(f.presented >= 1));
+	/* Lit at the first latched frame, not before. */
+	CHECK(WAIT_UNTIL(f.rec.n_calls >= 4));
+	CHECK_SET(CALL_LIT, BL, BL, EN | RST | BL);
+	for (size_t i = 0; i < f.rec.n_calls && i < CALL_LIT; i++) {
+		CHECK_INT(f.rec.calls[i].levels & BL, 0);
+	}
+	if (f.rec.n_calls > CALL_LIT) {
+		CHECK(f.snap[CALL_LIT].crtc_active);
+		CHECK(f.snap[CALL_LIT].presented >= 1);
+		CHECK(CALL_TIME(CALL_LIT) > f.first_when_ns);
+		CHECK_AFTER(CALL_TIME(CALL_LIT), f.first_when_ns, 0);
+	}
+	CHECK_INT(panel_state(), WLA_PANEL_LIT);
+
+	/* More frames change nothing on the lines. */
+	CHECK(WAIT_UNTIL(f.frames >= 1));
+	CHECK(commit_buffer(buf));
+	CHECK(WAIT_UNTIL(f.presented >= 2));
+	CHECK_INT(f.rec.n_calls, 4);
+
+	CHECK(disable_output());
+	wlr_buffer_drop(buf);
+	finish();
+}
+
+static void disabling_turns_the_backlight_off_first_and_the_supply_last(void)
+{
+	CHECK(setup() && start());
+	bool gone;
+	struct wlr_buffer *buf = buffer_create(0xff445566, &gone);
+	CHECK(light_up(buf));
+	CHECK(WAIT_UNTIL(f.frames >= 1));
+	CHECK_INT(f.rec.n_calls, 4);
+	int frames = f.frames, presented = f.presented;
+
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	CHECK(!f.output->enabled);
+	CHECK_INT(f.rec.n_calls, 4); /* the steps run from the panel's timer */
+	CHECK(crtc_active());
+
+	CHECK(WAIT_UNTIL(panel_state() == WLA_PANEL_OFF));
+	run_for(40);
+	CHECK_INT(f.rec.n_calls, 7);
+	check_off_steps(CALL_OFF_BACKLIGHT);
+	if (f.rec.n_calls == 7) {
+		/* Scanout runs through the disable delay and stops before the
+		 * supply goes. */
+		CHECK(f.snap[CALL_OFF_BACKLIGHT].crtc_active);
+		CHECK(!f.snap[CALL_OFF_RESET].crtc_active);
+		CHECK(!f.snap[CALL_OFF_ENABLE].crtc_active);
+		CHECK(f.crtc_disabled_ns >= CALL_TIME(CALL_OFF_BACKLIGHT) + DISABLE_MS * MS);
+		CHECK(f.crtc_disabled_ns <= CALL_TIME(CALL_OFF_RESET));
+	}
+	CHECK(!crtc_active());
+	CHECK(!f.output->enabled);
+	CHECK_INT(f.frames, frames);
+	CHECK_INT(f.presented, presented);
+	CHECK_INT(f.rec.levels, 0);
+
+	wlr_buffer_drop(buf);
+	CHECK(gone);
+	finish();
+}
+
+static void re_enabling_during_power_off_ends_on_through_a_legal_sequence(void)
+{
+	CHECK(setup() && start());
+	struct wlr_buffer *a = buffer_create(0xff111111, NULL);
+	struct wlr_buffer *b = buffer_create(0xff222222, NULL);
+	CHECK(light_up(a));
+	CHECK(WAIT_UNTIL(f.frames >= 1));
+
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	CHECK(WAIT_UNTIL(f.rec.n_calls >= 5)); /* backlight off, in the disable delay */
+	CHECK_INT(panel_state(), WLA_PANEL_POWERING_OFF);
+	int presented = f.presented;
+	CHECK(enable_output(b));
+	CHECK(f.output->enabled);
+
+	CHECK(WAIT_UNTIL(f.presented > presented && f.rec.n_calls >= 10));
+	CHECK_INT(f.rec.n_calls, 10);
+	/* The whole power-off, then the minimum off time from its end (the
+	 * last step's unprepare delay), then the whole power-on. */
+	check_off_steps(CALL_OFF_BACKLIGHT);
+	check_on_steps(7);
+	CHECK_SET(9, BL, BL, EN | RST | BL);
+	if (f.rec.n_calls >= 10) {
+		/* Less 1 ms: the panel counts the last off step's delay from
+		 * its timer's clock read, taken before the CRTC-off commit and
+		 * the two sets of that wake-up, so the gap between the sets can
+		 * fall short by their run time (up to ~0.1 ms under ASan). */
+		CHECK_AFTER(CALL_TIME(7), CALL_TIME(CALL_OFF_ENABLE) - MS,
+			UNPREPARE_MS + MIN_OFF_MS);
+		CHECK(!f.snap[CALL_OFF_RESET].crtc_active);
+		CHECK(f.crtc_disabled_ns >= CALL_TIME(CALL_OFF_BACKLIGHT) + DISABLE_MS * MS);
+		CHECK(f.crtc_disabled_ns <= CALL_TIME(CALL_OFF_RESET));
+		CHECK(f.crtc_enabled_ns > CALL_TIME(8));
+		CHECK_AFTER(f.out->vdc_out->epoch_ns, CALL_TIME(8), ENABLE_MS);
+		CHECK(f.snap[9].presented > presented);
+		CHECK(CALL_TIME(9) > f.last_when_ns);
+	}
+	CHECK_INT(panel_state(), WLA_PANEL_LIT);
+
+	/* And the output goes on presenting frames. */
+	CHECK(WAIT_UNTIL(f.frames >= 2));
+	presented = f.presented;
+	CHECK(commit_buffer(a));
+	CHECK(WAIT_UNTIL(f.presented > presented));
+	CHECK(f.output->enabled);
+	CHECK_INT(f.rec.n_calls, 10);
+
+	CHECK(disable_output());
+	wlr_buffer_drop(a);
+	wlr_buffer_drop(b);
+	finish();
+}
+
+/* An enable with a buffer is refused with one error naming the output and
+ * the chip; the output stays off, nothing is driven or leaked. */
+static void check_enable_refused(void)
+{
+	clear_log();
+	bool gone;
+	struct wlr_buffer *buf = buffer_create(0xffffffff, &gone);
+	size_t n_calls = f.rec.n_calls;
+	int events = f.presented + f.not_presented + f.frames;
+	CHECK(!enable_output(buf));
+	wlr_output_rollback(f.output);
+	CHECK_LOGGED("output DSI-1", "chip test-chip", "not usable");
+	CHECK_INT(f.errors, 1);
+	CHECK(!f.output->enabled);
+	CHECK(!crtc_active());
+	CHECK_INT(f.rec.n_calls, n_calls);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	CHECK_INT(buf->n_locks, 0);
+	wlr_buffer_drop(buf);
+	CHECK(gone);
+	run_for(20);
+	CHECK_INT(f.presented + f.not_presented + f.frames, events);
+}
+
+static void a_missing_chip_leaves_the_output_off_with_one_error(void)
+{
+	CHECK(setup());
+	f.rec.fail_request = -ENOENT;
+	f.rec.fail_request_line = -1;
+	clear_log();
+	CHECK(start());
+	CHECK_INT(f.errors, 1);
+	CHECK_LOGGED("DSI-1", "chip 'test-chip'", "cannot open");
+	CHECK_INT(f.rec.n_calls, 1);
+	CHECK_INT(f.rec.calls[0].kind, WLA_GPIO_CALL_REQUEST);
+	CHECK_INT(f.rec.calls[0].result, -ENOENT);
+	CHECK(!f.rec.requested);
+	CHECK(f.out->panel == NULL);
+
+	check_enable_refused();
+	CHECK_INT(f.rec.n_sets, 0);
+	finish();
+}
+
+static void busy_lines_leave_the_output_off(void)
+{
+	CHECK(setup());
+	f.rec.fail_request = -EBUSY;
+	f.rec.fail_request_line = 1;
+	clear_log();
+	CHECK(start());
+	CHECK_INT(f.errors, 1);
+	CHECK_LOGGED("DSI-1", "chip 'test-chip'", "line 'reset'", "offset 4");
+	CHECK_INT(f.rec.n_calls, 1);
+	CHECK_INT(f.rec.calls[0].result, -EBUSY);
+	CHECK(!f.rec.requested);
+
+	check_enable_refused();
+	CHECK_INT(f.rec.n_sets, 0);
+	finish();
+}
+
+static void a_failed_set_mid_sequence_turns_the_output_off(void)
+{
+	CHECK(setup());
+	f.rec.fail_set = -EIO;
+	f.rec.fail_set_index = 2;
+	CHECK(start());
+	bool gone;
+	struct wlr_buffer *buf = buffer_create(0xff00ff00, &gone);
+	CHECK(enable_output(buf));
+	CHECK(f.output->enabled);
+	int enable_events = f.enable_events;
+	clear_log();
+
+	CHECK(WAIT_UNTIL(!f.output->enabled));
+	CHECK_INT(f.enable_events, enable_events + 1);
+	CHECK_INT(panel_state(), WLA_PANEL_FAILED);
+	CHECK_LOGGED("DSI-1", "chip 'test-chip'", "reset", "Input/output error");
+	CHECK_LOGGED("output DSI-1", "test-chip", "the output is off");
+	CHECK_INT(f.errors, 2);
+	run_for(40);
+	/* enable=1, the failed reset step, then every line to its safe off
+	 * level in one call; nothing after. */
+	CHECK_INT(f.rec.n_calls, 4);
+	CHECK_SET(1, EN, EN, EN);
+	if (f.rec.n_calls >= 4) {
+		CHECK_INT(f.rec.calls[2].kind, WLA_GPIO_CALL_SET);
+		CHECK_INT(f.rec.calls[2].result, -EIO);
+		CHECK_INT(f.rec.calls[2].mask, RST);
+		CHECK_INT(f.rec.calls[2].levels, EN);
+	}
+	CHECK_SET(3, EN | RST | BL, 0, 0);
+	CHECK_INT(f.rec.levels, 0);
+	CHECK(f.rec.requested);
+	CHECK(!crtc_active());
+	CHECK_INT(f.presented + f.not_presented + f.frames, 0);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	wlr_buffer_drop(buf);
+	CHECK(gone);
+
+	/* wlroots waits for no frame event of the cancelled frame: the next
+	 * enable reaches the backend, which refuses it. */
+	CHECK(!f.output->frame_pending);
+	check_enable_refused();
+	finish();
+}
+
+static void destroying_the_backend_while_lit_drives_the_lines_off(void)
+{
+	CHECK(setup() && start());
+	bool gone;
+	struct wlr_buffer *buf = buffer_create(0xff778899, &gone);
+	CHECK(light_up(buf));
+	CHECK(WAIT_UNTIL(f.frames >= 1));
+	CHECK_INT(f.rec.n_calls, 4);
+	wlr_buffer_drop(buf);
+	CHECK(!gone); /* on screen */
+
+	clear_log();
+	wl_list_remove(&f.present.link);
+	wl_list_remove(&f.frame.link);
+	wl_list_remove(&f.enable.link);
+	wl_list_remove(&f.new_output.link);
+	wl_display_destroy(f.display);
+
+	/* The off steps back to back (destroy cannot wait), the CRTC off
+	 * first, then the release. */
+	CHECK_INT(f.rec.n_calls, 8);
+	CHECK_SET(CALL_OFF_BACKLIGHT, BL, 0, EN | RST);
+	CHECK_SET(CALL_OFF_RESET, RST, 0, EN);
+	CHECK_SET(CALL_OFF_ENABLE, EN, 0, 0);
+	if (f.rec.n_calls >= 8) {
+		CHECK(!f.snap[CALL_OFF_BACKLIGHT].crtc_active);
+		CHECK_INT(f.rec.calls[7].kind, WLA_GPIO_CALL_RELEASE);
+	}
+	CHECK(!f.rec.requested);
+	CHECK_INT(f.rec.levels, 0);
+	CHECK_LOGGED("DSI-1", "destroyed while lit");
+	CHECK(!LOGGED("buffer locks still held"));
+	CHECK_INT(f.errors, 0);
+	CHECK(gone);
+}
+
+static void a_buffer_dropped_while_the_panel_powers_on_is_kept_until_replaced(void)
+{
+	CHECK(setup() && start());
+	bool a_gone, b_gone;
+	struct wlr_buffer *a = buffer_create(0xffaa0000, &a_gone);
+	struct wlr_buffer *b = buffer_create(0xff00bb00, &b_gone);
+	CHECK(enable_output(a));
+	wlr_buffer_drop(a); /* the client is gone before the panel is on */
+	CHECK(!a_gone);
+	CHECK(WAIT_UNTIL(panel_state() == WLA_PANEL_POWERING_ON && f.rec.n_calls >= 2));
+	CHECK(!a_gone);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 1);
+
+	CHECK(WAIT_UNTIL(f.presented >= 1));
+	CHECK(!a_gone);
+	capture_next();
+	if (f.capture) {
+		CHECK_PIXEL(wla_image_pixel(f.capture, 0, 0), 0xffaa0000);
+		CHECK_PIXEL(wla_image_pixel(f.capture, W - 1, H - 1), 0xffaa0000);
+	}
+	CHECK(WAIT_UNTIL(f.frames >= 1));
+	int presented = f.presented;
+	CHECK(commit_buffer(b));
+	CHECK(!a_gone); /* on screen until b latches */
+	CHECK(WAIT_UNTIL(f.presented > presented));
+	CHECK(a_gone);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 1);
+	capture_next();
+	if (f.capture) {
+		CHECK_PIXEL(wla_image_pixel(f.capture, 5, 5), 0xff00bb00);
+	}
+
+	CHECK(disable_output());
+	wlr_buffer_drop(b);
+	CHECK(b_gone);
+	finish();
+}
+
+int main(void)
+{
+	harness_init();
+	wlr_log_init(WLR_DEBUG, log_func);
+	unsetenv("WLA_OUTPUTS");
+	unsetenv("WLA_CONFIG");
+	unsetenv("WLA_GPIO_DRY_RUN");
+	RUN_TEST(enabling_powers_the_panel_on_before_the_crtc);
+	RUN_TEST(the_backlight_comes_on_only_after_the_first_latched_frame);
+	RUN_TEST(disabling_turns_the_backlight_off_first_and_the_supply_last);
+	RUN_TEST(re_enabling_during_power_off_ends_on_through_a_legal_sequence);
+	RUN_TEST(a_missing_chip_leaves_the_output_off_with_one_error);
+	RUN_TEST(busy_lines_leave_the_output_off);
+	RUN_TEST(a_failed_set_mid_sequence_turns_the_output_off);
+	RUN_TEST(destroying_the_backend_while_lit_drives_the_lines_off);
+	RUN_TEST(a_buffer_dropped_while_the_panel_powers_on_is_kept_until_replaced);
+	HARNESS_EXIT();
+}
