@@ -140,7 +140,11 @@ static bool run_step(struct wla_panel *panel, const struct wla_panel_step *step,
 		return false;
 	}
 	panel->values = values;
-	panel->ready_at = now + step->wait_ms * NS_PER_MS;
+	/* From the set itself, not from the wake-up that ran it: whatever
+	 * ran before it in this advance (an event handler switching a CRTC
+	 * off, earlier sets) must not eat into the delay. */
+	uint64_t set_at = panel_now(panel);
+	panel->ready_at = (set_at > now ? set_at : now) + step->wait_ms * NS_PER_MS;
 	return true;
 }
 

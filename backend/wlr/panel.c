@@ -104,7 +104,8 @@ static void handle_panel_event(struct wla_panel *panel, enum wla_panel_event eve
 		crtc_off(out);
 		out->panel_failed = true;
 		out->panel_unlit = false;
-		wlr_log(WLR_ERROR, "output %s: panel on chip %s failed (%s); the output is off",
+		/* The panel has logged the one error line (chip, line, reason). */
+		wlr_log(WLR_INFO, "output %s: panel on chip %s failed (%s); the output is off",
 			out->base.name, out->panel_chip, strerror(-error));
 		if (out->base.enabled) {
 			wlr_output_update_enabled(&out->base, false);
