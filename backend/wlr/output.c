@@ -186,13 +186,25 @@ static struct wla_atomic_state *build_state(struct wla_output *out,
 static bool queue_has_room(struct wla_output *out)
 {
 	const struct wla_crtc *crtc = output_crtc(out);
-	/* A CRTC still running for its panel's power-off takes no new frame. */
+	/* A CRTC still running for its panel's power-off takes no new frame,
+	 * and a buffer waiting for the panel's power-on is the next frame. */
 	return out->base.enabled && crtc->state->active &&
+		!(out->has_deferred && out->deferred.buffer) &&
 		(crtc->mailbox || crtc->pending_frames < crtc->queue_depth);
 }
 
 /* The compositor may render the next frame as soon as the flip queue can take
  * it: at once with room in the queue, else at the latch that frees a slot. */
+/* wlroots' frame_pending stands for its newest buffer commit: clear it for
+ * a frame that ended without a frame event, unless a newer buffer commit
+ * waits for its panel (its frame event is still to come). */
+static void frame_done_without_event(struct wla_output *out)
+{
+	if (!(out->has_deferred && out->deferred.buffer)) {
+		out->base.frame_pending = false;
+	}
+}
+
 static void send_frame_if_room(struct wla_output *out)
 {
 	if (!out->base.frame_pending) {
@@ -202,7 +214,7 @@ static void send_frame_if_room(struct wla_output *out)
 		/* A frame latched while a panel powers off: nobody renders for a
 		 * disabled output, and waiting on it would refuse the first
 		 * buffer after a re-enable. */
-		out->base.frame_pending = false;
+		frame_done_without_event(out);
 		return;
 	}
 	if (queue_has_room(out)) {
@@ -492,7 +504,7 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 		/* Cancelled with its CRTC: wlroots would refuse every buffer
 		 * after a re-enable while it waits for this frame's event, and
 		 * a frame event now would come inside the disabling commit. */
-		out->base.frame_pending = false;
+		frame_done_without_event(out);
 	}
 	wlr_output_send_present(&out->base, &event);
 	/* Not for a frame that never latched: that happens inside the commit
