@@ -20,6 +20,7 @@
 #include "backend/panel.h"
 #include "backend/wlr.h"
 #include "harness.h"
+#include "test-buffer.h"
 
 #define W 64
 #define H 48
@@ -63,11 +64,6 @@ enum {
 	CALL_OFF_ENABLE,
 };
 
-struct test_buffer {
-	struct wlr_buffer base;
-	uint32_t *pixels;
-	bool *destroyed;
-};
 
 /* What the output looked like at each provider call. */
 struct call_snapshot {
@@ -178,50 +174,10 @@ static const struct wla_gpio_provider_impl tap_impl = {
 	.request = tap_request,
 };
 
-static void test_buffer_destroy(struct wlr_buffer *wlr_buffer)
-{
-	struct test_buffer *buf = wl_container_of(wlr_buffer, buf, base);
-	if (buf->destroyed) {
-		*buf->destroyed = true;
-	}
-	free(buf->pixels);
-	free(buf);
-}
-
-static bool test_buffer_begin(struct wlr_buffer *wlr_buffer, uint32_t flags, void **data,
-	uint32_t *format, size_t *stride)
-{
-	struct test_buffer *buf = wl_container_of(wlr_buffer, buf, base);
-	*data = buf->pixels;
-	*format = DRM_FORMAT_XRGB8888;
-	*stride = W * 4;
-	return true;
-}
-
-static void test_buffer_end(struct wlr_buffer *wlr_buffer)
-{
-}
-
-static const struct wlr_buffer_impl test_buffer_impl = {
-	.destroy = test_buffer_destroy,
-	.begin_data_ptr_access = test_buffer_begin,
-	.end_data_ptr_access = test_buffer_end,
-};
-
-/* A W x H buffer of one colour; the caller owns it (wlr_buffer_drop). */
+/* A W x H XRGB8888 buffer of one colour; the caller owns it (drop it). */
 static struct wlr_buffer *buffer_create(uint32_t color, bool *destroyed)
 {
-	struct test_buffer *buf = calloc(1, sizeof(*buf));
-	buf->pixels = calloc(W * H, 4);
-	for (int i = 0; i < W * H; i++) {
-		buf->pixels[i] = color;
-	}
-	buf->destroyed = destroyed;
-	if (destroyed) {
-		*destroyed = false;
-	}
-	wlr_buffer_init(&buf->base, &test_buffer_impl, W, H);
-	return &buf->base;
+	return &test_buffer_create(W, H, DRM_FORMAT_XRGB8888, color, destroyed)->base;
 }
 
 static void handle_present(struct wl_listener *listener, void *data)

@@ -21,6 +21,7 @@
 #include <wlatomic/config.h>
 #include "backend/wlr.h"
 #include "harness.h"
+#include "test-buffer.h"
 #include "util.h"
 #include "vblank-grid.h"
 
@@ -31,58 +32,11 @@
 #define P60 UINT64_C(16666667)
 #define T0 UINT64_C(5000000000)
 
-struct test_buffer {
-	struct wlr_buffer base;
-	uint32_t stride;
-	uint32_t *pixels;
-	bool *destroyed;
-};
-
-static void test_buffer_destroy(struct wlr_buffer *wlr_buffer)
-{
-	struct test_buffer *buf = wl_container_of(wlr_buffer, buf, base);
-	if (buf->destroyed) {
-		*buf->destroyed = true;
-	}
-	free(buf->pixels);
-	free(buf);
-}
-
-static bool test_buffer_begin(struct wlr_buffer *wlr_buffer, uint32_t flags, void **data,
-	uint32_t *format, size_t *stride)
-{
-	struct test_buffer *buf = wl_container_of(wlr_buffer, buf, base);
-	*data = buf->pixels;
-	*format = DRM_FORMAT_XRGB8888;
-	*stride = buf->stride;
-	return true;
-}
-
-static void test_buffer_end(struct wlr_buffer *wlr_buffer)
-{
-}
-
-static const struct wlr_buffer_impl test_buffer_impl = {
-	.destroy = test_buffer_destroy,
-	.begin_data_ptr_access = test_buffer_begin,
-	.end_data_ptr_access = test_buffer_end,
-};
 
 /* A W x H XRGB8888 buffer of one colour; the caller owns it (drop it). */
 static struct wlr_buffer *buffer_create(uint32_t color, bool *destroyed)
 {
-	struct test_buffer *buf = calloc(1, sizeof(*buf));
-	buf->stride = W * 4;
-	buf->pixels = calloc(W * H, 4);
-	for (int i = 0; i < W * H; i++) {
-		buf->pixels[i] = color;
-	}
-	buf->destroyed = destroyed;
-	if (destroyed) {
-		*destroyed = false;
-	}
-	wlr_buffer_init(&buf->base, &test_buffer_impl, W, H);
-	return &buf->base;
+	return &test_buffer_create(W, H, DRM_FORMAT_XRGB8888, color, destroyed)->base;
 }
 
 struct gev {

@@ -15,66 +15,10 @@
 #include <wlatomic/capture.h>
 #include <wlatomic/config.h>
 #include "harness.h"
+#include "test-buffer.h"
 
 #define W 64
 #define H 48
-
-struct test_buffer {
-	struct wlr_buffer base;
-	uint32_t format;
-	uint32_t stride;
-	uint32_t *pixels;
-	bool *destroyed; /* set when wlroots frees the buffer */
-};
-
-static void test_buffer_destroy(struct wlr_buffer *wlr_buffer)
-{
-	struct test_buffer *buf = wl_container_of(wlr_buffer, buf, base);
-	if (buf->destroyed) {
-		*buf->destroyed = true;
-	}
-	free(buf->pixels);
-	free(buf);
-}
-
-static bool test_buffer_begin(struct wlr_buffer *wlr_buffer, uint32_t flags, void **data,
-	uint32_t *format, size_t *stride)
-{
-	struct test_buffer *buf = wl_container_of(wlr_buffer, buf, base);
-	*data = buf->pixels;
-	*format = buf->format;
-	*stride = buf->stride;
-	return true;
-}
-
-static void test_buffer_end(struct wlr_buffer *wlr_buffer)
-{
-}
-
-static const struct wlr_buffer_impl test_buffer_impl = {
-	.destroy = test_buffer_destroy,
-	.begin_data_ptr_access = test_buffer_begin,
-	.end_data_ptr_access = test_buffer_end,
-};
-
-/* A buffer filled with one colour; the caller owns it (wlr_buffer_drop). */
-static struct test_buffer *buffer_create(int w, int h, uint32_t format, uint32_t color,
-	bool *destroyed)
-{
-	struct test_buffer *buf = calloc(1, sizeof(*buf));
-	buf->format = format;
-	buf->stride = (uint32_t)w * 4;
-	buf->pixels = calloc((size_t)w * (size_t)h, 4);
-	for (int i = 0; i < w * h; i++) {
-		buf->pixels[i] = color;
-	}
-	buf->destroyed = destroyed;
-	if (destroyed) {
-		*destroyed = false;
-	}
-	wlr_buffer_init(&buf->base, &test_buffer_impl, w, h);
-	return buf;
-}
 
 struct fixture {
 	struct wl_display *display;
@@ -256,7 +200,7 @@ static void works_inside_a_multi_backend(void)
 	struct fixture f;
 	CHECK(fixture_init(&f, wrap_in_multi));
 	CHECK(f.output && wla_output_is_wla(f.output));
-	struct test_buffer *buf = buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff00ff00, NULL);
+	struct test_buffer *buf = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff00ff00, NULL);
 	CHECK(enable_output(&f, &buf->base));
 	CHECK(wait_for(&f, &f.presented, 1));
 	wlr_buffer_drop(&buf->base);
@@ -267,7 +211,7 @@ static void a_buffer_commit_latches_at_a_vblank_with_present_and_frame(void)
 {
 	struct fixture f;
 	CHECK(fixture_init(&f, NULL));
-	struct test_buffer *buf = buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff112233, NULL);
+	struct test_buffer *buf = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff112233, NULL);
 	/* wlroots' convention: the count after this commit. */
 	uint32_t seq0 = f.output->commit_seq + 1;
 	CHECK(enable_output(&f, &buf->base));
@@ -304,8 +248,8 @@ static void a_second_frame_before_the_vblank_is_refused(void)
 {
 	struct fixture f;
 	CHECK(fixture_init(&f, NULL));
-	struct test_buffer *a = buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xffff0000, NULL);
-	struct test_buffer *b = buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff0000ff, NULL);
+	struct test_buffer *a = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xffff0000, NULL);
+	struct test_buffer *b = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff0000ff, NULL);
 	CHECK(enable_output(&f, &a->base));
 	CHECK(wait_for(&f, &f.presented, 1));
 	CHECK(commit_buffer(&f, &a->base));
@@ -333,7 +277,7 @@ static void an_unsupported_format_is_refused_with_nothing_locked(void)
 	struct fixture f;
 	CHECK(fixture_init(&f, NULL));
 	bool destroyed;
-	struct test_buffer *buf = buffer_create(W, H, DRM_FORMAT_NV12, 0, &destroyed);
+	struct test_buffer *buf = test_buffer_create(W, H, DRM_FORMAT_NV12, 0, &destroyed);
 	harness_log_clear();
 	CHECK(!enable_output(&f, &buf->base));
 	CHECK_LOGGED("plane primary-0", "format NV12");
@@ -348,7 +292,7 @@ static void a_buffer_of_the_wrong_size_is_refused(void)
 {
 	struct fixture f;
 	CHECK(fixture_init(&f, NULL));
-	struct test_buffer *buf = buffer_create(W / 2, H, DRM_FORMAT_XRGB8888, 0, NULL);
+	struct test_buffer *buf = test_buffer_create(W / 2, H, DRM_FORMAT_XRGB8888, 0, NULL);
 	harness_log_clear();
 	CHECK(!enable_output(&f, &buf->base));
 	/* wlroots' own size check refused it and leaves the pending state (and
@@ -366,8 +310,8 @@ static void a_buffer_dropped_by_its_client_mid_flip_stays_until_replaced(void)
 	struct fixture f;
 	CHECK(fixture_init(&f, NULL));
 	bool a_gone, b_gone;
-	struct test_buffer *a = buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xffaa0000, &a_gone);
-	struct test_buffer *b = buffer_create(W, H, DRM_FORMAT_ARGB8888, 0xff00bb00, &b_gone);
+	struct test_buffer *a = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xffaa0000, &a_gone);
+	struct test_buffer *b = test_buffer_create(W, H, DRM_FORMAT_ARGB8888, 0xff00bb00, &b_gone);
 	CHECK(enable_output(&f, &a->base));
 	wlr_buffer_drop(&a->base); /* the client is gone before the latch */
 	CHECK(!a_gone);
@@ -400,7 +344,7 @@ static void disabling_with_a_pending_frame_reports_it_not_presented(void)
 	struct fixture f;
 	CHECK(fixture_init(&f, NULL));
 	bool gone;
-	struct test_buffer *a = buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff010203, &gone);
+	struct test_buffer *a = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff010203, &gone);
 	CHECK(enable_output(&f, &a->base));
 	wlr_output_enable(f.output, false);
 	CHECK(wlr_output_commit(f.output));
@@ -419,7 +363,7 @@ static void destroying_the_display_with_a_pending_frame_releases_the_buffer(void
 	struct fixture f;
 	CHECK(fixture_init(&f, NULL));
 	bool gone;
-	struct test_buffer *a = buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff010203, &gone);
+	struct test_buffer *a = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff010203, &gone);
 	CHECK(enable_output(&f, &a->base));
 	CHECK(wla_output_capture(f.output, handle_capture, &f) != NULL);
 	wlr_buffer_drop(&a->base);
@@ -437,8 +381,8 @@ static void a_mode_change_with_a_matching_buffer_restarts_the_crtc(void)
 {
 	struct fixture f;
 	CHECK(fixture_init(&f, NULL));
-	struct test_buffer *a = buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff010203, NULL);
-	struct test_buffer *b = buffer_create(32, 32, DRM_FORMAT_XRGB8888, 0xff405060, NULL);
+	struct test_buffer *a = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff010203, NULL);
+	struct test_buffer *b = test_buffer_create(32, 32, DRM_FORMAT_XRGB8888, 0xff405060, NULL);
 	CHECK(enable_output(&f, &a->base));
 	CHECK(wait_for(&f, &f.presented, 1));
 	struct wlr_output_mode *mode;
@@ -465,7 +409,7 @@ static void a_custom_mode_beyond_the_vdc_is_refused(void)
 {
 	struct fixture f;
 	CHECK(fixture_init(&f, NULL));
-	struct test_buffer *buf = buffer_create(W, H, DRM_FORMAT_XRGB8888, 0, NULL);
+	struct test_buffer *buf = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0, NULL);
 	wlr_output_set_custom_mode(f.output, W, H, 2000000000);
 	wlr_output_enable(f.output, true);
 	wlr_output_attach_buffer(f.output, &buf->base);
