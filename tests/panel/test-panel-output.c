@@ -219,6 +219,9 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 
 /* The backend with the panel's config; set failure injection in f.rec, then
  * call start(). */
+/* A test's changes to the parsed config, applied by setup (NULL: none). */
+static void (*setup_tweak)(struct wla_config *cfg);
+
 static bool setup(void)
 {
 	memset(&f, 0, sizeof(f));
@@ -227,6 +230,9 @@ static bool setup(void)
 	if (wla_config_parse_text(&cfg, "panel-output.conf", panel_config) != 0) {
 		fprintf(stderr, "  config did not parse\n");
 		return false;
+	}
+	if (setup_tweak) {
+		setup_tweak(&cfg);
 	}
 	wla_gpio_record_init(&f.rec, rec_now, NULL);
 	f.tap.impl = &tap_impl;
@@ -748,6 +754,66 @@ static void a_buffer_dropped_while_the_panel_powers_on_is_kept_until_replaced(vo
 	finish();
 }
 
+/* Depth 3, and a disable delay longer than one vblank but shorter than
+ * three: when BLANKED stops the CRTC, frames are still queued. */
+static void depth_3_and_a_25_ms_backlight_off(struct wla_config *cfg)
+{
+	cfg->flip_depth = 3;
+	cfg->outputs[0].panel.off[0].wait_ms = 25;
+}
+
+static void a_buffer_waiting_for_power_on_still_gets_its_frame_event(void)
+{
+	setup_tweak = depth_3_and_a_25_ms_backlight_off;
+	CHECK(setup() && start());
+	setup_tweak = NULL;
+	struct wlr_buffer *a = buffer_create(0xff101010, NULL);
+	struct wlr_buffer *c = buffer_create(0xff303030, NULL);
+	struct wlr_buffer *q[3];
+	CHECK(light_up(a));
+	CHECK(WAIT_UNTIL(f.frames >= 1));
+	/* Fill the flip queue: the frame event comes at once while it has room. */
+	for (int i = 0; i < 3; i++) {
+		q[i] = buffer_create(0xff200000u + (uint32_t)i, NULL);
+		int frames = f.frames;
+		CHECK(commit_buffer(q[i]));
+		if (i < 2) {
+			CHECK(WAIT_UNTIL(f.frames > frames));
+		}
+	}
+	CHECK(f.out->vdc_out->crtc.pending_frames >= 2);
+
+	/* DPMS off; a frame latching on the disabled output ends wlroots'
+	 * wait for its frame event; the rest stay queued until BLANKED. */
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	CHECK(WAIT_UNTIL(!f.output->frame_pending));
+	CHECK(f.out->vdc_out->crtc.pending_frames >= 1);
+	CHECK_INT(panel_state(), WLA_PANEL_POWERING_OFF);
+
+	/* DPMS on, then the compositor's next buffer: it waits for the power
+	 * cycle, and the frames cancelled at BLANKED are older than it. */
+	wlr_output_enable(f.output, true);
+	CHECK(wlr_output_commit(f.output));
+	CHECK(commit_buffer(c));
+	int frames = f.frames;
+	CHECK(WAIT_UNTIL(panel_state() == WLA_PANEL_LIT));
+	CHECK(WAIT_UNTIL(f.frames > frames));
+	CHECK(!f.output->frame_pending);
+	/* One frame event, c's: none for the old frames that latched while c
+	 * waited, which would have let the compositor render ahead of it. */
+	run_for(20);
+	CHECK_INT(f.frames, frames + 1);
+
+	wlr_buffer_drop(a);
+	wlr_buffer_drop(c);
+	for (int i = 0; i < 3; i++) {
+		wlr_buffer_drop(q[i]);
+	}
+	CHECK(disable_output());
+	finish();
+}
+
 int main(void)
 {
 	harness_init();
@@ -764,5 +830,6 @@ int main(void)
 	RUN_TEST(a_failed_set_mid_sequence_turns_the_output_off);
 	RUN_TEST(destroying_the_backend_while_lit_drives_the_lines_off);
 	RUN_TEST(a_buffer_dropped_while_the_panel_powers_on_is_kept_until_replaced);
+	RUN_TEST(a_buffer_waiting_for_power_on_still_gets_its_frame_event);
 	HARNESS_EXIT();
 }
