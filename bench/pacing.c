@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "util.h"
 
 #define BENCH_REFRESH_HZ 60
 #define BENCH_MAX_RUNS 15
@@ -549,18 +550,6 @@ static void usage(FILE *f)
 		"tree this program is in.\n");
 }
 
-static bool parse_long(const char *str, long min, long max, long *out)
-{
-	char *end;
-	errno = 0;
-	long value = strtol(str, &end, 10);
-	if (errno != 0 || end == str || *end != '\0' || value < min || value > max) {
-		return false;
-	}
-	*out = value;
-	return true;
-}
-
 int main(int argc, char *argv[])
 {
 	static struct bench bench = { .runs = 3, .frames = 600 };
@@ -576,14 +565,14 @@ int main(int argc, char *argv[])
 	while ((opt = getopt_long(argc, argv, "n:f:vh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
-			if (!parse_long(optarg, 1, BENCH_MAX_RUNS, &bench.runs)) {
+			if (!wla_parse_long(optarg, 1, BENCH_MAX_RUNS, &bench.runs)) {
 				fprintf(stderr, "wla-bench-pacing: --runs '%s': expected 1..%d\n",
 					optarg, BENCH_MAX_RUNS);
 				return 2;
 			}
 			break;
 		case 'f':
-			if (!parse_long(optarg, 10, 1000000, &bench.frames)) {
+			if (!wla_parse_long(optarg, 10, 1000000, &bench.frames)) {
 				fprintf(stderr, "wla-bench-pacing: --frames '%s': expected "
 					"10..1000000\n", optarg);
 				return 2;

@@ -6,8 +6,25 @@
 
 #define WLA_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
+
+/* A whole decimal number min..max and nothing else (options of our
+ * programs). */
+static inline bool wla_parse_long(const char *str, long min, long max, long *out)
+{
+	char *end;
+	errno = 0;
+	long value = strtol(str, &end, 10);
+	if (errno != 0 || end == str || *end != '\0' || value < min || value > max) {
+		return false;
+	}
+	*out = value;
+	return true;
+}
 
 static inline struct timespec wla_timespec_from_ns(uint64_t ns)
 {

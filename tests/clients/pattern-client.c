@@ -20,6 +20,7 @@
 #include <wayland-client.h>
 
 #include "xdg-shell-client-protocol.h"
+#include "util.h"
 
 #define PATTERN_TOP_LEFT 0xffff0000u
 #define PATTERN_TOP_RIGHT 0xff00ff00u
@@ -261,18 +262,6 @@ static void usage(FILE *f)
 		PATTERN_TOP_LEFT, PATTERN_TOP_RIGHT, PATTERN_BOTTOM_LEFT, PATTERN_BOTTOM_RIGHT);
 }
 
-static bool parse_long(const char *str, long min, long max, long *out)
-{
-	char *end;
-	errno = 0;
-	long value = strtol(str, &end, 10);
-	if (errno != 0 || end == str || *end != '\0' || value < min || value > max) {
-		return false;
-	}
-	*out = value;
-	return true;
-}
-
 /* Returns -1 to go on, otherwise the exit status. */
 static int parse_options(int argc, char *argv[], struct client *client)
 {
@@ -291,7 +280,7 @@ static int parse_options(int argc, char *argv[], struct client *client)
 		switch (c) {
 		case 'W':
 		case 'H':
-			if (!parse_long(optarg, 2, 8192, &value)) {
+			if (!wla_parse_long(optarg, 2, 8192, &value)) {
 				fprintf(stderr, "wla-pattern-client: -%c '%s': expected "
 					"2..8192\n", c, optarg);
 				return 2;
@@ -299,14 +288,14 @@ static int parse_options(int argc, char *argv[], struct client *client)
 			*(c == 'W' ? &client->width : &client->height) = (int32_t)value;
 			break;
 		case 'f':
-			if (!parse_long(optarg, 1, 100000000, &client->frames_wanted)) {
+			if (!wla_parse_long(optarg, 1, 100000000, &client->frames_wanted)) {
 				fprintf(stderr, "wla-pattern-client: --frames '%s': expected "
 					"a number >= 1\n", optarg);
 				return 2;
 			}
 			break;
 		case 't':
-			if (!parse_long(optarg, 1, 86400, &client->timeout_s)) {
+			if (!wla_parse_long(optarg, 1, 86400, &client->timeout_s)) {
 				fprintf(stderr, "wla-pattern-client: --timeout '%s': expected "
 					"seconds >= 1\n", optarg);
 				return 2;
