@@ -494,15 +494,24 @@ static inline uint64_t test_seed(const char *test)
 
 #define VSYNC_FLAGS (WLA_PRESENT_VSYNC | WLA_PRESENT_HW_CLOCK | WLA_PRESENT_HW_COMPLETION)
 
-static inline void check_event(const struct qf *f, size_t i, uint64_t commit_seq, bool presented,
-	uint64_t seq, uint64_t when, uint64_t refresh)
+/* Event i, or NULL after recording a failure if there are fewer. */
+static inline const struct ev *event_at(const struct qf *f, size_t i)
 {
 	if (i >= f->n_events) {
 		fprintf(stderr, "  event %zu missing (%zu events)\n", i, f->n_events);
 		harness_test_failures++;
+		return NULL;
+	}
+	return &f->events[i];
+}
+
+static inline void check_event(const struct qf *f, size_t i, uint64_t commit_seq, bool presented,
+	uint64_t seq, uint64_t when, uint64_t refresh)
+{
+	const struct ev *e = event_at(f, i);
+	if (!e) {
 		return;
 	}
-	const struct ev *e = &f->events[i];
 	CHECK_INT(e->commit_seq, commit_seq);
 	CHECK_INT(e->presented, presented);
 	CHECK_INT(e->discarded, false);
@@ -516,12 +525,10 @@ static inline void check_event(const struct qf *f, size_t i, uint64_t commit_seq
 
 static inline void check_discarded(const struct qf *f, size_t i, uint64_t commit_seq)
 {
-	if (i >= f->n_events) {
-		fprintf(stderr, "  event %zu missing (%zu events)\n", i, f->n_events);
-		harness_test_failures++;
+	const struct ev *e = event_at(f, i);
+	if (!e) {
 		return;
 	}
-	const struct ev *e = &f->events[i];
 	CHECK_INT(e->commit_seq, commit_seq);
 	CHECK_INT(e->presented, false);
 	CHECK_INT(e->discarded, true);
