@@ -29,6 +29,13 @@ static int check_connectors(struct wla_atomic_state *state)
 {
 	wla_for_each_connector_in_state(state, e) {
 		struct wla_connector *conn = e->ptr;
+		if (state->legacy_cursor_update) {
+			/* It would replace the connector state of a frame queued
+			 * ahead of it. */
+			wlr_log(WLR_ERROR, "connector %s: a cursor update may not carry a "
+				"connector state", conn->name);
+			return -EINVAL;
+		}
 		struct wla_crtc *crtc = e->new_state->crtc;
 		if (crtc && !(conn->possible_crtcs & (1u << crtc->index))) {
 			wlr_log(WLR_ERROR, "connector %s: crtc %s is not one of its possible "
@@ -56,7 +63,7 @@ static int check_connectors(struct wla_atomic_state *state)
 static const char *first_connector_name(struct wla_device *dev, uint32_t mask)
 {
 	for (size_t i = 0; i < dev->n_connectors; i++) {
-		if (mask & (1u << i)) {
+		if (dev->connectors[i] && (mask & (1u << i))) {
 			return dev->connectors[i]->name;
 		}
 	}
@@ -78,11 +85,11 @@ static int check_crtcs(struct wla_atomic_state *state)
 			wlr_log(WLR_ERROR, "%s: active=1 without a mode (enable=0)", crtc->name);
 			return -EINVAL;
 		}
-		if (new->enable && (new->mode.width <= 0 || new->mode.height <= 0 ||
-				new->mode.refresh_mhz <= 0)) {
-			wlr_log(WLR_ERROR, "%s: mode %" PRId32 "x%" PRId32 "@%" PRId32 "mHz is "
-				"invalid", crtc->name, new->mode.width, new->mode.height,
-				new->mode.refresh_mhz);
+		const char *why;
+		if (new->enable && !wla_mode_valid(&new->mode, &why)) {
+			char desc[128];
+			wlr_log(WLR_ERROR, "%s: mode %s is invalid: %s", crtc->name,
+				wla_mode_describe(&new->mode, desc, sizeof(desc)), why);
 			return -EINVAL;
 		}
 		if (new->enable && !new->connector_mask) {
@@ -110,16 +117,6 @@ static int check_crtcs(struct wla_atomic_state *state)
 		}
 	}
 	return 0;
-}
-
-static bool plane_has_format(const struct wla_plane *plane, uint32_t format)
-{
-	for (size_t i = 0; i < plane->n_formats; i++) {
-		if (plane->formats[i] == format) {
-			return true;
-		}
-	}
-	return false;
 }
 
 static int check_scale(const struct wla_plane *plane, const char *axis, uint32_t src,
@@ -193,9 +190,10 @@ static int check_plane(struct wla_atomic_state *state, struct wla_plane *plane,
 		return -EINVAL;
 	}
 	const struct wla_fb *fb = ps->fb;
-	if (!plane_has_format(plane, fb->format)) {
-		wlr_log(WLR_ERROR, "plane %s: format %s (0x%08" PRIx32 ") is not supported",
-			plane->name, fourcc_str(fb->format, fmt), fb->format);
+	if (!wla_plane_supports(plane, fb->format, fb->modifier)) {
+		wlr_log(WLR_ERROR, "plane %s: format %s (0x%08" PRIx32 ") with modifier 0x%016"
+			PRIx64 " is not supported", plane->name, fourcc_str(fb->format, fmt),
+			fb->format, fb->modifier);
 		return -EINVAL;
 	}
 	if ((plane->max_fb_width && fb->width > plane->max_fb_width) ||
@@ -294,11 +292,17 @@ static int add_affected_planes(struct wla_atomic_state *state)
 {
 	wla_for_each_crtc_in_state(state, e) {
 		const struct wla_crtc_state *old = e->old_state, *new = e->new_state;
-		if (old->enable == new->enable && wla_mode_equal(&old->mode, &new->mode)) {
+		/* active too: a CRTC switched back on must be given its planes
+		 * again, not only the ones this state happens to carry. */
+		if (old->enable == new->enable && old->active == new->active &&
+				wla_mode_equal(&old->mode, &new->mode)) {
 			continue;
 		}
 		for (size_t i = 0; i < state->dev->n_planes; i++) {
 			struct wla_plane *plane = state->dev->planes[i];
+			if (!plane) {
+				continue;
+			}
 			struct wla_plane_state *ps = wla_atomic_new_plane_state(state, plane);
 			if (!ps && plane->state->crtc == e->ptr) {
 				ps = wla_atomic_get_plane_state(state, plane);

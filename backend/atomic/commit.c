@@ -1,7 +1,13 @@
 /*
- * Committing an atomic state: prepare, the point of no return, swap, the
- * programming sequence, the flip queue, and completion at the latching
- * vblank.
+ * Committing an atomic state: prepare, the point of no return, swap, the one
+ * flip queue per CRTC, handing states to the driver (commit_tail), and
+ * completion when the driver reports the latch.
+ *
+ * The queue of a CRTC holds, oldest first, the committed states that latch
+ * on it: first those the driver was handed (armed, at most max_slots), then
+ * those waiting for a free slot. Only the core changes it. Every completion
+ * queues its present event; events are delivered once the books are
+ * consistent (wla_device_deliver_events), so a handler may commit again.
  */
 #include <assert.h>
 #include <errno.h>
@@ -10,238 +16,297 @@
 #include <wlr/util/log.h>
 #include "backend/atomic.h"
 
-int wla_atomic_prepare_planes(struct wla_atomic_state *state)
+/* Entries a CRTC's queue may hold, frames or not: far beyond any depth. */
+#define WLA_QUEUE_MAX 16
+
+static int prepare_planes(struct wla_atomic_state *state)
 {
-	assert(!state->swapped);
 	wla_for_each_plane_in_state(state, e) {
-		struct wla_plane_state *ps = e->new_state;
-		int ret = wla_plane_state_prepare_fb(ps);
+		int ret = wla_plane_state_prepare_fb(state->dev, e->new_state);
 		if (ret < 0) {
 			wlr_log(WLR_ERROR, "plane %s: prepare_fb failed: %s", e->ptr->name,
 				strerror(-ret));
-			wla_atomic_cleanup_planes(state);
+			wla_for_each_plane_in_state(state, c) {
+				wla_plane_state_cleanup_fb(c->new_state);
+			}
 			return ret;
 		}
 	}
 	return 0;
 }
 
-void wla_atomic_cleanup_planes(struct wla_atomic_state *state)
-{
-	/* Before swap the state's own new planes (a failed commit), after swap
-	 * the replaced ones (they left the screen). */
-	wla_for_each_plane_in_state(state, e) {
-		wla_plane_state_cleanup_fb(state->swapped ? e->old_state : e->new_state);
-	}
-}
-
-void wla_atomic_swap_state(struct wla_atomic_state *state)
+static void swap_state(struct wla_atomic_state *state)
 {
 	assert(!state->swapped);
 	wla_for_each_crtc_in_state(state, e) {
-		if (state->legacy_cursor_update) {
-			/* A cursor update changes nothing of its CRTC but which planes
-			 * are on it: keep the current state, so that it never outlives
-			 * or replaces the state of a frame still queued behind it. */
-			e->ptr->state->plane_mask = e->new_state->plane_mask;
-			continue;
-		}
 		e->ptr->state = e->new_state;
+		e->ptr->commit = state;
 	}
 	wla_for_each_plane_in_state(state, e) {
 		e->ptr->state = e->new_state;
+		e->ptr->commit = state;
 	}
 	wla_for_each_connector_in_state(state, e) {
 		e->ptr->state = e->new_state;
+		e->ptr->commit = state;
 	}
 	state->swapped = true;
 }
 
-void wla_atomic_commit_modeset_disables(struct wla_atomic_state *state)
+static void maybe_free(struct wla_atomic_state *state)
 {
-	wla_for_each_crtc_in_state(state, e) {
-		if (e->old_state->active && !e->ptr->state->active &&
-				e->ptr->funcs->atomic_disable) {
-			e->ptr->funcs->atomic_disable(e->ptr, e->old_state);
-		}
+	if (state->pending_crtcs == 0 && state->pending_events == 0 && state->busy == 0) {
+		wla_atomic_state_free(state);
 	}
 }
 
-static enum wla_latch entry_latch(const struct wla_atomic_state *state,
-	const struct wla_crtc_entry *e)
-{
-	if (!e->slot) {
-		return WLA_LATCH_AMEND;
-	}
-	return e->replaces ? WLA_LATCH_REPLACE : WLA_LATCH_QUEUE;
-}
-
-void wla_atomic_commit_planes(struct wla_atomic_state *state)
+/* Every CRTC of the state completed: what it replaced has left the screen. */
+static void state_completed(struct wla_atomic_state *state)
 {
 	wla_for_each_crtc_in_state(state, e) {
-		if (e->ptr->state->active && e->ptr->funcs->atomic_begin) {
-			e->ptr->funcs->atomic_begin(e->ptr, e->old_state, entry_latch(state, e));
+		if (e->ptr->commit == state) {
+			e->ptr->commit = NULL;
 		}
 	}
 	wla_for_each_plane_in_state(state, e) {
-		struct wla_plane *plane = e->ptr;
-		const struct wla_plane_state *ps = plane->state;
-		struct wla_crtc *crtc = ps->crtc ? ps->crtc : e->old_state->crtc;
-		/* Planes of CRTCs that are off were switched off with them. */
-		if (!crtc || !crtc->state->active || !plane->funcs) {
-			continue;
+		if (e->ptr->commit == state) {
+			e->ptr->commit = NULL;
 		}
-		if (ps->crtc && ps->visible) {
-			plane->funcs->atomic_update(plane, e->old_state);
-		} else {
-			plane->funcs->atomic_disable(plane, e->old_state);
-		}
+		wla_plane_state_cleanup_fb(e->old_state);
 	}
-	wla_for_each_crtc_in_state(state, e) {
-		if (e->ptr->state->active && e->ptr->funcs->atomic_flush) {
-			e->ptr->funcs->atomic_flush(e->ptr, e->old_state, entry_latch(state, e));
+	wla_for_each_connector_in_state(state, e) {
+		if (e->ptr->commit == state) {
+			e->ptr->commit = NULL;
 		}
 	}
 }
 
-void wla_atomic_commit_modeset_enables(struct wla_atomic_state *state)
+static void dequeue(struct wla_crtc_entry *e)
 {
-	wla_for_each_crtc_in_state(state, e) {
-		if (!e->old_state->active && e->ptr->state->active &&
-				e->ptr->funcs->atomic_enable) {
-			e->ptr->funcs->atomic_enable(e->ptr, e->old_state);
-		}
+	struct wla_crtc *crtc = e->ptr;
+	if (e->stage == WLA_QUEUE_NONE) {
+		return;
 	}
+	wl_list_remove(&e->link);
+	assert(crtc->queued > 0);
+	crtc->queued--;
+	if (e->stage == WLA_QUEUE_ARMED) {
+		assert(crtc->armed > 0);
+		crtc->armed--;
+	} else if (e->frame) {
+		assert(crtc->waiting_frames > 0);
+		crtc->waiting_frames--;
+	}
+	if (e->frame) {
+		assert(crtc->pending_frames > 0);
+		crtc->pending_frames--;
+	}
+	e->stage = WLA_QUEUE_NONE;
 }
 
-static void finish_entry(struct wla_crtc_entry *e, const struct wla_present *event)
+/* Complete one CRTC entry: off the queue, its event queued, and the state
+ * cleaned up and freed once nothing waits for it. */
+static void complete_entry(struct wla_crtc_entry *e, const struct wla_present *event)
 {
 	struct wla_atomic_state *state = e->state;
-	struct wla_crtc *crtc = e->ptr;
-	bool want_event = e->want_event;
-	if (e->waiting) {
-		wl_list_remove(&e->link);
-		e->waiting = false;
-		if (e->slot) {
-			assert(crtc->pending_slots > 0);
-			crtc->pending_slots--;
-		}
-		if (e->frame) {
-			assert(crtc->pending_frames > 0);
-			crtc->pending_frames--;
-		}
+	assert(!e->done);
+	dequeue(e);
+	e->done = true;
+	if (e->want_event) {
+		e->event = *event;
+		e->event.commit_seq = e->commit_seq;
+		wl_list_insert(state->dev->events.prev, &e->event_link);
+		e->event_queued = true;
+		state->pending_events++;
 	}
 	assert(state->pending_crtcs > 0);
 	if (--state->pending_crtcs == 0) {
-		wla_atomic_cleanup_planes(state);
-		wla_atomic_state_free(state);
+		state_completed(state);
 	}
-	/* Last: the handler may well commit the next frame from here. */
-	if (want_event && crtc->present) {
-		crtc->present(crtc, event, crtc->present_data);
-	}
+	maybe_free(state);
 }
 
-/* The newest frame waiting on crtc, if a new frame may replace it: it is
- * the last slot in the queue and touches no other CRTC. */
+void wla_device_deliver_events(struct wla_device *dev)
+{
+	/* A handler's commit delivers nothing itself: this loop goes on with
+	 * whatever it queued, in order. */
+	if (dev->delivering) {
+		return;
+	}
+	dev->delivering = true;
+	do {
+		while (!wl_list_empty(&dev->events)) {
+			struct wla_crtc_entry *e =
+				wl_container_of(dev->events.next, e, event_link);
+			wl_list_remove(&e->event_link);
+			e->event_queued = false;
+			struct wla_present event = e->event;
+			struct wla_crtc *crtc = e->ptr;
+			struct wla_atomic_state *state = e->state;
+			state->pending_events--;
+			maybe_free(state);
+			if (crtc->present) {
+				crtc->present(crtc, &event, crtc->present_data);
+			}
+		}
+		/* The driver's own callbacks (failed captures), as late. */
+		if (dev->funcs->deliver) {
+			dev->funcs->deliver(dev);
+		}
+	} while (!wl_list_empty(&dev->events));
+	dev->delivering = false;
+}
+
+static unsigned crtcs_in_state(struct wla_atomic_state *state)
+{
+	unsigned n = 0;
+	wla_for_each_crtc_in_state(state, e) {
+		n++;
+	}
+	return n;
+}
+
+static unsigned latching_crtcs(struct wla_atomic_state *state)
+{
+	unsigned n = 0;
+	wla_for_each_crtc_in_state(state, e) {
+		n += e->new_state->active;
+	}
+	return n;
+}
+
+/* The frame a mailbox commit on crtc may replace: the newest entry, not yet
+ * handed to the driver, a frame, and of a state that touched no other CRTC
+ * (its other CRTCs would lose their part). */
 static struct wla_crtc_entry *replaceable_frame(struct wla_crtc *crtc)
 {
-	struct wla_crtc_entry *e;
-	wl_list_for_each_reverse(e, &crtc->pending, link) {
-		if (!e->slot) {
-			continue;
-		}
-		return e->frame && e->state->pending_crtcs == 1 ? e : NULL;
+	if (wl_list_empty(&crtc->queue)) {
+		return NULL;
 	}
-	return NULL;
+	struct wla_crtc_entry *e = wl_container_of(crtc->queue.prev, e, link);
+	if (e->stage != WLA_QUEUE_WAITING || !e->frame || crtcs_in_state(e->state) != 1) {
+		return NULL;
+	}
+	return e;
 }
 
-/* A cursor update latches before the frames queued on its CRTC, so it may not
- * touch a plane that one of them changes: that frame's plane state would be
- * replaced (and freed) before it ever reached the screen. */
-static int check_amend(struct wla_atomic_state *state, struct wla_crtc *crtc)
+/*
+ * A plane or connector whose current state was swapped in by a state still
+ * in flight: this state replaces (and once it completes frees) that state's
+ * new object state, so it must complete after it. Put it on the queues of
+ * that state's CRTCs.
+ */
+static int add_ordering_crtcs(struct wla_atomic_state *state)
 {
-	struct wla_crtc_entry *q;
-	wl_list_for_each(q, &crtc->pending, link) {
-		if (!q->slot) {
-			continue;
+	struct wla_atomic_state *owners[WLA_MAX_PLANES + WLA_MAX_CONNECTORS];
+	size_t n = 0;
+	wla_for_each_plane_in_state(state, e) {
+		if (e->ptr->commit) {
+			owners[n++] = e->ptr->commit;
 		}
-		wla_for_each_plane_in_state(state, pe) {
-			if (q->state->planes[pe->ptr->index].ptr) {
-				wlr_log(WLR_DEBUG, "plane %s: a queued frame (commit_seq %" PRIu64
-					") changes it; the cursor update waits", pe->ptr->name,
-					q->commit_seq);
-				return -EBUSY;
+	}
+	wla_for_each_connector_in_state(state, e) {
+		if (e->ptr->commit) {
+			owners[n++] = e->ptr->commit;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		wla_for_each_crtc_in_state(owners[i], c) {
+			if (c->done || c->stage == WLA_QUEUE_NONE) {
+				continue;
+			}
+			if (!wla_atomic_get_crtc_state(state, c->ptr)) {
+				return -ENOMEM;
 			}
 		}
 	}
 	return 0;
 }
 
-/* Which queue each CRTC entry goes to; refuses what the queue cannot take. */
-static int plan_queue(struct wla_atomic_state *state, bool nonblock)
+/* Whether the queue can take the state, filling in its entries' roles and
+ * the frames it replaces. Changes nothing else. */
+static int plan_queue(struct wla_atomic_state *state, bool nonblock,
+	struct wla_crtc_entry *victims[static WLA_MAX_CRTCS])
 {
-	/* Every CRTC: a cursor already off has none in the state, but a frame
-	 * queued on its last CRTC may still hold its plane. */
-	for (size_t i = 0; state->legacy_cursor_update && i < state->dev->n_crtcs; i++) {
-		int ret = check_amend(state, state->dev->crtcs[i]);
-		if (ret < 0) {
-			return ret;
-		}
-	}
+	const char *disabled = NULL;
+	const char *waits = NULL;
+	unsigned latching = latching_crtcs(state);
 	wla_for_each_crtc_in_state(state, e) {
 		struct wla_crtc *crtc = e->ptr;
 		const struct wla_crtc_state *new = e->new_state;
+		victims[crtc->index] = NULL;
 		e->commit_seq = new->commit_seq;
 		e->want_event = new->want_event;
-		e->replaces = false;
-		e->slot = new->active && !state->legacy_cursor_update;
-		e->frame = e->slot && new->want_event;
-		if (!e->slot) {
+		e->latch = new->active;
+		e->frame = e->latch && new->want_event;
+		if (!e->latch) {
+			if (e->old_state->active) {
+				disabled = crtc->name;
+			}
 			continue;
 		}
-		if (!nonblock && crtc->pending_slots > 0) {
-			wlr_log(WLR_ERROR, "%s: %u commit(s) still waiting to latch; blocking "
-				"commit refused (commit_seq %" PRIu64 ")", crtc->name,
-				crtc->pending_slots, e->commit_seq);
+		if (crtc->queued > 0 && !nonblock) {
+			wlr_log(WLR_ERROR, "%s: %u state(s) still waiting to latch; blocking commit "
+				"refused (commit_seq %" PRIu64 ")", crtc->name, crtc->queued,
+				e->commit_seq);
+			return -EBUSY;
+		}
+		if (crtc->queued > 0 && latching > 1) {
+			wlr_log(WLR_ERROR, "%s: %u state(s) queued; a commit that latches on %u "
+				"CRTCs waits for all of them to be idle (commit_seq %" PRIu64 ")",
+				crtc->name, crtc->queued, latching, e->commit_seq);
+			return -EBUSY;
+		}
+		if (crtc->queued >= WLA_QUEUE_MAX) {
+			wlr_log(WLR_ERROR, "%s: %u states queued, at most %d; commit refused "
+				"(commit_seq %" PRIu64 ")", crtc->name, crtc->queued, WLA_QUEUE_MAX,
+				e->commit_seq);
 			return -EBUSY;
 		}
 		unsigned depth = crtc->queue_depth ? crtc->queue_depth : 1;
-		if (e->frame && crtc->pending_frames >= depth) {
-			if (crtc->mailbox && replaceable_frame(crtc)) {
-				e->replaces = true;
-				continue;
+		if (e->frame && crtc->mailbox && crtc->waiting_frames >= depth) {
+			victims[crtc->index] = replaceable_frame(crtc);
+			if (!victims[crtc->index]) {
+				wlr_log(WLR_ERROR, "%s: %u frame(s) waiting and none the mailbox may "
+					"replace; commit refused (commit_seq %" PRIu64 ")", crtc->name,
+					crtc->waiting_frames, e->commit_seq);
+				return -EBUSY;
 			}
+		} else if (e->frame && !crtc->mailbox && crtc->pending_frames >= depth) {
 			wlr_log(WLR_ERROR, "%s: flip queue full (%u of %u frames waiting); commit "
 				"refused (commit_seq %" PRIu64 ")", crtc->name, crtc->pending_frames,
 				depth, e->commit_seq);
 			return -EBUSY;
 		}
-		if (crtc->pending_slots >= (crtc->max_slots ? crtc->max_slots : 1)) {
-			wlr_log(WLR_ERROR, "%s: %u commits waiting to latch, the driver holds at "
-				"most %u; commit refused (commit_seq %" PRIu64 ")", crtc->name,
-				crtc->pending_slots, crtc->max_slots, e->commit_seq);
-			return -EBUSY;
+		if (crtc->queued > 0) {
+			waits = crtc->name;
 		}
+	}
+	if (disabled && waits) {
+		/* The CRTC turned off cannot wait for the other's queue, and the
+		 * state cannot reach the hardware in two parts. */
+		wlr_log(WLR_ERROR, "%s: turning it off in a commit that waits behind the queue "
+			"of %s; commit them apart", disabled, waits);
+		return -EBUSY;
 	}
 	return 0;
 }
 
 /*
- * The frame of victim never reaches the screen: replace_state (already
- * swapped) takes its place. Nothing but replace_state can have replaced
- * victim's new states since (cursor updates keep off queued frames' planes
- * and do not swap CRTC states): those replace_state replaced are destroyed
- * now, fbs cleaned up, and replace_state frees victim's old states in their
- * place when it latches; those still current replace_state adopts.
+ * The frame of victim never reaches the screen: replace (already swapped)
+ * takes its place. Every object state victim swapped in is still current or
+ * was replaced by replace alone (a later state touching them would be queued
+ * behind victim, which is the newest): those replace replaced are destroyed
+ * now, fbs cleaned up, and replace frees victim's old states in their place
+ * when it completes; those still current replace adopts. The CRTC state's
+ * computed changes are merged, so that the driver sees the mode change it
+ * now carries.
  */
-static void discard_frame(struct wla_crtc_entry *victim, struct wla_atomic_state *replace_state)
+static void discard_frame(struct wla_crtc_entry *victim, struct wla_atomic_state *replace)
 {
 	struct wla_atomic_state *v = victim->state;
-	struct wla_present event = { .commit_seq = victim->commit_seq, .discarded = true };
-
 	for (size_t i = 0; i < v->dev->n_planes; i++) {
-		struct wla_plane_entry *pe = &v->planes[i], *r = &replace_state->planes[i];
+		struct wla_plane_entry *pe = &v->planes[i], *r = &replace->planes[i];
 		if (!pe->ptr) {
 			continue;
 		}
@@ -253,12 +318,13 @@ static void discard_frame(struct wla_crtc_entry *victim, struct wla_atomic_state
 		} else {
 			assert(pe->ptr->state == pe->new_state);
 			*r = *pe;
+			pe->ptr->commit = replace;
 		}
 		pe->ptr = NULL;
 	}
 	for (size_t i = 0; i < v->dev->n_connectors; i++) {
 		struct wla_connector_entry *ce = &v->connectors[i];
-		struct wla_connector_entry *r = &replace_state->connectors[i];
+		struct wla_connector_entry *r = &replace->connectors[i];
 		if (!ce->ptr) {
 			continue;
 		}
@@ -269,75 +335,173 @@ static void discard_frame(struct wla_crtc_entry *victim, struct wla_atomic_state
 		} else {
 			assert(ce->ptr->state == ce->new_state);
 			*r = *ce;
+			ce->ptr->commit = replace;
 		}
 		ce->ptr = NULL;
 	}
-	/* replace_state is a frame on the same CRTC, so it has the CRTC. */
-	struct wla_crtc_entry *re = &replace_state->crtcs[victim->ptr->index];
+	struct wla_crtc_entry *re = &replace->crtcs[victim->ptr->index];
 	assert(re->ptr && re->old_state == victim->new_state);
+	struct wla_crtc_state *old = victim->old_state, *new = re->new_state;
+	new->mode_changed = old->enable != new->enable ||
+		(new->enable && !wla_mode_equal(&old->mode, &new->mode));
+	new->active_changed = old->active != new->active;
+	new->connectors_changed |= victim->new_state->connectors_changed;
+	new->planes_changed |= victim->new_state->planes_changed;
 	wla_crtc_state_destroy(victim->new_state);
-	re->old_state = victim->old_state;
+	re->old_state = old;
 	victim->old_state = NULL;
 	victim->new_state = NULL;
-	/* Now empty but for its CRTC entry, whose states moved on: free it
-	 * like any completed commit. */
-	finish_entry(victim, &event);
+	struct wla_present event = { .discarded = true };
+	complete_entry(victim, &event);
+}
+
+/* Whether the state's waiting entries can all go to the driver now. */
+static bool state_ready(struct wla_atomic_state *state)
+{
+	wla_for_each_crtc_in_state(state, e) {
+		if (e->stage != WLA_QUEUE_WAITING) {
+			continue;
+		}
+		struct wla_crtc *crtc = e->ptr;
+		struct wla_crtc_entry *first = NULL, *q;
+		wl_list_for_each(q, &crtc->queue, link) {
+			if (q->stage == WLA_QUEUE_WAITING) {
+				first = q;
+				break;
+			}
+		}
+		if (first != e || crtc->armed >= crtc->max_slots) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static void cancel_queue(struct wla_crtc *crtc, struct wla_atomic_state *failed);
+static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed);
+
+/* Hand the state to the driver. A failure turns its CRTCs off. */
+static void program_state(struct wla_atomic_state *state)
+{
+	struct wla_device *dev = state->dev;
+	bool any = false;
+	wla_for_each_crtc_in_state(state, e) {
+		e->program = !e->done && (e->stage == WLA_QUEUE_WAITING || !e->latch);
+		if (e->stage == WLA_QUEUE_WAITING) {
+			e->stage = WLA_QUEUE_ARMED;
+			e->ptr->armed++;
+			if (e->frame) {
+				e->ptr->waiting_frames--;
+			}
+		}
+		any |= e->program;
+	}
+	int ret = any ? dev->funcs->commit_tail(dev, state) : 0;
+	wla_for_each_crtc_in_state(state, e) {
+		e->program = false;
+	}
+	if (ret == 0) {
+		return;
+	}
+	state->busy++;
+	wla_for_each_crtc_in_state(state, e) {
+		if (e->latch && !e->done) {
+			wlr_log(WLR_ERROR, "%s: the driver could not program commit_seq %" PRIu64
+				": %s; the crtc is off", e->ptr->name, e->commit_seq, strerror(-ret));
+			force_off(e->ptr, state);
+		}
+	}
+	state->busy--;
+	maybe_free(state);
+}
+
+/* The oldest waiting state on crtc, to the driver if it can take it. */
+static void try_program(struct wla_crtc *crtc)
+{
+	struct wla_crtc_entry *e;
+	wl_list_for_each(e, &crtc->queue, link) {
+		if (e->stage != WLA_QUEUE_WAITING) {
+			continue;
+		}
+		if (state_ready(e->state)) {
+			program_state(e->state);
+		}
+		return;
+	}
+}
+
+/* The point of no return and everything after it. */
+static void commit_swapped(struct wla_atomic_state *state,
+	struct wla_crtc_entry **victims, struct wla_atomic_state *failed)
+{
+	struct wla_device *dev = state->dev;
+	state->committed = true;
+	state->busy++;
+	state->commit_ns = dev->funcs->now ? dev->funcs->now(dev) : 0;
+	swap_state(state);
+	wla_for_each_crtc_in_state(state, e) {
+		state->pending_crtcs++;
+		if (victims && victims[e->ptr->index]) {
+			discard_frame(victims[e->ptr->index], state);
+		}
+	}
+	wla_for_each_crtc_in_state(state, e) {
+		struct wla_crtc *crtc = e->ptr;
+		if (!e->latch) {
+			continue;
+		}
+		wl_list_insert(crtc->queue.prev, &e->link);
+		e->stage = WLA_QUEUE_WAITING;
+		crtc->queued++;
+		crtc->pending_frames += e->frame;
+		crtc->waiting_frames += e->frame;
+	}
+	if (state_ready(state)) {
+		program_state(state);
+	}
+	/* CRTCs that are off now: the driver has stopped them, so what was
+	 * queued on them can go, and so can this state's part there. */
+	wla_for_each_crtc_in_state(state, e) {
+		if (e->latch || e->done) {
+			continue;
+		}
+		if (e->old_state->active) {
+			cancel_queue(e->ptr, failed);
+		}
+		struct wla_present event = { .presented = false };
+		complete_entry(e, &event);
+	}
+	if (crtcs_in_state(state) == 0) {
+		/* Planes that stay off and belong to no commit in flight:
+		 * nothing to wait for. */
+		state_completed(state);
+	}
+	state->busy--;
+	maybe_free(state);
 }
 
 static int commit_common(struct wla_atomic_state *state, bool nonblock)
 {
-	int ret = wla_atomic_check(state);
+	assert(!state->committed && !state->swapped);
+	struct wla_crtc_entry *victims[WLA_MAX_CRTCS];
+	int ret = add_ordering_crtcs(state);
 	if (ret == 0) {
-		ret = plan_queue(state, nonblock);
+		ret = wla_atomic_check(state);
 	}
 	if (ret == 0) {
-		ret = wla_atomic_prepare_planes(state);
+		ret = plan_queue(state, nonblock, victims);
+	}
+	if (ret == 0) {
+		ret = prepare_planes(state);
 	}
 	if (ret < 0) {
 		return ret;
 	}
-
-	/* Point of no return: from here the commit cannot fail. */
-	struct wla_crtc_entry *victims[WLA_MAX_CRTCS];
-	wla_for_each_crtc_in_state(state, e) {
-		victims[e->ptr->index] = e->replaces ? replaceable_frame(e->ptr) : NULL;
-		state->pending_crtcs++;
-	}
-	wla_atomic_swap_state(state);
-	wla_atomic_commit_modeset_disables(state);
-	wla_atomic_commit_modeset_enables(state);
-	wla_atomic_commit_planes(state);
-
-	wla_for_each_crtc_in_state(state, e) {
-		if (victims[e->ptr->index]) {
-			discard_frame(victims[e->ptr->index], state);
-		}
-	}
-
-	/* Queue the CRTCs that latch at a vblank before completing the others,
-	 * since completing the last one frees the state. */
-	struct wla_crtc_entry *done[WLA_MAX_CRTCS];
-	size_t n_done = 0;
-	wla_for_each_crtc_in_state(state, e) {
-		if (e->ptr->state->active) {
-			wl_list_insert(e->ptr->pending.prev, &e->link);
-			e->waiting = true;
-			e->ptr->pending_slots += e->slot;
-			e->ptr->pending_frames += e->frame;
-		} else {
-			done[n_done++] = e;
-		}
-	}
-	if (state->pending_crtcs == 0) {
-		/* No CRTC in the state (planes that stay off): nothing to wait for. */
-		wla_atomic_cleanup_planes(state);
-		wla_atomic_state_free(state);
-		return 0;
-	}
-	for (size_t i = 0; i < n_done; i++) {
-		struct wla_present event = { .commit_seq = done[i]->commit_seq };
-		finish_entry(done[i], &event);
-	}
+	/* Point of no return: from here the commit cannot fail (a driver that
+	 * cannot program it turns the CRTC off and reports the frames). */
+	struct wla_device *dev = state->dev;
+	commit_swapped(state, victims, NULL);
+	wla_device_deliver_events(dev);
 	return 0;
 }
 
@@ -351,51 +515,74 @@ int wla_atomic_nonblocking_commit(struct wla_atomic_state *state)
 	return commit_common(state, true);
 }
 
-/* Complete the entries moved to list, in order. Handlers may commit (new
- * entries go to crtc->pending) or disable the CRTC (which completes what is
- * left in crtc->pending, not this list). */
-static void complete_list(struct wl_list *list, const struct wla_present *latch)
+/* Complete everything queued on crtc as not presented (the driver has
+ * stopped it); failed: the state whose programming failed. */
+static void cancel_queue(struct wla_crtc *crtc, struct wla_atomic_state *failed)
 {
-	while (!wl_list_empty(list)) {
-		struct wla_crtc_entry *e = wl_container_of(list->next, e, link);
-		struct wla_present event = *latch;
-		event.commit_seq = e->commit_seq;
-		finish_entry(e, &event);
+	while (!wl_list_empty(&crtc->queue)) {
+		struct wla_crtc_entry *e = wl_container_of(crtc->queue.next, e, link);
+		struct wla_present event = { .failed = e->state == failed };
+		complete_entry(e, &event);
 	}
 }
 
-void wla_crtc_handle_vblank(struct wla_crtc *crtc, bool latched_slot, uint64_t seq,
-	const struct timespec *when, uint64_t refresh_ns, uint32_t flags)
+/* An off state for crtc, committed past every queue rule. */
+static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed)
 {
-	/* The oldest slot (if it latched) and every amendment. */
-	struct wl_list batch;
-	wl_list_init(&batch);
-	bool slot_done = !latched_slot;
-	struct wla_crtc_entry *e, *tmp;
-	wl_list_for_each_safe(e, tmp, &crtc->pending, link) {
-		if (e->slot && slot_done) {
-			continue;
+	struct wla_device *dev = crtc->dev;
+	struct wla_atomic_state *state = wla_atomic_state_alloc(dev);
+	struct wla_crtc_state *cs = state ? wla_atomic_get_crtc_state(state, crtc) : NULL;
+	int ret = cs ? 0 : -ENOMEM;
+	if (ret == 0) {
+		cs->enable = cs->active = false;
+		for (size_t i = 0; ret == 0 && i < dev->n_connectors; i++) {
+			struct wla_connector *conn = dev->connectors[i];
+			if (conn && conn->state->crtc == crtc) {
+				struct wla_connector_state *cos =
+					wla_atomic_get_connector_state(state, conn);
+				ret = cos ? wla_atomic_set_crtc_for_connector(state, cos, NULL) :
+					-ENOMEM;
+			}
 		}
-		slot_done |= e->slot;
-		wl_list_remove(&e->link);
-		wl_list_insert(batch.prev, &e->link);
 	}
-	struct wla_present latch = {
+	if (ret == 0) {
+		state->allow_modeset = true;
+		ret = wla_atomic_check(state);
+	}
+	if (ret < 0) {
+		wlr_log(WLR_ERROR, "%s: cannot build the state that turns it off: %s", crtc->name,
+			strerror(-ret));
+		wla_atomic_state_free(state);
+		return;
+	}
+	wla_for_each_crtc_in_state(state, e) {
+		e->latch = e->frame = false;
+		e->want_event = false;
+	}
+	commit_swapped(state, NULL, failed);
+}
+
+void wla_crtc_force_off(struct wla_crtc *crtc)
+{
+	if (crtc->state->active || !wl_list_empty(&crtc->queue)) {
+		force_off(crtc, NULL);
+	}
+	wla_device_deliver_events(crtc->dev);
+}
+
+void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct timespec *when,
+	uint64_t refresh_ns, uint32_t flags)
+{
+	assert(crtc->armed > 0 && !wl_list_empty(&crtc->queue));
+	struct wla_crtc_entry *e = wl_container_of(crtc->queue.next, e, link);
+	assert(e->stage == WLA_QUEUE_ARMED);
+	struct wla_present event = {
 		.presented = true,
 		.seq = seq,
 		.when = *when,
 		.refresh_ns = refresh_ns,
 		.flags = flags,
 	};
-	complete_list(&batch, &latch);
-}
-
-void wla_crtc_complete_commit(struct wla_crtc *crtc)
-{
-	struct wl_list list;
-	wl_list_init(&list);
-	wl_list_insert_list(&list, &crtc->pending);
-	wl_list_init(&crtc->pending);
-	struct wla_present latch = { .presented = false };
-	complete_list(&list, &latch);
+	complete_entry(e, &event);
+	try_program(crtc);
 }

@@ -2,25 +2,12 @@
  * Framebuffer references, object states and the device's object tables.
  */
 #include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <wlr/util/log.h>
 #include "backend/atomic.h"
-
-bool wla_mode_equal(const struct wla_mode *a, const struct wla_mode *b)
-{
-	return a->width == b->width && a->height == b->height &&
-		a->refresh_mhz == b->refresh_mhz;
-}
-
-uint64_t wla_mode_period_ns(const struct wla_mode *mode)
-{
-	assert(mode->refresh_mhz > 0);
-	/* 1e12 ns*mHz / mHz, rounded to the nearest nanosecond */
-	uint64_t r = (uint64_t)mode->refresh_mhz;
-	return (UINT64_C(1000000000000) + r / 2) / r;
-}
 
 void wla_fb_init(struct wla_fb *fb, const struct wla_fb_impl *impl, uint32_t width,
 	uint32_t height, uint32_t format)
@@ -29,8 +16,11 @@ void wla_fb_init(struct wla_fb *fb, const struct wla_fb_impl *impl, uint32_t wid
 	fb->width = width;
 	fb->height = height;
 	fb->format = format;
+	fb->modifier = UINT64_C(0x00ffffffffffffff); /* DRM_FORMAT_MOD_INVALID */
 	fb->refs = 1;
 	fb->prepared = 0;
+	fb->import_dev = NULL;
+	fb->import = NULL;
 }
 
 struct wla_fb *wla_fb_get(struct wla_fb *fb)
@@ -87,16 +77,36 @@ struct wla_plane_state *wla_plane_state_duplicate(const struct wla_plane_state *
 	return copy;
 }
 
-int wla_plane_state_prepare_fb(struct wla_plane_state *ps)
+int wla_plane_state_prepare_fb(struct wla_device *dev, struct wla_plane_state *ps)
 {
 	if (!ps->fb || ps->prepared) {
 		return 0;
 	}
-	int ret = ps->fb->impl->prepare ? ps->fb->impl->prepare(ps->fb) : 0;
+	struct wla_fb *fb = ps->fb;
+	int ret = fb->impl->prepare ? fb->impl->prepare(fb) : 0;
 	if (ret < 0) {
 		return ret;
 	}
-	ps->fb->prepared++;
+	if (fb->prepared == 0 && dev->funcs && dev->funcs->prepare_fb) {
+		/* The driver imports once per fb, for as long as any state
+		 * holds it prepared. */
+		ret = dev->funcs->prepare_fb(dev, fb);
+		if (ret < 0) {
+			if (fb->impl->cleanup) {
+				fb->impl->cleanup(fb);
+			}
+			return ret;
+		}
+		fb->import_dev = dev;
+	} else if (fb->prepared > 0 && fb->import_dev && fb->import_dev != dev) {
+		wlr_log(WLR_ERROR, "fb %p: already imported by device %s, not %s", (void *)fb,
+			fb->import_dev->name, dev->name);
+		if (fb->impl->cleanup) {
+			fb->impl->cleanup(fb);
+		}
+		return -EXDEV;
+	}
+	fb->prepared++;
 	ps->prepared = true;
 	return 0;
 }
@@ -106,12 +116,19 @@ void wla_plane_state_cleanup_fb(struct wla_plane_state *ps)
 	if (!ps || !ps->prepared) {
 		return;
 	}
+	struct wla_fb *fb = ps->fb;
 	ps->prepared = false;
-	ps->fb->prepared--;
+	if (--fb->prepared == 0 && fb->import_dev) {
+		struct wla_device *dev = fb->import_dev;
+		fb->import_dev = NULL;
+		if (dev->funcs && dev->funcs->cleanup_fb) {
+			dev->funcs->cleanup_fb(dev, fb);
+		}
+	}
 	/* cleanup may drop the last lock of a client buffer; the plane state's
 	 * wrapper reference keeps fb itself valid until the state goes. */
-	if (ps->fb->impl->cleanup) {
-		ps->fb->impl->cleanup(ps->fb);
+	if (fb->impl->cleanup) {
+		fb->impl->cleanup(fb);
 	}
 }
 
@@ -141,95 +158,240 @@ void wla_connector_state_destroy(struct wla_connector_state *state)
 	free(state);
 }
 
+void wla_device_init(struct wla_device *dev, const struct wla_driver_funcs *funcs,
+	const char *name)
+{
+	memset(dev, 0, sizeof(*dev));
+	dev->funcs = funcs;
+	dev->name = name;
+	wl_list_init(&dev->events);
+}
+
+/* The first free index of a table, or max if it is full. */
+static size_t free_slot(void *const *table, size_t n, size_t max)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!table[i]) {
+			return i;
+		}
+	}
+	return n < max ? n : max;
+}
+
 bool wla_device_add_crtc(struct wla_device *dev, struct wla_crtc *crtc)
 {
-	if (dev->n_crtcs == WLA_MAX_CRTCS) {
-		wlr_log(WLR_ERROR, "device %s: no room for crtc %zu (max %d)", dev->name,
-			dev->n_crtcs, WLA_MAX_CRTCS);
+	size_t i = free_slot((void *const *)dev->crtcs, dev->n_crtcs, WLA_MAX_CRTCS);
+	if (i == WLA_MAX_CRTCS) {
+		wlr_log(WLR_ERROR, "device %s: no room for another crtc (max %d)", dev->name,
+			WLA_MAX_CRTCS);
 		return false;
 	}
 	crtc->state = calloc(1, sizeof(*crtc->state));
 	if (!crtc->state) {
+		wlr_log(WLR_ERROR, "device %s: out of memory for a crtc", dev->name);
 		return false;
 	}
 	crtc->state->crtc = crtc;
 	crtc->dev = dev;
-	crtc->index = (unsigned)dev->n_crtcs;
+	crtc->index = (unsigned)i;
 	if (!crtc->name[0]) {
 		snprintf(crtc->name, sizeof(crtc->name), "crtc-%u", crtc->index);
 	}
-	wl_list_init(&crtc->pending);
-	crtc->pending_frames = 0;
-	dev->crtcs[dev->n_crtcs++] = crtc;
+	wl_list_init(&crtc->queue);
+	crtc->queued = crtc->armed = crtc->pending_frames = crtc->waiting_frames = 0;
+	crtc->commit = NULL;
+	if (!crtc->max_slots) {
+		crtc->max_slots = 1;
+	}
+	if (!crtc->queue_depth) {
+		crtc->queue_depth = 1;
+	}
+	dev->crtcs[i] = crtc;
+	if (i == dev->n_crtcs) {
+		dev->n_crtcs++;
+	}
 	return true;
 }
 
+static const char *const plane_type_names[] = {
+	[WLA_PLANE_PRIMARY] = "primary",
+	[WLA_PLANE_CURSOR] = "cursor",
+	[WLA_PLANE_OVERLAY] = "overlay",
+};
+
 bool wla_device_add_plane(struct wla_device *dev, struct wla_plane *plane)
 {
-	if (dev->n_planes == WLA_MAX_PLANES) {
-		wlr_log(WLR_ERROR, "device %s: no room for plane %zu (max %d)", dev->name,
-			dev->n_planes, WLA_MAX_PLANES);
+	size_t i = free_slot((void *const *)dev->planes, dev->n_planes, WLA_MAX_PLANES);
+	if (i == WLA_MAX_PLANES) {
+		wlr_log(WLR_ERROR, "device %s: no room for another plane (max %d)", dev->name,
+			WLA_MAX_PLANES);
 		return false;
 	}
 	plane->state = calloc(1, sizeof(*plane->state));
 	if (!plane->state) {
+		wlr_log(WLR_ERROR, "device %s: out of memory for a plane", dev->name);
 		return false;
 	}
 	plane->state->plane = plane;
 	plane->dev = dev;
-	plane->index = (unsigned)dev->n_planes;
+	plane->index = (unsigned)i;
+	plane->commit = NULL;
 	if (!plane->name[0]) {
-		static const char *const type_names[] = {
-			[WLA_PLANE_PRIMARY] = "primary",
-			[WLA_PLANE_CURSOR] = "cursor",
-			[WLA_PLANE_OVERLAY] = "overlay",
-		};
-		snprintf(plane->name, sizeof(plane->name), "%s-%u", type_names[plane->type],
+		snprintf(plane->name, sizeof(plane->name), "%s-%u", plane_type_names[plane->type],
 			plane->index);
 	}
-	dev->planes[dev->n_planes++] = plane;
+	dev->planes[i] = plane;
+	if (i == dev->n_planes) {
+		dev->n_planes++;
+	}
 	return true;
 }
 
 bool wla_device_add_connector(struct wla_device *dev, struct wla_connector *conn)
 {
-	if (dev->n_connectors == WLA_MAX_CONNECTORS) {
+	size_t i = free_slot((void *const *)dev->connectors, dev->n_connectors,
+		WLA_MAX_CONNECTORS);
+	if (i == WLA_MAX_CONNECTORS) {
 		wlr_log(WLR_ERROR, "device %s: no room for connector %s (max %d)", dev->name,
 			conn->name, WLA_MAX_CONNECTORS);
 		return false;
 	}
 	conn->state = calloc(1, sizeof(*conn->state));
 	if (!conn->state) {
+		wlr_log(WLR_ERROR, "device %s: out of memory for connector %s", dev->name,
+			conn->name);
 		return false;
 	}
 	conn->state->connector = conn;
 	conn->dev = dev;
-	conn->index = (unsigned)dev->n_connectors;
+	conn->index = (unsigned)i;
+	conn->commit = NULL;
 	if (!conn->name[0]) {
 		snprintf(conn->name, sizeof(conn->name), "connector-%u", conn->index);
 	}
-	dev->connectors[dev->n_connectors++] = conn;
+	dev->connectors[i] = conn;
+	if (i == dev->n_connectors) {
+		dev->n_connectors++;
+	}
 	return true;
+}
+
+void wla_device_remove_crtc(struct wla_device *dev, struct wla_crtc *crtc)
+{
+	assert(dev->crtcs[crtc->index] == crtc);
+	assert(wl_list_empty(&crtc->queue) && !crtc->commit && !crtc->state->active);
+	wla_crtc_state_destroy(crtc->state);
+	crtc->state = NULL;
+	dev->crtcs[crtc->index] = NULL;
+}
+
+void wla_device_remove_plane(struct wla_device *dev, struct wla_plane *plane)
+{
+	assert(dev->planes[plane->index] == plane);
+	assert(!plane->commit);
+	/* Off by now: the driver stopped scanning it out, so the scanout
+	 * reference can go. */
+	wla_plane_state_cleanup_fb(plane->state);
+	wla_plane_state_destroy(plane->state);
+	plane->state = NULL;
+	for (size_t i = 0; i < plane->n_formats; i++) {
+		free(plane->formats[i].modifiers);
+	}
+	free(plane->formats);
+	plane->formats = NULL;
+	plane->n_formats = 0;
+	dev->planes[plane->index] = NULL;
+}
+
+void wla_device_remove_connector(struct wla_device *dev, struct wla_connector *conn)
+{
+	assert(dev->connectors[conn->index] == conn);
+	assert(!conn->commit);
+	wla_connector_state_destroy(conn->state);
+	conn->state = NULL;
+	free(conn->modes);
+	conn->modes = NULL;
+	conn->n_modes = 0;
+	dev->connectors[conn->index] = NULL;
 }
 
 void wla_device_finish(struct wla_device *dev)
 {
+	assert(wl_list_empty(&dev->events));
 	for (size_t i = 0; i < dev->n_crtcs; i++) {
-		assert(wl_list_empty(&dev->crtcs[i]->pending));
-		wla_crtc_state_destroy(dev->crtcs[i]->state);
-		dev->crtcs[i]->state = NULL;
+		if (dev->crtcs[i]) {
+			wla_device_remove_crtc(dev, dev->crtcs[i]);
+		}
 	}
 	for (size_t i = 0; i < dev->n_planes; i++) {
-		struct wla_plane_state *ps = dev->planes[i]->state;
-		/* Still on screen: the driver has stopped scanning out by now, so
-		 * the scanout reference can go. */
-		wla_plane_state_cleanup_fb(ps);
-		wla_plane_state_destroy(ps);
-		dev->planes[i]->state = NULL;
+		if (dev->planes[i]) {
+			wla_device_remove_plane(dev, dev->planes[i]);
+		}
 	}
 	for (size_t i = 0; i < dev->n_connectors; i++) {
-		wla_connector_state_destroy(dev->connectors[i]->state);
-		dev->connectors[i]->state = NULL;
+		if (dev->connectors[i]) {
+			wla_device_remove_connector(dev, dev->connectors[i]);
+		}
 	}
 	dev->n_crtcs = dev->n_planes = dev->n_connectors = 0;
+}
+
+bool wla_plane_add_format(struct wla_plane *plane, uint32_t format, const uint64_t *modifiers,
+	size_t n_modifiers)
+{
+	struct wla_format *formats = realloc(plane->formats,
+		(plane->n_formats + 1) * sizeof(*formats));
+	if (!formats) {
+		return false;
+	}
+	plane->formats = formats;
+	struct wla_format *f = &formats[plane->n_formats];
+	f->format = format;
+	f->n_modifiers = 0;
+	f->modifiers = NULL;
+	if (n_modifiers > 0) {
+		f->modifiers = calloc(n_modifiers, sizeof(*f->modifiers));
+		if (!f->modifiers) {
+			return false;
+		}
+		memcpy(f->modifiers, modifiers, n_modifiers * sizeof(*modifiers));
+		f->n_modifiers = n_modifiers;
+	}
+	plane->n_formats++;
+	return true;
+}
+
+bool wla_plane_supports(const struct wla_plane *plane, uint32_t format, uint64_t modifier)
+{
+	for (size_t i = 0; i < plane->n_formats; i++) {
+		const struct wla_format *f = &plane->formats[i];
+		if (f->format != format) {
+			continue;
+		}
+		for (size_t m = 0; m < f->n_modifiers; m++) {
+			if (f->modifiers[m] == modifier) {
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+bool wla_connector_set_modes(struct wla_connector *conn, const struct wla_mode *modes,
+	size_t n_modes)
+{
+	struct wla_mode *copy = NULL;
+	if (n_modes > 0) {
+		copy = calloc(n_modes, sizeof(*copy));
+		if (!copy) {
+			wlr_log(WLR_ERROR, "connector %s: out of memory for %zu modes", conn->name,
+				n_modes);
+			return false;
+		}
+		memcpy(copy, modes, n_modes * sizeof(*modes));
+	}
+	free(conn->modes);
+	conn->modes = copy;
+	conn->n_modes = n_modes;
+	return true;
 }

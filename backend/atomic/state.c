@@ -24,11 +24,10 @@ void wla_atomic_state_free(struct wla_atomic_state *state)
 	if (!state) {
 		return;
 	}
-	/* A cursor update never swaps its CRTC state in (see swap_state). */
-	bool crtcs_swapped = state->swapped && !state->legacy_cursor_update;
+	assert(state->pending_crtcs == 0 && state->pending_events == 0 && state->busy == 0);
 	wla_for_each_crtc_in_state(state, e) {
-		assert(!e->waiting);
-		wla_crtc_state_destroy(crtcs_swapped ? e->old_state : e->new_state);
+		assert(e->stage == WLA_QUEUE_NONE && !e->event_queued);
+		wla_crtc_state_destroy(state->swapped ? e->old_state : e->new_state);
 	}
 	wla_for_each_plane_in_state(state, e) {
 		wla_plane_state_destroy(state->swapped ? e->old_state : e->new_state);

@@ -1,9 +1,12 @@
 /*
  * The virtual display controller driver.
  *
- * Latching is O(planes): flush turns the planes of a commit into a frame
- * (plane state pointers and the mode) at the tail of the CRTC's flip queue,
- * and each vblank makes the oldest queued frame the scanout set. Pixels are
+ * commit_tail writes a state into the output's shadow registers (plane state
+ * pointers and the mode): O(planes), no pixels copied. Each vblank that
+ * starts at least latch_slack_ns after that state was committed latches it
+ * (shadow becomes scanout) and tells the core, which hands over the next
+ * queued state. A late timer wake-up replays every vblank that passed, one
+ * latch per vblank, each with its own sequence number and time. Pixels are
  * only read when a capture asks for them.
  */
 #include <assert.h>
@@ -19,13 +22,12 @@
 #include <wlr/util/log.h>
 #include "backend/vdc.h"
 #include "render/compose.h"
+#include "render/format.h"
 #include "util.h"
 
-struct wla_capture {
-	struct wl_list link;
-	struct wla_vdc_output *out;
-	wla_capture_func_t func;
-	void *data;
+/* What prepare_fb learnt of an fb: the CPU can read it, with this stride. */
+struct vdc_import {
+	uint32_t stride;
 };
 
 static const uint32_t scanout_formats[] = {
@@ -41,6 +43,15 @@ static const uint32_t cursor_formats[] = {
 	DRM_FORMAT_ABGR8888,
 };
 
+/* Buffers the CPU reads: linear, or with the modifier left implicit (shm). */
+static const uint64_t vdc_modifiers[] = {
+	DRM_FORMAT_MOD_INVALID,
+	DRM_FORMAT_MOD_LINEAR,
+};
+
+static const uint32_t vblank_flags =
+	WLA_PRESENT_VSYNC | WLA_PRESENT_HW_CLOCK | WLA_PRESENT_HW_COMPLETION;
+
 uint64_t wla_clock_monotonic_ns(void *data)
 {
 	struct timespec ts;
@@ -48,35 +59,38 @@ uint64_t wla_clock_monotonic_ns(void *data)
 	return wla_timespec_to_ns(&ts);
 }
 
-static struct wla_vdc_output *output_from_crtc(struct wla_crtc *crtc)
+struct wla_vdc *wla_vdc_from_device(struct wla_device *dev)
+{
+	struct wla_vdc *vdc = wl_container_of(dev, vdc, dev);
+	return vdc;
+}
+
+struct wla_vdc_output *wla_vdc_output_from_crtc(struct wla_crtc *crtc)
 {
 	return crtc->driver_data;
 }
 
-#define NS_PER_S_MHZ UINT64_C(1000000000000) /* ns per second times mHz per Hz */
-
-/*
- * Time of vblank k of the current timing, rounded to the nanosecond from the
- * exact rational period 1e12 / refresh_mhz: no rounded period adds up over a
- * run, whatever its length. Split so that no product leaves 64 bits.
- */
-static uint64_t grid_time(uint64_t epoch_ns, int32_t refresh_mhz, uint64_t k)
+static uint64_t vdc_now(struct wla_vdc *vdc)
 {
-	uint64_t r = (uint64_t)refresh_mhz;
-	return epoch_ns + (k / r) * NS_PER_S_MHZ + ((k % r) * NS_PER_S_MHZ + r / 2) / r;
+	return vdc->now(vdc->now_data);
 }
 
+/*
+ * The grid: vblank k of the current timing is at epoch + round(k * num /
+ * den) with num / den the period of the timing's rate (1e12 / refresh_mhz),
+ * rounded to the nanosecond once, never k times a rounded period.
+ */
 static uint64_t vblank_time(const struct wla_vdc_output *out, uint64_t k)
 {
-	return grid_time(out->epoch_ns, out->mode.refresh_mhz, k);
+	unsigned __int128 num = out->period_num, den = out->period_den;
+	return out->epoch_ns + (uint64_t)(((unsigned __int128)k * num + den / 2) / den);
 }
 
 /* The last vblank at or before now (now >= epoch). */
 static uint64_t vblank_index_at(const struct wla_vdc_output *out, uint64_t now)
 {
-	uint64_t r = (uint64_t)out->mode.refresh_mhz;
-	uint64_t d = now - out->epoch_ns;
-	uint64_t k = (d / NS_PER_S_MHZ) * r + (d % NS_PER_S_MHZ) * r / NS_PER_S_MHZ;
+	unsigned __int128 d = now - out->epoch_ns;
+	uint64_t k = (uint64_t)(d * out->period_den / out->period_num);
 	while (vblank_time(out, k + 1) <= now) {
 		k++;
 	}
@@ -86,174 +100,59 @@ static uint64_t vblank_index_at(const struct wla_vdc_output *out, uint64_t now)
 	return k;
 }
 
-static void arm_timer(struct wla_vdc_output *out)
+static void set_timing(struct wla_vdc_output *out, const struct wla_mode *mode, uint64_t epoch)
+{
+	out->mode = *mode;
+	/* The rate the timing gives, to the mHz (wla_vdc_mode makes the
+	 * timing give the configured rate exactly that far). */
+	out->period_num = UINT64_C(1000000000000);
+	out->period_den = (uint64_t)mode->refresh_mhz;
+	out->period_ns = (out->period_num + out->period_den / 2) / out->period_den;
+	out->counters.refresh_ns = out->period_ns;
+	out->epoch_ns = epoch;
+	out->next_index = 1;
+	out->last_latch_index = 0;
+}
+
+/* The timer runs while something needs a vblank: the kernel's vblank
+ * reference, with an off delay. */
+static bool needs_vblanks(const struct wla_vdc_output *out)
+{
+	return out->running && (out->armed || !wl_list_empty(&out->captures) ||
+		out->next_index <= out->last_latch_index + WLA_VDC_OFF_DELAY);
+}
+
+static void update_timer(struct wla_vdc_output *out)
 {
 	if (out->timer_fd < 0) {
 		return;
 	}
-	uint64_t t = vblank_time(out, out->next_index);
-	struct itimerspec its = { .it_value = wla_timespec_from_ns(t) };
-	if (timerfd_settime(out->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) != 0) {
+	struct itimerspec its = { 0 };
+	bool on = needs_vblanks(out);
+	if (on) {
+		uint64_t t = vblank_time(out, out->next_index);
+		its.it_value = wla_timespec_from_ns(t);
+	} else if (!out->timer_armed) {
+		return;
+	}
+	if (timerfd_settime(out->timer_fd, on ? TFD_TIMER_ABSTIME : 0, &its, NULL) != 0) {
 		wlr_log_errno(WLR_ERROR, "%s: timerfd_settime", out->crtc.name);
+		return;
 	}
-}
-
-static void disarm_timer(struct wla_vdc_output *out)
-{
-	if (out->timer_fd >= 0) {
-		struct itimerspec its = { 0 };
-		timerfd_settime(out->timer_fd, 0, &its, NULL);
-	}
+	out->timer_armed = on;
 }
 
 static void fail_captures(struct wla_vdc_output *out)
 {
-	struct wl_list list;
-	wl_list_init(&list);
-	wl_list_insert_list(&list, &out->captures);
-	wl_list_init(&out->captures);
-	struct wla_capture *cap, *tmp;
-	wl_list_for_each_safe(cap, tmp, &list, link) {
+	/* A callback may ask again: it is refused while the output is off,
+	 * so this ends. */
+	while (!wl_list_empty(&out->captures)) {
+		struct wla_capture *cap = wl_container_of(out->captures.next, cap, link);
 		wl_list_remove(&cap->link);
 		cap->func(cap, NULL, out->seq, cap->data);
 		free(cap);
 	}
 }
-
-static void crtc_atomic_enable(struct wla_crtc *crtc, const struct wla_crtc_state *old)
-{
-	struct wla_vdc_output *out = output_from_crtc(crtc);
-	out->mode = crtc->state->mode;
-	out->period_ns = wla_mode_period_ns(&out->mode);
-	out->epoch_ns = out->vdc->now(out->vdc->now_data);
-	out->next_index = 1;
-	out->running = true;
-	memset(&out->scanout, 0, sizeof(out->scanout));
-	out->scanout.mode = out->mode;
-	arm_timer(out);
-	wlr_log(WLR_DEBUG, "%s: enabled %" PRId32 "x%" PRId32 "@%" PRId32 "mHz, period %"
-		PRIu64 " ns", crtc->name, out->mode.width, out->mode.height,
-		out->mode.refresh_mhz, out->period_ns);
-}
-
-static void crtc_atomic_disable(struct wla_crtc *crtc, const struct wla_crtc_state *old)
-{
-	struct wla_vdc_output *out = output_from_crtc(crtc);
-	out->running = false;
-	disarm_timer(out);
-	memset(&out->scanout, 0, sizeof(out->scanout));
-	out->queue_head = out->queue_len = 0;
-	out->amend_mask = 0;
-	/* Nothing queued will latch any more. */
-	wla_crtc_complete_commit(crtc);
-	fail_captures(out);
-	wlr_log(WLR_DEBUG, "%s: disabled", crtc->name);
-}
-
-static struct wla_vdc_frame *queue_at(struct wla_vdc_output *out, size_t i)
-{
-	return &out->queue[(out->queue_head + i) % WLA_VDC_MAX_QUEUE];
-}
-
-static void apply_planes(struct wla_vdc_frame *dst, const struct wla_vdc_frame *src,
-	uint32_t mask)
-{
-	for (size_t i = 0; i < WLA_VDC_PLANES; i++) {
-		if (mask & (1u << i)) {
-			dst->planes[i] = src->planes[i];
-		}
-	}
-}
-
-static void crtc_atomic_begin(struct wla_crtc *crtc, const struct wla_crtc_state *old,
-	enum wla_latch latch)
-{
-	struct wla_vdc_output *out = output_from_crtc(crtc);
-	out->build_latch = latch;
-	out->build_mask = 0;
-	/* A frame changes only the planes of its commit: the rest keep what
-	 * the frame before it shows. */
-	if (out->queue_len > 0) {
-		out->build = *queue_at(out, out->queue_len - 1);
-	} else {
-		assert(latch != WLA_LATCH_REPLACE);
-		out->build = out->scanout;
-		apply_planes(&out->build, &out->amend, out->amend_mask);
-	}
-}
-
-static void crtc_atomic_flush(struct wla_crtc *crtc, const struct wla_crtc_state *old,
-	enum wla_latch latch)
-{
-	struct wla_vdc_output *out = output_from_crtc(crtc);
-	switch (latch) {
-	case WLA_LATCH_AMEND:
-		for (size_t i = 0; i < out->queue_len; i++) {
-			apply_planes(queue_at(out, i), &out->build, out->build_mask);
-		}
-		apply_planes(&out->amend, &out->build, out->build_mask);
-		out->amend_mask |= out->build_mask;
-		break;
-	case WLA_LATCH_QUEUE:
-		assert(out->queue_len < WLA_VDC_MAX_QUEUE);
-		out->build.mode = crtc->state->mode;
-		*queue_at(out, out->queue_len++) = out->build;
-		break;
-	case WLA_LATCH_REPLACE:
-		assert(out->queue_len > 0);
-		out->build.mode = crtc->state->mode;
-		*queue_at(out, out->queue_len - 1) = out->build;
-		break;
-	}
-}
-
-static void plane_atomic_update(struct wla_plane *plane, const struct wla_plane_state *old)
-{
-	struct wla_vdc_output *out = output_from_crtc(plane->state->crtc);
-	out->build.planes[plane->zpos] = plane->state;
-	out->build_mask |= 1u << plane->zpos;
-}
-
-static void plane_atomic_disable(struct wla_plane *plane, const struct wla_plane_state *old)
-{
-	struct wla_crtc *crtc = plane->state->crtc ? plane->state->crtc : old->crtc;
-	struct wla_vdc_output *out = output_from_crtc(crtc);
-	out->build.planes[plane->zpos] = NULL;
-	out->build_mask |= 1u << plane->zpos;
-}
-
-/* The VDC takes any mode a config could name: it is virtual, but its
- * vblank arithmetic and capture buffers have bounds. */
-static int crtc_atomic_check(struct wla_crtc *crtc, struct wla_atomic_state *state)
-{
-	const struct wla_crtc_state *cs = wla_atomic_new_crtc_state(state, crtc);
-	if (!cs || !cs->enable) {
-		return 0;
-	}
-	const struct wla_mode *m = &cs->mode;
-	if (m->width > WLA_MODE_MAX_SIZE || m->height > WLA_MODE_MAX_SIZE ||
-			m->refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ) {
-		wlr_log(WLR_ERROR, "%s: mode %" PRId32 "x%" PRId32 "@%" PRId32 "mHz is beyond "
-			"the virtual display controller's %dx%d@%dmHz", crtc->name, m->width,
-			m->height, m->refresh_mhz, WLA_MODE_MAX_SIZE, WLA_MODE_MAX_SIZE,
-			WLA_MODE_MAX_REFRESH_MHZ);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static const struct wla_crtc_funcs crtc_funcs = {
-	.atomic_check = crtc_atomic_check,
-	.atomic_enable = crtc_atomic_enable,
-	.atomic_disable = crtc_atomic_disable,
-	.atomic_begin = crtc_atomic_begin,
-	.atomic_flush = crtc_atomic_flush,
-};
-
-static const struct wla_plane_funcs plane_funcs = {
-	.atomic_update = plane_atomic_update,
-	.atomic_disable = plane_atomic_disable,
-};
 
 struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
 {
@@ -330,57 +229,69 @@ static void serve_captures(struct wla_vdc_output *out)
 	wla_image_destroy(image);
 }
 
-static void output_vblank(struct wla_vdc_output *out, uint64_t now)
+/*
+ * Every vblank from next_index up to now, in order. With nothing armed the
+ * vblanks that passed only count; with a state armed each vblank is looked
+ * at: it latches the state if the state was committed early enough for it,
+ * and the core may hand over the next one from in there. Events are
+ * delivered once the output's books are straight.
+ */
+static void output_process(struct wla_vdc_output *out, uint64_t now)
 {
-	if (!out->running) {
-		return;
+	bool captured = false;
+	while (out->running && vblank_time(out, out->next_index) <= now) {
+		uint64_t k = out->next_index;
+		if (!out->armed) {
+			/* Skip to the last vblank that passed: O(1) after any idle. */
+			k = vblank_index_at(out, now);
+		}
+		uint64_t t = vblank_time(out, k);
+		uint64_t passed = k - out->next_index + 1;
+		out->seq += passed;
+		out->counters.vblanks += passed;
+		out->counters.seq = out->seq;
+		out->next_index = k + 1;
+		if (!out->armed) {
+			break;
+		}
+		if (out->armed_ns + out->vdc->latch_slack_ns > t) {
+			/* Committed too late for this vblank (or after it). */
+			out->counters.missed += out->armed_ns <= t;
+			continue;
+		}
+		out->armed = false;
+		out->scanout = out->shadow;
+		out->counters.latched++;
+		out->last_latch_index = k;
+		if (!wla_mode_equal(&out->scanout.mode, &out->mode)) {
+			/* A mode change latched: the new timing starts here. */
+			set_timing(out, &out->scanout.mode, t);
+			out->last_latch_index = 0;
+		}
+		struct timespec when = wla_timespec_from_ns(t);
+		wla_crtc_handle_latch(&out->crtc, out->seq, &when, out->period_ns,
+			vblank_flags);
+		/* After the core's books: a capture callback may commit. The
+		 * scanout set is this latch's, whatever was armed since. */
+		if (!captured && out->running) {
+			serve_captures(out);
+			captured = true;
+		}
 	}
-	if (now < vblank_time(out, out->next_index)) {
-		arm_timer(out);
-		return;
+	if (out->running && !captured) {
+		serve_captures(out);
 	}
-	uint64_t index = vblank_index_at(out, now);
-	uint64_t passed = index - out->next_index + 1;
-	out->stats.vblanks += passed;
-	out->stats.missed_vblanks += passed - 1;
-	out->seq += passed;
-	out->next_index = index + 1;
-	uint64_t t = vblank_time(out, index);
-	struct timespec when = wla_timespec_from_ns(t);
-	bool latched = out->queue_len > 0;
-	if (latched) {
-		/* Queued frames already carry every cursor update made before
-		 * or after they were queued. */
-		out->scanout = *queue_at(out, 0);
-		out->queue_head = (out->queue_head + 1) % WLA_VDC_MAX_QUEUE;
-		out->queue_len--;
-		out->stats.latched++;
-	} else {
-		apply_planes(&out->scanout, &out->amend, out->amend_mask);
-	}
-	out->amend_mask = 0;
-	uint64_t refresh_ns = out->period_ns;
-	if (!wla_mode_equal(&out->scanout.mode, &out->mode)) {
-		/* A mode change latched: the new timing starts at this vblank. */
-		out->mode = out->scanout.mode;
-		out->period_ns = wla_mode_period_ns(&out->mode);
-		out->epoch_ns = t;
-		out->next_index = 1;
-		refresh_ns = out->period_ns;
-	}
-	serve_captures(out);
-	arm_timer(out);
-	/* The states that left the screen are released in here, and the
-	 * present handler may commit the next frame. */
-	wla_crtc_handle_vblank(&out->crtc, latched, out->seq, &when, refresh_ns,
-		WLA_PRESENT_VSYNC | WLA_PRESENT_HW_CLOCK | WLA_PRESENT_HW_COMPLETION);
+	update_timer(out);
 }
 
 void wla_vdc_advance(struct wla_vdc *vdc, uint64_t now_ns)
 {
 	for (size_t i = 0; i < vdc->n_outputs; i++) {
-		output_vblank(vdc->outputs[i], now_ns);
+		if (vdc->outputs[i]) {
+			output_process(vdc->outputs[i], now_ns);
+		}
 	}
+	wla_device_deliver_events(&vdc->dev);
 }
 
 static int handle_timer(int fd, uint32_t mask, void *data)
@@ -390,8 +301,180 @@ static int handle_timer(int fd, uint32_t mask, void *data)
 	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN) {
 		wlr_log_errno(WLR_ERROR, "%s: reading the vblank timer", out->crtc.name);
 	}
-	output_vblank(out, out->vdc->now(out->vdc->now_data));
+	out->wakeups++;
+	struct wla_vdc *vdc = out->vdc;
+	output_process(out, vdc_now(vdc));
+	wla_device_deliver_events(&vdc->dev);
 	return 0;
+}
+
+/* Bring the counters up to now before the timer starts again, so that the
+ * sequence number of the next vblank is right. */
+static void catch_up(struct wla_vdc_output *out)
+{
+	if (out->running && !out->armed && !out->timer_armed) {
+		output_process(out, vdc_now(out->vdc));
+	}
+}
+
+static void output_enable(struct wla_vdc_output *out, const struct wla_mode *mode,
+	uint64_t now)
+{
+	set_timing(out, mode, now);
+	out->running = true;
+	memset(&out->scanout, 0, sizeof(out->scanout));
+	memset(&out->shadow, 0, sizeof(out->shadow));
+	out->scanout.mode = out->shadow.mode = *mode;
+	char desc[128];
+	wlr_log(WLR_DEBUG, "%s: enabled %s, period %" PRIu64 " ns", out->crtc.name,
+		wla_mode_describe(mode, desc, sizeof(desc)), out->period_ns);
+}
+
+static void output_disable(struct wla_vdc_output *out)
+{
+	out->running = false;
+	out->armed = false;
+	memset(&out->scanout, 0, sizeof(out->scanout));
+	memset(&out->shadow, 0, sizeof(out->shadow));
+	update_timer(out);
+	/* Its captures fail in vdc_deliver, once the core has cancelled the
+	 * queue: a callback may commit. */
+	wlr_log(WLR_DEBUG, "%s: disabled", out->crtc.name);
+}
+
+/* The output's planes as this state leaves them, over the shadow registers
+ * (registers a state does not write keep their values). */
+static void write_shadow(struct wla_vdc_output *out, struct wla_atomic_state *state,
+	const struct wla_crtc_state *cs)
+{
+	wla_for_each_plane_in_state(state, pe) {
+		struct wla_plane *plane = pe->ptr;
+		const struct wla_plane_state *ps = pe->new_state;
+		if (plane->driver_data != out) {
+			continue;
+		}
+		out->shadow.planes[plane->zpos] = ps->crtc == &out->crtc && ps->visible ? ps : NULL;
+	}
+	out->shadow.mode = cs->mode;
+}
+
+static int vdc_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
+{
+	struct wla_vdc *vdc = wla_vdc_from_device(dev);
+	if (vdc->fail_commit_tail) {
+		bool disables_only = true;
+		wla_for_each_crtc_in_state(state, e) {
+			disables_only &= !e->program || !e->new_state->active;
+		}
+		/* Turning off cannot fail: that is how the core recovers. */
+		if (!disables_only) {
+			int err = vdc->fail_commit_tail;
+			vdc->fail_commit_tail = 0;
+			wlr_log(WLR_ERROR, "vdc: commit_tail refused (fault injection): %s",
+				strerror(err));
+			return -err;
+		}
+	}
+	uint64_t now = vdc_now(vdc);
+	wla_for_each_crtc_in_state(state, e) {
+		if (!e->program) {
+			continue;
+		}
+		struct wla_vdc_output *out = wla_vdc_output_from_crtc(e->ptr);
+		const struct wla_crtc_state *cs = e->new_state;
+		if (!cs->active) {
+			if (out->running) {
+				output_disable(out);
+			}
+			continue;
+		}
+		if (!out->running) {
+			output_enable(out, &cs->mode, now);
+		} else {
+			catch_up(out);
+		}
+		assert(!out->armed);
+		write_shadow(out, state, cs);
+		out->armed = true;
+		out->armed_ns = state->commit_ns;
+		update_timer(out);
+	}
+	return 0;
+}
+
+/* The VDC scans out what the CPU can read. */
+static int vdc_prepare_fb(struct wla_device *dev, struct wla_fb *fb)
+{
+	struct wla_vdc *vdc = wla_vdc_from_device(dev);
+	if (vdc->fail_prepare_fb) {
+		int err = vdc->fail_prepare_fb;
+		vdc->fail_prepare_fb = 0;
+		wlr_log(WLR_ERROR, "vdc: fb %p: import refused (fault injection): %s", (void *)fb,
+			strerror(err));
+		return -err;
+	}
+	const struct wla_format_info *info = wla_format_get(fb->format);
+	const void *data;
+	uint32_t stride;
+	if (!info || !fb->impl->begin_access || !fb->impl->begin_access(fb, &data, &stride)) {
+		wlr_log(WLR_ERROR, "vdc: fb %p (%" PRIu32 "x%" PRIu32 "): the CPU cannot read its "
+			"pixels", (void *)fb, fb->width, fb->height);
+		return -EINVAL;
+	}
+	if (fb->impl->end_access) {
+		fb->impl->end_access(fb);
+	}
+	if ((uint64_t)stride < (uint64_t)fb->width * info->bytes_per_pixel) {
+		wlr_log(WLR_ERROR, "vdc: fb %p: stride %" PRIu32 " shorter than its width %" PRIu32
+			" x %" PRIu32 " bytes", (void *)fb, stride, fb->width, info->bytes_per_pixel);
+		return -EINVAL;
+	}
+	struct vdc_import *import = calloc(1, sizeof(*import));
+	if (!import) {
+		wlr_log(WLR_ERROR, "vdc: fb %p: out of memory for its import", (void *)fb);
+		return -ENOMEM;
+	}
+	import->stride = stride;
+	fb->import = import;
+	return 0;
+}
+
+static void vdc_cleanup_fb(struct wla_device *dev, struct wla_fb *fb)
+{
+	free(fb->import);
+	fb->import = NULL;
+}
+
+static void vdc_deliver(struct wla_device *dev)
+{
+	struct wla_vdc *vdc = wla_vdc_from_device(dev);
+	for (size_t i = 0; i < vdc->n_outputs; i++) {
+		struct wla_vdc_output *out = vdc->outputs[i];
+		if (out && !out->running) {
+			fail_captures(out);
+		}
+	}
+}
+
+static uint64_t vdc_device_now(struct wla_device *dev)
+{
+	return vdc_now(wla_vdc_from_device(dev));
+}
+
+static bool vdc_custom_mode(struct wla_device *dev, int32_t width, int32_t height,
+	int32_t refresh_mhz, struct wla_mode *mode)
+{
+	return wla_vdc_mode(mode, width, height, refresh_mhz);
+}
+
+static uint32_t vdc_buffer_caps(struct wla_device *dev)
+{
+	return WLA_BUFFER_CAP_DATA_PTR | WLA_BUFFER_CAP_SHM;
+}
+
+static int vdc_drm_fd(struct wla_device *dev)
+{
+	return -1;
 }
 
 bool wla_vdc_next_latch(struct wla_vdc_output *out, uint64_t *latch_ns)
@@ -399,38 +482,70 @@ bool wla_vdc_next_latch(struct wla_vdc_output *out, uint64_t *latch_ns)
 	if (!out->running) {
 		return false;
 	}
-	/* Each queued frame takes a vblank; one with a new mode restarts the
-	 * timing at its own latch. */
-	struct wla_mode mode = out->mode;
-	uint64_t epoch = out->epoch_ns, index = out->next_index;
-	uint64_t t = vblank_time(out, index);
-	for (size_t i = 0; i < out->queue_len; i++) {
-		const struct wla_mode *frame_mode = &queue_at(out, i)->mode;
-		if (wla_mode_equal(frame_mode, &mode)) {
-			index++;
-		} else {
-			mode = *frame_mode;
-			epoch = t;
-			index = 1;
-		}
-		t = grid_time(epoch, mode.refresh_mhz, index);
+	/* The first vblank a commit made now can make, then one vblank per
+	 * state queued; a queued mode change restarts the timing where it
+	 * latches. */
+	uint64_t now = vdc_now(out->vdc) + out->vdc->latch_slack_ns;
+	struct wla_vdc_output grid = *out;
+	uint64_t k = now < grid.epoch_ns ? 1 : vblank_index_at(&grid, now) + 1;
+	if (k < grid.next_index) {
+		k = grid.next_index;
 	}
-	*latch_ns = t;
+	struct wla_crtc_entry *e;
+	wl_list_for_each(e, &out->crtc.queue, link) {
+		uint64_t t = vblank_time(&grid, k);
+		const struct wla_mode *m = &e->new_state->mode;
+		if (!wla_mode_equal(m, &grid.mode)) {
+			set_timing(&grid, m, t);
+			k = 1;
+		} else {
+			k++;
+		}
+	}
+	*latch_ns = vblank_time(&grid, k);
+	return true;
+}
+
+static bool vdc_frame_deadline(struct wla_device *dev, struct wla_crtc *crtc,
+	uint64_t *latch_ns, uint64_t *commit_by_ns)
+{
+	struct wla_vdc_output *out = wla_vdc_output_from_crtc(crtc);
+	if (!wla_vdc_next_latch(out, latch_ns)) {
+		return false;
+	}
+	*commit_by_ns = *latch_ns - out->vdc->latch_slack_ns;
+	return true;
+}
+
+static bool vdc_vblank_counters(struct wla_device *dev, struct wla_crtc *crtc,
+	struct wla_vblank_counters *counters)
+{
+	struct wla_vdc_output *out = wla_vdc_output_from_crtc(crtc);
+	catch_up(out);
+	*counters = out->counters;
 	return true;
 }
 
 struct wla_capture *wla_vdc_capture(struct wla_vdc_output *out, wla_capture_func_t func,
 	void *data)
 {
+	if (out->vdc->destroying || !out->running) {
+		wlr_log(WLR_ERROR, "%s: capture refused: the output is %s", out->crtc.name,
+			out->vdc->destroying ? "being destroyed" : "off");
+		return NULL;
+	}
 	struct wla_capture *cap = calloc(1, sizeof(*cap));
 	if (!cap) {
 		wlr_log(WLR_ERROR, "%s: out of memory for a capture", out->crtc.name);
 		return NULL;
 	}
-	cap->out = out;
+	catch_up(out);
+	cap->dev = &out->vdc->dev;
+	cap->driver_data = out;
 	cap->func = func;
 	cap->data = data;
 	wl_list_insert(out->captures.prev, &cap->link);
+	update_timer(out);
 	return cap;
 }
 
@@ -443,82 +558,231 @@ void wla_vdc_capture_cancel(struct wla_capture *cap)
 	free(cap);
 }
 
-static void init_plane(struct wla_vdc_output *out, struct wla_plane *plane,
+static struct wla_capture *vdc_capture(struct wla_device *dev, struct wla_crtc *crtc,
+	wla_capture_func_t func, void *data)
+{
+	return wla_vdc_capture(wla_vdc_output_from_crtc(crtc), func, data);
+}
+
+static void vdc_capture_cancel(struct wla_device *dev, struct wla_capture *capture)
+{
+	wla_vdc_capture_cancel(capture);
+}
+
+static void vdc_destroy_device(struct wla_device *dev)
+{
+	wla_vdc_destroy(wla_vdc_from_device(dev));
+}
+
+static const struct wla_driver_funcs vdc_funcs = {
+	.prepare_fb = vdc_prepare_fb,
+	.cleanup_fb = vdc_cleanup_fb,
+	.commit_tail = vdc_commit_tail,
+	.deliver = vdc_deliver,
+	.now = vdc_device_now,
+	.custom_mode = vdc_custom_mode,
+	.buffer_caps = vdc_buffer_caps,
+	.drm_fd = vdc_drm_fd,
+	.frame_deadline = vdc_frame_deadline,
+	.vblank_counters = vdc_vblank_counters,
+	.capture = vdc_capture,
+	.capture_cancel = vdc_capture_cancel,
+	.destroy = vdc_destroy_device,
+};
+
+/* The VDC takes any mode a config could name: it is virtual, but its
+ * vblank arithmetic and capture buffers have bounds. */
+static int crtc_atomic_check(struct wla_crtc *crtc, struct wla_atomic_state *state)
+{
+	const struct wla_crtc_state *cs = wla_atomic_new_crtc_state(state, crtc);
+	if (!cs || !cs->enable) {
+		return 0;
+	}
+	const struct wla_mode *m = &cs->mode;
+	if (m->width > WLA_MODE_MAX_SIZE || m->height > WLA_MODE_MAX_SIZE ||
+			m->refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ ||
+			m->refresh_mhz < WLA_MODE_MIN_REFRESH_MHZ) {
+		wlr_log(WLR_ERROR, "%s: mode %" PRId32 "x%" PRId32 "@%" PRId32 "mHz is beyond "
+			"the virtual display controller's %dx%d at %d..%d mHz", crtc->name,
+			m->width, m->height, m->refresh_mhz, WLA_MODE_MAX_SIZE, WLA_MODE_MAX_SIZE,
+			WLA_MODE_MIN_REFRESH_MHZ, WLA_MODE_MAX_REFRESH_MHZ);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct wla_crtc_funcs crtc_funcs = {
+	.atomic_check = crtc_atomic_check,
+};
+
+static bool init_plane(struct wla_vdc_output *out, struct wla_plane *plane,
 	enum wla_plane_type type, const uint32_t *formats, size_t n_formats)
 {
 	plane->type = type;
-	plane->funcs = &plane_funcs;
-	memcpy(plane->formats, formats, n_formats * sizeof(formats[0]));
-	plane->n_formats = n_formats;
+	for (size_t i = 0; i < n_formats; i++) {
+		if (!wla_plane_add_format(plane, formats[i], vdc_modifiers,
+				WLA_ARRAY_SIZE(vdc_modifiers))) {
+			return false;
+		}
+	}
 	plane->possible_crtcs = 1u << out->crtc.index;
 	plane->zpos = (unsigned)out->n_planes;
 	plane->min_scale = plane->max_scale = WLA_FIXED_ONE;
 	plane->driver_data = out;
 	out->zorder[out->n_planes++] = plane;
+	return true;
 }
 
-static bool add_output(struct wla_vdc *vdc, const struct wla_config *cfg, size_t i)
+static void free_plane_formats(struct wla_plane *plane)
 {
-	const struct wla_config_output *co = &cfg->outputs[i];
+	for (size_t i = 0; i < plane->n_formats; i++) {
+		free(plane->formats[i].modifiers);
+	}
+	free(plane->formats);
+	plane->formats = NULL;
+	plane->n_formats = 0;
+}
+
+/* Take the output's objects out of the device and free it. */
+static void output_free(struct wla_vdc_output *out)
+{
+	struct wla_device *dev = &out->vdc->dev;
+	for (size_t i = 0; i < out->n_planes; i++) {
+		struct wla_plane *plane = out->zorder[i];
+		if (plane->dev) {
+			wla_device_remove_plane(dev, plane);
+		} else {
+			free_plane_formats(plane);
+		}
+	}
+	if (out->connector.dev) {
+		wla_device_remove_connector(dev, &out->connector);
+	}
+	free(out->connector.modes);
+	if (out->crtc.dev) {
+		wla_device_remove_crtc(dev, &out->crtc);
+	}
+	if (out->timer) {
+		wl_event_source_remove(out->timer);
+	}
+	if (out->timer_fd >= 0) {
+		close(out->timer_fd);
+	}
+	for (size_t i = 0; i < out->vdc->n_outputs; i++) {
+		if (out->vdc->outputs[i] == out) {
+			out->vdc->outputs[i] = NULL;
+		}
+	}
+	free(out);
+}
+
+bool wla_vdc_mode(struct wla_mode *mode, int32_t width, int32_t height, int32_t refresh_mhz)
+{
+	if (!wla_mode_cvt(mode, width, height, refresh_mhz, false)) {
+		return false;
+	}
+	/* A kHz pixel clock steps the refresh by 1e6 / (htotal * vtotal) mHz:
+	 * more than 1 mHz for small modes. A virtual controller may blank as
+	 * long as it likes, so it widens the line until the configured rate
+	 * comes out to the mHz. */
+	struct wla_mode m = *mode;
+	while (m.refresh_mhz != refresh_mhz && m.htotal < UINT16_MAX) {
+		m.htotal++;
+		uint64_t px = (uint64_t)m.htotal * m.vtotal;
+		m.clock_khz = (uint32_t)((px * (uint64_t)refresh_mhz + 500000) / 1000000);
+		wla_mode_update_refresh(&m);
+	}
+	if (m.refresh_mhz == refresh_mhz) {
+		*mode = m;
+	}
+	return true;
+}
+
+static bool modes_from_config(struct wla_connector *conn, const struct wla_config_mode *modes,
+	size_t n_modes)
+{
+	struct wla_mode *list = calloc(n_modes ? n_modes : 1, sizeof(*list));
+	if (!list) {
+		wlr_log(WLR_ERROR, "connector %s: out of memory for %zu modes", conn->name, n_modes);
+		return false;
+	}
+	for (size_t m = 0; m < n_modes; m++) {
+		if (!wla_vdc_mode(&list[m], modes[m].width, modes[m].height, modes[m].refresh_mhz)) {
+			wlr_log(WLR_ERROR, "connector %s: no CVT timing for mode %" PRId32 "x%"
+				PRId32 "@%" PRId32 "mHz", conn->name, modes[m].width,
+				modes[m].height, modes[m].refresh_mhz);
+			free(list);
+			return false;
+		}
+		list[m].preferred = m == 0;
+	}
+	bool ok = wla_connector_set_modes(conn, list, n_modes);
+	free(list);
+	return ok;
+}
+
+static struct wla_vdc_output *add_output(struct wla_vdc *vdc, const char *name,
+	const struct wla_config_mode *modes, size_t n_modes)
+{
+	struct wla_device *dev = &vdc->dev;
+	size_t slot = 0;
+	while (slot < vdc->n_outputs && vdc->outputs[slot]) {
+		slot++;
+	}
+	if (slot == WLA_MAX_CRTCS) {
+		wlr_log(WLR_ERROR, "vdc: no room for output %s (at most %d)", name, WLA_MAX_CRTCS);
+		return NULL;
+	}
 	struct wla_vdc_output *out = calloc(1, sizeof(*out));
 	if (!out) {
-		return false;
+		wlr_log(WLR_ERROR, "vdc: out of memory for output %s", name);
+		return NULL;
 	}
 	out->vdc = vdc;
 	out->timer_fd = -1;
 	wl_list_init(&out->captures);
-	vdc->outputs[vdc->n_outputs++] = out;
+	vdc->outputs[slot] = out;
+	if (slot == vdc->n_outputs) {
+		vdc->n_outputs++;
+	}
 
 	out->crtc.funcs = &crtc_funcs;
-	out->crtc.max_slots = WLA_VDC_MAX_QUEUE;
-	out->crtc.queue_depth = cfg->flip_depth ? cfg->flip_depth : 1;
-	out->crtc.mailbox = cfg->flip_mailbox;
+	out->crtc.max_slots = 1;
 	out->crtc.driver_data = out;
-	if (!wla_device_add_crtc(&vdc->dev, &out->crtc)) {
-		return false;
-	}
-
 	struct wla_connector *conn = &out->connector;
-	snprintf(conn->name, sizeof(conn->name), "%s", co->name);
+	snprintf(conn->name, sizeof(conn->name), "%s", name);
 	conn->status = WLA_CONNECTOR_CONNECTED;
-	for (size_t m = 0; m < co->n_modes && m < WLA_MAX_CONNECTOR_MODES; m++) {
-		conn->modes[m] = (struct wla_mode){
-			.width = co->modes[m].width,
-			.height = co->modes[m].height,
-			.refresh_mhz = co->modes[m].refresh_mhz,
-		};
-	}
-	conn->n_modes = co->n_modes < WLA_MAX_CONNECTOR_MODES ?
-		co->n_modes : WLA_MAX_CONNECTOR_MODES;
-	conn->possible_crtcs = 1u << out->crtc.index;
 	conn->driver_data = out;
-	if (!wla_device_add_connector(&vdc->dev, conn)) {
-		return false;
+	if (!wla_device_add_crtc(dev, &out->crtc) || !modes_from_config(conn, modes, n_modes)) {
+		goto fail;
 	}
-
-	init_plane(out, &out->primary, WLA_PLANE_PRIMARY, scanout_formats,
+	conn->possible_crtcs = 1u << out->crtc.index;
+	bool ok = init_plane(out, &out->primary, WLA_PLANE_PRIMARY, scanout_formats,
 		WLA_ARRAY_SIZE(scanout_formats));
 	/* Like most display engines' primary planes: full screen, unscaled. */
 	out->primary.full_screen_only = true;
-	if (!wla_device_add_plane(&vdc->dev, &out->primary)) {
-		return false;
-	}
-	out->n_overlays = cfg->overlay_planes;
-	for (size_t o = 0; o < out->n_overlays; o++) {
+	out->n_overlays = vdc->overlay_planes;
+	for (size_t o = 0; ok && o < out->n_overlays; o++) {
 		struct wla_plane *plane = &out->overlays[o];
-		init_plane(out, plane, WLA_PLANE_OVERLAY, scanout_formats,
+		ok = init_plane(out, plane, WLA_PLANE_OVERLAY, scanout_formats,
 			WLA_ARRAY_SIZE(scanout_formats));
 		plane->min_scale = WLA_FIXED_ONE / 8; /* up to 8x magnification */
 		plane->max_scale = WLA_FIXED_ONE * 4; /* up to 4x reduction */
-		if (!wla_device_add_plane(&vdc->dev, plane)) {
-			return false;
+	}
+	ok = ok && init_plane(out, &out->cursor, WLA_PLANE_CURSOR, cursor_formats,
+		WLA_ARRAY_SIZE(cursor_formats));
+	if (!ok) {
+		wlr_log(WLR_ERROR, "vdc: out of memory for the planes of output %s", name);
+		goto fail;
+	}
+	out->cursor.max_fb_width = out->cursor.max_fb_height = vdc->cursor_size;
+	for (size_t i = 0; i < out->n_planes; i++) {
+		if (!wla_device_add_plane(dev, out->zorder[i])) {
+			goto fail;
 		}
 	}
-	init_plane(out, &out->cursor, WLA_PLANE_CURSOR, cursor_formats,
-		WLA_ARRAY_SIZE(cursor_formats));
-	out->cursor.max_fb_width = out->cursor.max_fb_height = cfg->cursor_size;
-	if (!wla_device_add_plane(&vdc->dev, &out->cursor)) {
-		return false;
+	if (!wla_device_add_connector(dev, conn)) {
+		goto fail;
 	}
 	out->crtc.primary = &out->primary;
 	out->crtc.cursor = &out->cursor;
@@ -527,17 +791,76 @@ static bool add_output(struct wla_vdc *vdc, const struct wla_config *cfg, size_t
 		out->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (out->timer_fd < 0) {
 			wlr_log_errno(WLR_ERROR, "%s: timerfd_create", out->crtc.name);
-			return false;
+			goto fail;
 		}
 		out->timer = wl_event_loop_add_fd(vdc->loop, out->timer_fd, WL_EVENT_READABLE,
 			handle_timer, out);
 		if (!out->timer) {
 			wlr_log(WLR_ERROR, "%s: cannot add the vblank timer to the event loop",
 				out->crtc.name);
-			return false;
+			goto fail;
 		}
 	}
-	return true;
+	return out;
+
+fail:
+	output_free(out);
+	return NULL;
+}
+
+struct wla_vdc_output *wla_vdc_find(struct wla_vdc *vdc, const char *name)
+{
+	for (size_t i = 0; i < vdc->n_outputs; i++) {
+		if (vdc->outputs[i] && strcmp(vdc->outputs[i]->connector.name, name) == 0) {
+			return vdc->outputs[i];
+		}
+	}
+	return NULL;
+}
+
+struct wla_vdc_output *wla_vdc_plug(struct wla_vdc *vdc, const char *name,
+	const struct wla_config_mode *modes, size_t n_modes)
+{
+	if (!name[0] || strlen(name) >= sizeof(((struct wla_connector *)0)->name)) {
+		wlr_log(WLR_ERROR, "vdc: connector name '%s' is empty or longer than %zu", name,
+			sizeof(((struct wla_connector *)0)->name) - 1);
+		return NULL;
+	}
+	if (wla_vdc_find(vdc, name)) {
+		wlr_log(WLR_ERROR, "vdc: connector %s is already plugged in", name);
+		return NULL;
+	}
+	if (n_modes == 0) {
+		wlr_log(WLR_ERROR, "vdc: connector %s: plugged in without a mode", name);
+		return NULL;
+	}
+	struct wla_vdc_output *out = add_output(vdc, name, modes, n_modes);
+	if (!out) {
+		return NULL;
+	}
+	wlr_log(WLR_INFO, "vdc: connector %s plugged in with %zu mode(s)", name, n_modes);
+	struct wla_device_listener *l = &vdc->dev.listener;
+	if (l->connector_added) {
+		l->connector_added(&vdc->dev, &out->connector, l->data);
+	}
+	return out;
+}
+
+void wla_vdc_unplug(struct wla_vdc_output *out)
+{
+	struct wla_vdc *vdc = out->vdc;
+	wlr_log(WLR_INFO, "vdc: connector %s unplugged", out->connector.name);
+	out->connector.status = WLA_CONNECTOR_DISCONNECTED;
+	wla_crtc_force_off(&out->crtc);
+	struct wla_device_listener *l = &vdc->dev.listener;
+	if (l->connector_removed) {
+		l->connector_removed(&vdc->dev, &out->connector, l->data);
+	}
+	/* Whatever the listener did, the CRTC is off for good now. */
+	out->crtc.present = NULL;
+	wla_crtc_force_off(&out->crtc);
+	fail_captures(out);
+	output_free(out);
 }
 
 struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_config *cfg,
@@ -560,14 +883,17 @@ struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_conf
 		wlr_log(WLR_ERROR, "vdc: out of memory");
 		return NULL;
 	}
-	vdc->dev.name = "vdc";
+	wla_device_init(&vdc->dev, &vdc_funcs, "vdc");
 	vdc->loop = loop;
 	vdc->now = now ? now : wla_clock_monotonic_ns;
 	vdc->now_data = now_data;
 	vdc->cursor_size = cfg->cursor_size;
+	vdc->overlay_planes = cfg->overlay_planes;
+	vdc->latch_slack_ns = WLA_VDC_COMMIT_SLACK_NS;
 	for (size_t i = 0; i < cfg->n_outputs; i++) {
-		if (!add_output(vdc, cfg, i)) {
-			wlr_log(WLR_ERROR, "vdc: cannot create output %s", cfg->outputs[i].name);
+		const struct wla_config_output *co = &cfg->outputs[i];
+		if (!add_output(vdc, co->name, co->modes, co->n_modes)) {
+			wlr_log(WLR_ERROR, "vdc: cannot create output %s", co->name);
 			wla_vdc_destroy(vdc);
 			return NULL;
 		}
@@ -580,24 +906,20 @@ void wla_vdc_destroy(struct wla_vdc *vdc)
 	if (!vdc) {
 		return;
 	}
+	vdc->destroying = true;
 	for (size_t i = 0; i < vdc->n_outputs; i++) {
 		struct wla_vdc_output *out = vdc->outputs[i];
-		out->crtc.present = NULL;
-		if (out->running) {
-			crtc_atomic_disable(&out->crtc, out->crtc.state);
+		if (!out) {
+			continue;
 		}
+		out->crtc.present = NULL;
+		wla_crtc_force_off(&out->crtc);
 		fail_captures(out);
 	}
-	wla_device_finish(&vdc->dev);
 	for (size_t i = 0; i < vdc->n_outputs; i++) {
-		struct wla_vdc_output *out = vdc->outputs[i];
-		if (out->timer) {
-			wl_event_source_remove(out->timer);
+		if (vdc->outputs[i]) {
+			output_free(vdc->outputs[i]);
 		}
-		if (out->timer_fd >= 0) {
-			close(out->timer_fd);
-		}
-		free(out);
 	}
 	free(vdc);
 }

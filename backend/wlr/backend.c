@@ -2,6 +2,8 @@
  * wlr_backend implementation: configuration, the VDC device, outputs.
  */
 #include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <time.h>
 #include <wlr/util/log.h>
@@ -25,12 +27,35 @@ static bool backend_start(struct wlr_backend *wlr_backend)
 		return true;
 	}
 	backend->started = true;
-	for (size_t i = 0; i < backend->vdc->n_outputs; i++) {
-		if (!wla_output_create(backend, backend->vdc->outputs[i])) {
-			return false;
+	for (size_t d = 0; d < backend->n_devices; d++) {
+		struct wla_device *dev = backend->devices[d];
+		for (size_t i = 0; i < dev->n_connectors; i++) {
+			struct wla_connector *conn = dev->connectors[i];
+			if (conn && !wla_output_create(backend, dev, conn)) {
+				return false;
+			}
 		}
 	}
 	return true;
+}
+
+static void handle_connector_added(struct wla_device *dev, struct wla_connector *conn,
+	void *data)
+{
+	struct wla_backend *backend = data;
+	if (backend->started) {
+		wla_output_create(backend, dev, conn);
+	}
+}
+
+static void handle_connector_removed(struct wla_device *dev, struct wla_connector *conn,
+	void *data)
+{
+	struct wla_backend *backend = data;
+	struct wla_output *out = wla_output_find(backend, conn);
+	if (out) {
+		wlr_output_destroy(&out->base);
+	}
 }
 
 static void backend_destroy(struct wlr_backend *wlr_backend)
@@ -45,7 +70,11 @@ static void backend_destroy(struct wlr_backend *wlr_backend)
 		wlr_output_destroy(&out->base);
 	}
 	wlr_backend_finish(wlr_backend);
-	wla_vdc_destroy(backend->vdc);
+	for (size_t d = 0; d < backend->n_devices; d++) {
+		struct wla_device *dev = backend->devices[d];
+		dev->funcs->destroy(dev);
+	}
+	wla_backend_finish_fbs(backend);
 	if (backend->buffer_locks) {
 		wlr_log(WLR_ERROR, "backend: %zu buffer locks still held at destroy",
 			backend->buffer_locks);
@@ -60,12 +89,38 @@ static clockid_t backend_get_presentation_clock(struct wlr_backend *wlr_backend)
 
 static int backend_get_drm_fd(struct wlr_backend *wlr_backend)
 {
+	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
+	for (size_t d = 0; d < backend->n_devices; d++) {
+		struct wla_device *dev = backend->devices[d];
+		int fd = dev->funcs->drm_fd ? dev->funcs->drm_fd(dev) : -1;
+		if (fd >= 0) {
+			return fd;
+		}
+	}
 	return -1;
 }
 
 static uint32_t backend_get_buffer_caps(struct wlr_backend *wlr_backend)
 {
-	return WLR_BUFFER_CAP_DATA_PTR | WLR_BUFFER_CAP_SHM;
+	static const struct {
+		uint32_t wla, wlr;
+	} map[] = {
+		{ WLA_BUFFER_CAP_DATA_PTR, WLR_BUFFER_CAP_DATA_PTR },
+		{ WLA_BUFFER_CAP_SHM, WLR_BUFFER_CAP_SHM },
+		{ WLA_BUFFER_CAP_DMABUF, WLR_BUFFER_CAP_DMABUF },
+	};
+	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
+	uint32_t caps = 0;
+	for (size_t d = 0; d < backend->n_devices; d++) {
+		struct wla_device *dev = backend->devices[d];
+		uint32_t wla = dev->funcs->buffer_caps ? dev->funcs->buffer_caps(dev) : 0;
+		for (size_t i = 0; i < WLA_ARRAY_SIZE(map); i++) {
+			if (wla & map[i].wla) {
+				caps |= map[i].wlr;
+			}
+		}
+	}
+	return caps;
 }
 
 static const struct wlr_backend_impl backend_impl = {
@@ -103,11 +158,18 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 	backend->config = cfg;
 	backend->gpio_provider = cfg.gpio_dry_run ? wla_dryrun_provider() : wla_gpiod_provider();
 	wl_list_init(&backend->outputs);
+	wl_list_init(&backend->fbs);
 	backend->vdc = wla_vdc_create(wl_display_get_event_loop(display), &cfg, NULL, NULL);
 	if (!backend->vdc) {
 		free(backend);
 		return NULL;
 	}
+	backend->devices[backend->n_devices++] = &backend->vdc->dev;
+	backend->vdc->dev.listener = (struct wla_device_listener){
+		.connector_added = handle_connector_added,
+		.connector_removed = handle_connector_removed,
+		.data = backend,
+	};
 	wlr_backend_init(&backend->base, &backend_impl);
 	backend->display_destroy.notify = handle_display_destroy;
 	wl_display_add_destroy_listener(display, &backend->display_destroy);
@@ -127,4 +189,44 @@ WLA_EXPORT size_t wla_backend_buffer_locks(struct wlr_backend *wlr_backend)
 		return 0;
 	}
 	return wla_backend_from_wlr(wlr_backend)->buffer_locks;
+}
+
+WLA_EXPORT int wla_backend_plug_connector(struct wlr_backend *wlr_backend, const char *name,
+	const struct wla_config_mode *modes, size_t n_modes)
+{
+	if (!wla_backend_is_wla(wlr_backend)) {
+		wlr_log(WLR_ERROR, "hot-plug: not a wlatomic backend");
+		return -EINVAL;
+	}
+	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
+	for (size_t i = 0; i < n_modes; i++) {
+		/* The same rules as a configured mode. */
+		if (modes[i].width < 1 || modes[i].width > WLA_MODE_MAX_SIZE ||
+				modes[i].height < 1 || modes[i].height > WLA_MODE_MAX_SIZE ||
+				modes[i].refresh_mhz < WLA_MODE_MIN_REFRESH_MHZ ||
+				modes[i].refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ) {
+			wlr_log(WLR_ERROR, "hot-plug: connector %s: mode %d is %" PRId32 "x%" PRId32
+				"@%" PRId32 "mHz, outside 1..%d and %d..%d mHz", name, (int)i,
+				modes[i].width, modes[i].height, modes[i].refresh_mhz,
+				WLA_MODE_MAX_SIZE, WLA_MODE_MIN_REFRESH_MHZ, WLA_MODE_MAX_REFRESH_MHZ);
+			return -EINVAL;
+		}
+	}
+	return wla_vdc_plug(backend->vdc, name, modes, n_modes) ? 0 : -EINVAL;
+}
+
+WLA_EXPORT int wla_backend_unplug_connector(struct wlr_backend *wlr_backend, const char *name)
+{
+	if (!wla_backend_is_wla(wlr_backend)) {
+		wlr_log(WLR_ERROR, "hot-plug: not a wlatomic backend");
+		return -EINVAL;
+	}
+	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
+	struct wla_vdc_output *out = wla_vdc_find(backend->vdc, name);
+	if (!out) {
+		wlr_log(WLR_ERROR, "hot-plug: no connector named %s", name);
+		return -ENOENT;
+	}
+	wla_vdc_unplug(out);
+	return 0;
 }

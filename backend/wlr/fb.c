@@ -1,8 +1,11 @@
 /*
  * wla_fb over wlr_buffer. The wrapper lives as long as the buffer (an addon
  * holds one wrapper reference) or a plane state that names it, whichever is
- * longer; the buffer stays locked exactly while a prepared state holds it.
+ * longer, and never longer than its backend: at destroy the backend detaches
+ * every wrapper still on a buffer. The buffer stays locked exactly while a
+ * prepared state holds it.
  */
+#include <drm_fourcc.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <wlr/types/wlr_buffer.h>
@@ -15,6 +18,8 @@ struct wla_wlr_fb {
 	struct wlr_buffer *buffer; /* NULL once the buffer is gone */
 	struct wla_backend *backend;
 	struct wlr_addon addon;
+	bool has_addon;
+	struct wl_list link; /* wla_backend.fbs */
 };
 
 static struct wla_wlr_fb *wlr_fb_from_fb(struct wla_fb *base)
@@ -66,7 +71,9 @@ static void fb_end_access(struct wla_fb *base)
 
 static void fb_destroy(struct wla_fb *base)
 {
-	free(wlr_fb_from_fb(base));
+	struct wla_wlr_fb *fb = wlr_fb_from_fb(base);
+	wl_list_remove(&fb->link);
+	free(fb);
 }
 
 static const struct wla_fb_impl fb_impl = {
@@ -77,12 +84,18 @@ static const struct wla_fb_impl fb_impl = {
 	.destroy = fb_destroy,
 };
 
+static void detach(struct wla_wlr_fb *fb)
+{
+	wlr_addon_finish(&fb->addon);
+	fb->has_addon = false;
+	fb->buffer = NULL;
+	wla_fb_put(&fb->base);
+}
+
 static void handle_addon_destroy(struct wlr_addon *addon)
 {
 	struct wla_wlr_fb *fb = wl_container_of(addon, fb, addon);
-	wlr_addon_finish(&fb->addon);
-	fb->buffer = NULL;
-	wla_fb_put(&fb->base);
+	detach(fb);
 }
 
 static const struct wlr_addon_interface fb_addon_impl = {
@@ -90,18 +103,20 @@ static const struct wlr_addon_interface fb_addon_impl = {
 	.destroy = handle_addon_destroy,
 };
 
-static bool buffer_format(struct wlr_buffer *buffer, uint32_t *format)
+static bool buffer_format(struct wlr_buffer *buffer, uint32_t *format, uint64_t *modifier)
 {
 	struct wlr_shm_attributes shm;
 	struct wlr_dmabuf_attributes dmabuf;
 	void *data;
 	size_t stride;
+	*modifier = DRM_FORMAT_MOD_INVALID;
 	if (wlr_buffer_get_shm(buffer, &shm)) {
 		*format = shm.format;
 		return true;
 	}
 	if (wlr_buffer_get_dmabuf(buffer, &dmabuf)) {
 		*format = dmabuf.format;
+		*modifier = dmabuf.modifier;
 		return true;
 	}
 	if (wlr_buffer_begin_data_ptr_access(buffer, WLR_BUFFER_DATA_PTR_ACCESS_READ, &data,
@@ -120,7 +135,8 @@ struct wla_fb *wla_fb_from_wlr_buffer(struct wla_backend *backend, struct wlr_bu
 		return wla_fb_get(&fb->base);
 	}
 	uint32_t format;
-	if (!buffer_format(buffer, &format)) {
+	uint64_t modifier;
+	if (!buffer_format(buffer, &format, &modifier)) {
 		wlr_log(WLR_ERROR, "buffer %p (%dx%d): no shm, dmabuf or data-ptr access, cannot "
 			"scan it out", (void *)buffer, buffer->width, buffer->height);
 		return NULL;
@@ -133,8 +149,29 @@ struct wla_fb *wla_fb_from_wlr_buffer(struct wla_backend *backend, struct wlr_bu
 	/* The first reference belongs to the addon. */
 	wla_fb_init(&fb->base, &fb_impl, (uint32_t)buffer->width, (uint32_t)buffer->height,
 		format);
+	fb->base.modifier = modifier;
 	fb->buffer = buffer;
 	fb->backend = backend;
 	wlr_addon_init(&fb->addon, &buffer->addons, backend, &fb_addon_impl);
+	fb->has_addon = true;
+	wl_list_insert(&backend->fbs, &fb->link);
 	return wla_fb_get(&fb->base);
+}
+
+void wla_backend_finish_fbs(struct wla_backend *backend)
+{
+	struct wla_wlr_fb *fb, *tmp;
+	wl_list_for_each_safe(fb, tmp, &backend->fbs, link) {
+		if (fb->base.refs > 1 || fb->base.prepared > 0) {
+			/* A state outlived the devices: a bug, but do not free what
+			 * it still names. */
+			wlr_log(WLR_ERROR, "fb %p: %d references and %d scanout references left "
+				"at backend destroy", (void *)&fb->base, fb->base.refs - 1,
+				fb->base.prepared);
+			continue;
+		}
+		if (fb->has_addon) {
+			detach(fb);
+		}
+	}
 }

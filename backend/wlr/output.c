@@ -32,13 +32,13 @@ static struct wla_output *output_from_wlr(struct wlr_output *wlr_output)
 
 static struct wla_crtc *output_crtc(struct wla_output *out)
 {
-	return &out->vdc_out->crtc;
+	return out->crtc;
 }
 
 /* Put the cursor plane where set_cursor/move_cursor last asked for. */
 static int apply_cursor(struct wla_output *out, struct wla_atomic_state *state, bool enabled)
 {
-	struct wla_plane *plane = &out->vdc_out->cursor;
+	struct wla_plane *plane = out->crtc->cursor;
 	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, plane);
 	if (!ps) {
 		return -ENOMEM;
@@ -62,6 +62,24 @@ static int apply_cursor(struct wla_output *out, struct wla_atomic_state *state, 
 	return 0;
 }
 
+/* The timing of a wlroots mode: the connector's mode of that size and rate
+ * if it has one (wlr_output_mode carries no timing), else a CVT timing. */
+static bool mode_from_wlr(struct wla_output *out, int32_t width, int32_t height,
+	int32_t refresh_mhz, struct wla_mode *mode)
+{
+	for (size_t i = 0; i < out->conn->n_modes; i++) {
+		const struct wla_mode *m = &out->conn->modes[i];
+		if (m->width == width && m->height == height && m->refresh_mhz == refresh_mhz) {
+			*mode = *m;
+			mode->preferred = false;
+			return true;
+		}
+	}
+	*mode = (struct wla_mode){ .width = width, .height = height, .refresh_mhz = refresh_mhz };
+	return out->dev->funcs->custom_mode &&
+		out->dev->funcs->custom_mode(out->dev, width, height, refresh_mhz, mode);
+}
+
 /* The mode an output without a mode in its request runs at. */
 static bool current_mode(struct wla_output *out, struct wla_mode *mode)
 {
@@ -71,15 +89,11 @@ static bool current_mode(struct wla_output *out, struct wla_mode *mode)
 		*mode = crtc->state->mode;
 		return true;
 	}
-	if (wo->current_mode) {
-		*mode = (struct wla_mode){
-			.width = wo->current_mode->width,
-			.height = wo->current_mode->height,
-			.refresh_mhz = wo->current_mode->refresh,
-		};
+	if (wo->current_mode && mode_from_wlr(out, wo->current_mode->width,
+			wo->current_mode->height, wo->current_mode->refresh, mode)) {
 		return true;
 	}
-	const struct wla_connector *conn = &out->vdc_out->connector;
+	const struct wla_connector *conn = out->conn;
 	if (conn->n_modes == 0) {
 		return false;
 	}
@@ -107,22 +121,21 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 	};
 	if (pending->committed & WLR_OUTPUT_STATE_MODE) {
 		req->has_mode = true;
+		bool ok;
 		if (pending->mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
-			req->mode = (struct wla_mode){
-				.width = pending->mode->width,
-				.height = pending->mode->height,
-				.refresh_mhz = pending->mode->refresh,
-			};
+			ok = mode_from_wlr(out, pending->mode->width, pending->mode->height,
+				pending->mode->refresh, &req->mode);
 		} else {
-			req->mode = (struct wla_mode){
-				.width = pending->custom_mode.width,
-				.height = pending->custom_mode.height,
-				.refresh_mhz = pending->custom_mode.refresh,
-			};
-			/* wlroots: 0 means "whatever the backend likes". */
-			if (req->mode.refresh_mhz == 0) {
-				req->mode.refresh_mhz = 60000;
-			}
+			/* wlroots: refresh 0 means "whatever the backend likes". */
+			int32_t refresh = pending->custom_mode.refresh;
+			ok = mode_from_wlr(out, pending->custom_mode.width,
+				pending->custom_mode.height, refresh ? refresh : 60000, &req->mode);
+		}
+		if (!ok) {
+			wlr_log(WLR_ERROR, "output %s: no timing for mode %" PRId32 "x%" PRId32
+				"@%" PRId32 "mHz", wo->name, req->mode.width, req->mode.height,
+				req->mode.refresh_mhz);
+			return false;
 		}
 	}
 	if (pending->committed & WLR_OUTPUT_STATE_BUFFER) {
@@ -137,7 +150,7 @@ static struct wla_atomic_state *build_state(struct wla_output *out,
 {
 	struct wlr_output *wo = &out->base;
 	struct wla_crtc *crtc = output_crtc(out);
-	struct wla_connector *conn = &out->vdc_out->connector;
+	struct wla_connector *conn = out->conn;
 	struct wla_atomic_state *state = wla_atomic_state_alloc(crtc->dev);
 	if (!state) {
 		return NULL;
@@ -190,7 +203,8 @@ static bool queue_has_room(struct wla_output *out)
 	 * and a buffer waiting for the panel's power-on is the next frame. */
 	return out->base.enabled && crtc->state->active &&
 		!(out->has_deferred && out->deferred.buffer) &&
-		(crtc->mailbox || crtc->pending_frames < crtc->queue_depth);
+		(crtc->mailbox ? crtc->waiting_frames < crtc->queue_depth :
+			crtc->pending_frames < crtc->queue_depth);
 }
 
 /* The compositor may render the next frame as soon as the flip queue can take
@@ -330,13 +344,13 @@ static bool output_commit(struct wlr_output *wlr_output)
 	return true;
 }
 
-/* Send the cursor plane's new state on its own, latching at the next vblank
- * without taking the frame slot. */
+/* Send the cursor plane's new state on its own when nothing is queued (it
+ * latches at the next vblank); else it travels with the next frame, or goes
+ * on its own once the queue drained. */
 static bool commit_cursor(struct wla_output *out)
 {
 	struct wla_crtc *crtc = output_crtc(out);
-	if (!crtc->state->active) {
-		/* Applied by the commit that enables the output. */
+	if (!crtc->state->active || crtc->queued > 0) {
 		out->cursor_dirty = true;
 		return true;
 	}
@@ -351,15 +365,10 @@ static bool commit_cursor(struct wla_output *out)
 	}
 	if (ret < 0) {
 		wla_atomic_state_free(state);
-	}
-	if (ret == -EBUSY) {
-		/* A queued frame changes the cursor plane: this goes with the next
-		 * frame, or on its own once that frame latched. */
-		out->cursor_dirty = true;
-		return true;
+		return false;
 	}
 	out->cursor_dirty = false;
-	return ret == 0;
+	return true;
 }
 
 static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *buffer,
@@ -370,6 +379,19 @@ static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *
 	if (buffer) {
 		fb = wla_fb_from_wlr_buffer(out->backend, buffer);
 		if (!fb) {
+			return false;
+		}
+		/* It may have to travel with a queued frame: refuse now what the
+		 * plane cannot show, rather than fail that frame's check. */
+		const struct wla_plane *plane = out->crtc->cursor;
+		if ((plane->max_fb_width && fb->width > plane->max_fb_width) ||
+				(plane->max_fb_height && fb->height > plane->max_fb_height) ||
+				!wla_plane_supports(plane, fb->format, fb->modifier)) {
+			wlr_log(WLR_DEBUG, "output %s: cursor %" PRIu32 "x%" PRIu32 " format 0x%08"
+				PRIx32 " does not fit plane %s (%" PRIu32 "x%" PRIu32 ")",
+				wlr_output->name, fb->width, fb->height, fb->format, plane->name,
+				plane->max_fb_width, plane->max_fb_height);
+			wla_fb_put(fb);
 			return false;
 		}
 	}
@@ -409,12 +431,13 @@ static void output_destroy(struct wlr_output *wlr_output)
 	if (out->frame_idle) {
 		wl_event_source_remove(out->frame_idle);
 	}
+	if (out->disabled_idle) {
+		wl_event_source_remove(out->disabled_idle);
+	}
 	/* Nobody to tell any more: complete silently. */
 	crtc->present = NULL;
 	crtc->present_data = NULL;
-	if (crtc->state->enable) {
-		wla_atomic_set_config(crtc, &out->vdc_out->connector, NULL, NULL, 0);
-	}
+	wla_crtc_force_off(crtc);
 	wla_output_panel_finish(out);
 	wla_fb_put(out->cursor_fb);
 	struct wlr_output_mode *mode, *tmp;
@@ -442,7 +465,7 @@ static const struct wlr_drm_format_set *output_get_cursor_formats(
 
 static void output_get_cursor_size(struct wlr_output *wlr_output, int *width, int *height)
 {
-	struct wla_plane *cursor = &output_from_wlr(wlr_output)->vdc_out->cursor;
+	struct wla_plane *cursor = output_from_wlr(wlr_output)->crtc->cursor;
 	*width = (int)cursor->max_fb_width;
 	*height = (int)cursor->max_fb_height;
 }
@@ -477,6 +500,32 @@ static uint32_t present_flags(uint32_t flags)
 	return out;
 }
 
+static void handle_disabled_idle(void *data)
+{
+	struct wla_output *out = data;
+	out->disabled_idle = NULL;
+	if (out->crtc->state->active || !out->base.enabled) {
+		return;
+	}
+	wlr_log(WLR_ERROR, "output %s: off after its CRTC %s failed", out->base.name,
+		out->crtc->name);
+	if (out->panel) {
+		wla_output_panel_request(out, &(struct wla_output_request){ .enabled = false });
+	}
+	wlr_output_update_enabled(&out->base, false);
+}
+
+/* The driver lost the CRTC: tell wlroots the output is off, outside of
+ * whatever commit or vblank this is. */
+static void schedule_disabled(struct wla_output *out)
+{
+	if (out->disabled_idle) {
+		return;
+	}
+	struct wl_event_loop *loop = wl_display_get_event_loop(out->backend->display);
+	out->disabled_idle = wl_event_loop_add_idle(loop, handle_disabled_idle, out);
+}
+
 static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, void *data)
 {
 	struct wla_output *out = data;
@@ -500,6 +549,10 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 		out->last_present_ns = t;
 	} else if (ev->discarded) {
 		out->stats.frames_discarded++;
+	} else if (ev->failed) {
+		/* The driver turned the CRTC off: the output is off now. */
+		frame_done_without_event(out);
+		schedule_disabled(out);
 	} else {
 		/* Cancelled with its CRTC: wlroots would refuse every buffer
 		 * after a re-enable while it waits for this frame's event, and
@@ -511,7 +564,7 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 	 * disabling the output, where a frame handler must not commit again. */
 	if (ev->presented) {
 		wla_output_panel_frame_latched(out);
-		if (out->cursor_dirty) {
+		if (out->cursor_dirty && crtc->queued == 0) {
 			commit_cursor(out);
 		}
 		send_frame_if_room(out);
@@ -521,59 +574,114 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 static bool add_formats(struct wlr_drm_format_set *set, const struct wla_plane *plane)
 {
 	for (size_t i = 0; i < plane->n_formats; i++) {
-		if (!wlr_drm_format_set_add(set, plane->formats[i], DRM_FORMAT_MOD_INVALID) ||
-				!wlr_drm_format_set_add(set, plane->formats[i], DRM_FORMAT_MOD_LINEAR)) {
-			return false;
+		const struct wla_format *f = &plane->formats[i];
+		for (size_t m = 0; m < f->n_modifiers; m++) {
+			if (!wlr_drm_format_set_add(set, f->format, f->modifiers[m])) {
+				return false;
+			}
 		}
 	}
 	return true;
 }
 
-struct wla_output *wla_output_create(struct wla_backend *backend,
-	struct wla_vdc_output *vdc_out)
+static bool add_modes(struct wlr_output *wo, const struct wla_connector *conn)
 {
+	for (size_t i = 0; i < conn->n_modes; i++) {
+		struct wlr_output_mode *mode = calloc(1, sizeof(*mode));
+		if (!mode) {
+			wlr_log(WLR_ERROR, "output %s: out of memory for mode %zu of %zu",
+				conn->name, i, conn->n_modes);
+			return false;
+		}
+		mode->width = conn->modes[i].width;
+		mode->height = conn->modes[i].height;
+		mode->refresh = conn->modes[i].refresh_mhz;
+		mode->preferred = conn->modes[i].preferred;
+		wl_list_insert(wo->modes.prev, &mode->link);
+	}
+	return true;
+}
+
+static const struct wla_config_panel *panel_of(struct wla_backend *backend,
+	const struct wla_connector *conn)
+{
+	for (size_t i = 0; i < backend->config.n_outputs; i++) {
+		if (strcmp(backend->config.outputs[i].name, conn->name) == 0) {
+			return &backend->config.outputs[i].panel;
+		}
+	}
+	return NULL;
+}
+
+struct wla_output *wla_output_find(struct wla_backend *backend, struct wla_connector *conn)
+{
+	struct wla_output *out;
+	wl_list_for_each(out, &backend->outputs, link) {
+		if (out->conn == conn) {
+			return out;
+		}
+	}
+	return NULL;
+}
+
+struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_device *dev,
+	struct wla_connector *conn)
+{
+	struct wla_crtc *crtc = NULL;
+	for (size_t i = 0; i < dev->n_crtcs && !crtc; i++) {
+		if (dev->crtcs[i] && (conn->possible_crtcs & (1u << i))) {
+			crtc = dev->crtcs[i];
+		}
+	}
+	if (!crtc || !crtc->primary || !crtc->cursor) {
+		wlr_log(WLR_ERROR, "output %s: no CRTC with a primary and a cursor plane for it",
+			conn->name);
+		return NULL;
+	}
 	struct wla_output *out = calloc(1, sizeof(*out));
 	if (!out) {
-		wlr_log(WLR_ERROR, "output %s: out of memory", vdc_out->connector.name);
+		wlr_log(WLR_ERROR, "output %s: out of memory", conn->name);
 		return NULL;
 	}
 	out->backend = backend;
-	out->vdc_out = vdc_out;
-	if (!add_formats(&out->primary_formats, &vdc_out->primary) ||
-			!add_formats(&out->cursor_formats, &vdc_out->cursor)) {
-		wlr_log(WLR_ERROR, "output %s: out of memory for formats",
-			vdc_out->connector.name);
+	out->dev = dev;
+	out->conn = conn;
+	out->crtc = crtc;
+	if (!add_formats(&out->primary_formats, crtc->primary) ||
+			!add_formats(&out->cursor_formats, crtc->cursor)) {
+		wlr_log(WLR_ERROR, "output %s: out of memory for formats", conn->name);
 		wlr_drm_format_set_finish(&out->primary_formats);
 		wlr_drm_format_set_finish(&out->cursor_formats);
 		free(out);
 		return NULL;
 	}
+	/* The flip queue's policy is the configuration's, whatever the driver. */
+	crtc->queue_depth = backend->config.flip_depth ? backend->config.flip_depth : 1;
+	crtc->mailbox = backend->config.flip_mailbox;
+
 	struct wlr_output *wo = &out->base;
 	wlr_output_init(wo, &backend->base, &output_impl, backend->display);
 	wl_list_insert(backend->outputs.prev, &out->link);
-
-	const struct wla_connector *conn = &vdc_out->connector;
-	for (size_t i = 0; i < conn->n_modes; i++) {
-		struct wlr_output_mode *mode = calloc(1, sizeof(*mode));
-		if (!mode) {
-			break;
-		}
-		mode->width = conn->modes[i].width;
-		mode->height = conn->modes[i].height;
-		mode->refresh = conn->modes[i].refresh_mhz;
-		mode->preferred = i == 0;
-		wl_list_insert(wo->modes.prev, &mode->link);
+	if (!add_modes(wo, conn)) {
+		wlr_output_destroy(wo);
+		return NULL;
 	}
 	wlr_output_set_name(wo, conn->name);
 	char description[128];
-	snprintf(description, sizeof(description), "wlatomic virtual display %s", conn->name);
+	snprintf(description, sizeof(description), "wlatomic %s display %s", dev->name,
+		conn->name);
 	wlr_output_set_description(wo, description);
 	snprintf(wo->make, sizeof(wo->make), "wlatomic");
-	snprintf(wo->model, sizeof(wo->model), "VDC");
+	snprintf(wo->model, sizeof(wo->model), "%s", dev->name);
+	wo->phys_width = (int32_t)conn->phys_width_mm;
+	wo->phys_height = (int32_t)conn->phys_height_mm;
 
-	vdc_out->crtc.present = handle_present;
-	vdc_out->crtc.present_data = out;
-	wla_output_panel_init(out, &backend->config.outputs[vdc_out->crtc.index].panel);
+	crtc->present = handle_present;
+	crtc->present_data = out;
+	const struct wla_config_panel *panel = panel_of(backend, conn);
+	if (panel) {
+		wla_output_panel_init(out, panel);
+	}
 	wl_signal_emit(&backend->base.events.new_output, wo);
 	return out;
 }
@@ -596,14 +704,20 @@ WLA_EXPORT bool wla_output_get_frame_deadline(struct wlr_output *output,
 		return false;
 	}
 	struct wla_output *out = output_from_wlr(output);
-	uint64_t latch;
-	if (!wla_vdc_next_latch(out->vdc_out, &latch)) {
+	const struct wla_driver_funcs *funcs = out->dev->funcs;
+	struct wla_vblank_counters counters = { 0 };
+	uint64_t latch, commit_by;
+	if (!funcs->frame_deadline || !funcs->frame_deadline(out->dev, out->crtc, &latch,
+			&commit_by)) {
 		return false;
+	}
+	if (funcs->vblank_counters) {
+		funcs->vblank_counters(out->dev, out->crtc, &counters);
 	}
 	const struct wla_crtc *crtc = output_crtc(out);
 	deadline->latch = wla_timespec_from_ns(latch);
-	deadline->commit_by = wla_timespec_from_ns(latch - WLA_VDC_COMMIT_SLACK_NS);
-	deadline->refresh_ns = out->vdc_out->period_ns;
+	deadline->commit_by = wla_timespec_from_ns(commit_by);
+	deadline->refresh_ns = counters.refresh_ns;
 	deadline->queued = crtc->pending_frames;
 	deadline->queue_depth = crtc->queue_depth;
 	return true;
@@ -636,9 +750,13 @@ WLA_EXPORT bool wla_output_get_stats(struct wlr_output *output,
 			free(sorted);
 		}
 	}
-	stats->vblanks = out->vdc_out->stats.vblanks;
-	stats->missed_vblanks = out->vdc_out->stats.missed_vblanks;
-	stats->last_seq = out->vdc_out->seq;
+	struct wla_vblank_counters counters = { 0 };
+	if (out->dev->funcs->vblank_counters) {
+		out->dev->funcs->vblank_counters(out->dev, out->crtc, &counters);
+	}
+	stats->vblanks = counters.vblanks;
+	stats->missed_vblanks = counters.missed;
+	stats->last_seq = counters.seq;
 	return true;
 }
 
@@ -651,14 +769,21 @@ WLA_EXPORT struct wla_capture *wla_output_capture(struct wlr_output *output,
 		return NULL;
 	}
 	struct wla_output *out = output_from_wlr(output);
-	if (!out->vdc_out->crtc.state->active) {
+	if (!out->crtc->state->active) {
 		wlr_log(WLR_ERROR, "capture: output %s is disabled", output->name);
 		return NULL;
 	}
-	return wla_vdc_capture(out->vdc_out, func, data);
+	if (!out->dev->funcs->capture) {
+		wlr_log(WLR_ERROR, "capture: device %s of output %s cannot capture",
+			out->dev->name, output->name);
+		return NULL;
+	}
+	return out->dev->funcs->capture(out->dev, out->crtc, func, data);
 }
 
 WLA_EXPORT void wla_capture_cancel(struct wla_capture *capture)
 {
-	wla_vdc_capture_cancel(capture);
+	if (capture) {
+		capture->dev->funcs->capture_cancel(capture->dev, capture);
+	}
 }

@@ -23,14 +23,22 @@ static void release_deferred(struct wla_output *out, bool cancelled)
 	if (!out->has_deferred) {
 		return;
 	}
+	out->has_deferred = false;
 	if (out->deferred.buffer) {
 		out->backend->buffer_locks--;
 		wlr_buffer_unlock(out->deferred.buffer);
 		if (cancelled) {
 			out->base.frame_pending = false;
+			/* wlroots' presentation feedback waits for this commit's
+			 * event: it never reached the screen. */
+			struct wlr_output_event_present event = {
+				.output = &out->base,
+				.commit_seq = out->deferred.commit_seq,
+				.presented = false,
+			};
+			wlr_output_send_present(&out->base, &event);
 		}
 	}
-	out->has_deferred = false;
 }
 
 static void drop_deferred(struct wla_output *out)
@@ -54,7 +62,7 @@ static void keep_deferred(struct wla_output *out, const struct wla_output_reques
 
 static void crtc_off(struct wla_output *out)
 {
-	if (!out->vdc_out->crtc.state->active) {
+	if (!out->crtc->state->active) {
 		return;
 	}
 	struct wla_output_request off = { .enabled = false };
@@ -122,7 +130,7 @@ void wla_output_panel_init(struct wla_output *out, const struct wla_config_panel
 	out->panel_chip = desc->chip;
 	struct wl_event_loop *loop = wl_display_get_event_loop(out->backend->display);
 	int error = 0;
-	out->panel = wla_panel_loop_create(loop, desc, out->vdc_out->connector.name,
+	out->panel = wla_panel_loop_create(loop, desc, out->conn->name,
 		out->backend->gpio_provider, handle_panel_event, out, &error);
 	if (!out->panel) {
 		/* Logged by the panel: the output stays off rather than pretend. */
@@ -159,7 +167,7 @@ bool wla_output_panel_takes(struct wla_output *out, const struct wla_output_requ
 	if (req->enabled) {
 		return !powered || out->has_deferred;
 	}
-	return state != WLA_PANEL_OFF || out->vdc_out->crtc.state->active;
+	return state != WLA_PANEL_OFF || out->crtc->state->active;
 }
 
 int wla_output_panel_request(struct wla_output *out, const struct wla_output_request *req)

@@ -1,10 +1,20 @@
 /*
  * The atomic core: display objects (CRTCs, planes, connectors), their states,
- * atomic states that collect duplicated object states, check, prepare/cleanup
- * of framebuffers, swap and the begin/update/flush programming sequence.
+ * atomic states that collect duplicated object states, check, prepare and
+ * cleanup of framebuffers, swap, the one flip queue per CRTC, and completion
+ * when the hardware latched.
  *
- * No wlroots types live here: drivers (backend/vdc, backend/kms) implement the
- * hooks, the glue (backend/wlr) wraps wlr_buffers in wla_fb.
+ * No wlroots types live here. A driver (backend/vdc, backend/kms) describes
+ * its objects and implements struct wla_driver_funcs; the glue (backend/wlr)
+ * wraps wlr_buffers in wla_fb and builds states.
+ *
+ * The frame path:
+ *   check -> prepare_fb (the fb's own lock, then the driver's import) ->
+ *   point of no return: swap, onto the CRTCs' flip queues ->
+ *   commit_tail (the driver programs the whole state for the next latch,
+ *   once every CRTC of it is free to take it) ->
+ *   wla_crtc_handle_latch (the driver reports the vblank that latched it) ->
+ *   cleanup_fb of the states it replaced, present events.
  *
  * Ownership in one place:
  * - An object owns its current state (crtc->state, ...).
@@ -12,8 +22,18 @@
  *   replaced (old) states after swap; wla_atomic_state_free destroys what it
  *   owns.
  * - A plane state holds one wla_fb reference (wla_fb_get) for its fb field.
- * - A plane state that has been prepared (prepared == true) also holds one
- *   scanout reference (wla_fb_prepare); it is dropped by cleanup.
+ * - A prepared plane state (prepared == true) also holds one scanout
+ *   reference of its fb: the fb's own lock (wla_fb_impl.prepare) and, for
+ *   the first one, the driver's import (wla_driver_funcs.prepare_fb).
+ * - The core owns every committed state until it completed: latched on every
+ *   CRTC it touched, replaced in the queue (mailbox), or cancelled with its
+ *   CRTC. The driver holds the states it was handed (commit_tail) until it
+ *   reports them latched, and may keep pointers to their plane states until
+ *   the latch after that: a state is only freed once the one replacing it
+ *   latched.
+ * - Present events are queued while the core's books are being changed and
+ *   delivered afterwards (wla_device_deliver_events), so a present handler
+ *   that commits always sees a consistent queue.
  */
 #ifndef BACKEND_ATOMIC_H
 #define BACKEND_ATOMIC_H
@@ -23,12 +43,12 @@
 #include <stdint.h>
 #include <time.h>
 #include <wayland-util.h>
+#include "backend/mode.h"
 
+/* Objects are indexed by bits of a uint32_t mask. */
 #define WLA_MAX_CRTCS 8
 #define WLA_MAX_PLANES 32
 #define WLA_MAX_CONNECTORS 8
-#define WLA_MAX_FORMATS 16
-#define WLA_MAX_CONNECTOR_MODES 16
 
 /* 16.16 fixed point */
 #define WLA_FIXED_ONE 0x10000u
@@ -39,28 +59,21 @@ struct wla_plane;
 struct wla_connector;
 struct wla_atomic_state;
 struct wla_present;
-
-struct wla_mode {
-	int32_t width, height;
-	int32_t refresh_mhz; /* > 0 */
-};
-
-bool wla_mode_equal(const struct wla_mode *a, const struct wla_mode *b);
-/* Exact vblank period of a mode in nanoseconds (1e12 / refresh_mhz, rounded). */
-uint64_t wla_mode_period_ns(const struct wla_mode *mode);
+struct wla_image;
+struct wla_capture;
 
 /* Framebuffers */
 
 struct wla_fb;
 
+/* What the owner of the pixels (the glue: a wlr_buffer) provides. */
 struct wla_fb_impl {
-	/* Take a scanout reference: lock, pin or import. Returns 0 or -errno;
+	/* Take a scanout reference: lock the buffer. Returns 0 or -errno;
 	 * only the first failing call logs. */
 	int (*prepare)(struct wla_fb *fb);
 	/* Drop one scanout reference taken by prepare. */
 	void (*cleanup)(struct wla_fb *fb);
-	/* CPU read access for composition; false if the pixels are not
-	 * reachable. */
+	/* CPU read access; false if the pixels are not reachable. */
 	bool (*begin_access)(struct wla_fb *fb, const void **data, uint32_t *stride);
 	void (*end_access)(struct wla_fb *fb);
 	/* The last wla_fb_put: free the wrapper. */
@@ -70,12 +83,18 @@ struct wla_fb_impl {
 struct wla_fb {
 	const struct wla_fb_impl *impl;
 	uint32_t width, height;
-	uint32_t format; /* DRM fourcc */
-	int refs;        /* wrapper references: creator + plane states */
-	int prepared;    /* scanout references currently held */
+	uint32_t format;   /* DRM fourcc */
+	uint64_t modifier; /* DRM format modifier; DRM_FORMAT_MOD_INVALID: implicit */
+	int refs;          /* wrapper references: creator + plane states */
+	int prepared;      /* scanout references currently held */
+	/* The driver's import (a DRM fb id, CPU access), made by its
+	 * prepare_fb when prepared goes from 0 to 1 and dropped by cleanup_fb
+	 * when it goes back to 0. */
+	struct wla_device *import_dev;
+	void *import;
 };
 
-/* Initialise with one reference owned by the caller. */
+/* Initialise with one reference owned by the caller (modifier INVALID). */
 void wla_fb_init(struct wla_fb *fb, const struct wla_fb_impl *impl, uint32_t width,
 	uint32_t height, uint32_t format);
 struct wla_fb *wla_fb_get(struct wla_fb *fb);
@@ -91,11 +110,11 @@ struct wla_crtc_state {
 	struct wla_mode mode;
 	uint32_t plane_mask;     /* planes whose state has crtc == this */
 	uint32_t connector_mask; /* connectors routed to this crtc */
-	/* Computed by check: */
+	/* Computed by check (and merged when a queued frame is replaced): */
 	bool mode_changed, active_changed, connectors_changed, planes_changed;
 	/* Whoever asked for the commit; reported back on completion. A commit
-	 * that wants its present event is a frame: it takes the CRTC's frame
-	 * slot until it latches. */
+	 * that wants its present event is a frame: it counts against the
+	 * CRTC's queue depth until it latched. */
 	uint64_t commit_seq;
 	bool want_event;
 };
@@ -129,7 +148,7 @@ struct wla_connector_state {
 	struct wla_crtc *crtc; /* NULL: not routed */
 };
 
-/* Objects and driver hooks */
+/* Objects */
 
 enum wla_plane_type {
 	WLA_PLANE_PRIMARY,
@@ -137,50 +156,28 @@ enum wla_plane_type {
 	WLA_PLANE_OVERLAY,
 };
 
-/* How the planes programmed between begin and flush reach the screen. */
-enum wla_latch {
-	/* A new frame at the tail of the CRTC's flip queue: it latches at the
-	 * first vblank after every frame queued before it has latched. */
-	WLA_LATCH_QUEUE,
-	/* Replaces the newest queued frame, which never reaches the screen
-	 * (mailbox). Built on top of that frame's planes. */
-	WLA_LATCH_REPLACE,
-	/* Changes what the next vblank latches and every frame queued after
-	 * it, without a queue slot of its own (legacy cursor updates). */
-	WLA_LATCH_AMEND,
+/* A pixel format a plane scans out, with the modifiers it takes. */
+struct wla_format {
+	uint32_t format;
+	uint64_t *modifiers; /* owned by the plane */
+	size_t n_modifiers;
 };
 
 struct wla_crtc_funcs {
 	/* Driver checks of a CRTC state, after the core's rules. */
 	int (*atomic_check)(struct wla_crtc *crtc, struct wla_atomic_state *state);
-	/* Off to on: start scanning out crtc->state->mode. */
-	void (*atomic_enable)(struct wla_crtc *crtc, const struct wla_crtc_state *old);
-	/* On to off: stop scanning out and drop the queue; the driver calls
-	 * wla_crtc_complete_commit for what was waiting before returning. */
-	void (*atomic_disable)(struct wla_crtc *crtc, const struct wla_crtc_state *old);
-	/* Between begin and flush the core calls the plane hooks of the
-	 * commit's planes on this CRTC. flush hands the result to the hardware
-	 * as latch says; a mode change of an active CRTC travels with its frame
-	 * (crtc->state->mode_changed) and takes effect when that frame latches.
-	 * At every vblank the driver calls wla_crtc_handle_vblank. */
-	void (*atomic_begin)(struct wla_crtc *crtc, const struct wla_crtc_state *old,
-		enum wla_latch latch);
-	void (*atomic_flush)(struct wla_crtc *crtc, const struct wla_crtc_state *old,
-		enum wla_latch latch);
 };
 
 struct wla_plane_funcs {
 	int (*atomic_check)(struct wla_plane *plane, struct wla_atomic_state *state,
 		const struct wla_plane_state *new_state);
-	/* Program plane->state (enabled and visible). */
-	void (*atomic_update)(struct wla_plane *plane, const struct wla_plane_state *old);
-	/* Program plane->state as off. */
-	void (*atomic_disable)(struct wla_plane *plane, const struct wla_plane_state *old);
 };
 
-struct wla_device_funcs {
-	/* Whole-state driver limits, after every per-object check. */
-	int (*atomic_check)(struct wla_device *dev, struct wla_atomic_state *state);
+/* A committed state on one CRTC's flip queue. */
+enum wla_queue_stage {
+	WLA_QUEUE_NONE,   /* not committed, or completed */
+	WLA_QUEUE_WAITING, /* on the queue, not handed to the driver */
+	WLA_QUEUE_ARMED,  /* handed to the driver (commit_tail), not latched */
 };
 
 struct wla_crtc {
@@ -190,20 +187,27 @@ struct wla_crtc {
 	const struct wla_crtc_funcs *funcs;
 	struct wla_crtc_state *state;
 	struct wla_plane *primary, *cursor;
-	/* struct wla_crtc_entry.link of the commits programmed on this CRTC
-	 * and waiting for the vblank that latches them, oldest first. */
-	struct wl_list pending;
-	/* Of those: the ones with a queue slot of their own (latched one per
-	 * vblank), and the frames among them (want_event). */
-	unsigned pending_slots;
-	unsigned pending_frames;
-	/* Flip queue policy: how many frames may wait (>= 1; 1 is wlroots' DRM
-	 * backend behaviour), and whether a frame beyond that replaces the
-	 * newest waiting one instead of being refused. */
+	/* The flip queue: struct wla_crtc_entry.link of the committed states
+	 * that latch on this CRTC, oldest first; the first `armed` of them
+	 * were handed to the driver. Only the core changes it. */
+	struct wl_list queue;
+	unsigned queued;         /* entries on the queue */
+	unsigned armed;          /* of those, handed to the driver */
+	unsigned pending_frames; /* of those, frames (want_event) */
+	unsigned waiting_frames; /* frames not handed to the driver yet */
+	/* Flip queue policy, set by the glue: how many frames may wait (>= 1;
+	 * 1 is wlroots' DRM backend behaviour), and whether a frame beyond
+	 * that replaces the newest one the driver has not been handed (with
+	 * mailbox, depth counts only those). */
 	unsigned queue_depth;
 	bool mailbox;
-	/* How many slots the driver can hold (set by the driver, >= 1). */
+	/* How many states the driver holds armed at once (set by the driver,
+	 * >= 1: one set of shadow registers, one KMS flip in flight). */
 	unsigned max_slots;
+	/* The atomic state whose swap made crtc->state current, while it has
+	 * not completed: a later state touching this object is ordered after
+	 * it. The same for planes and connectors. */
+	struct wla_atomic_state *commit;
 	/* Told when a commit that asked for an event completes. */
 	void (*present)(struct wla_crtc *crtc, const struct wla_present *event, void *data);
 	void *present_data;
@@ -217,7 +221,7 @@ struct wla_plane {
 	enum wla_plane_type type;
 	const struct wla_plane_funcs *funcs;
 	struct wla_plane_state *state;
-	uint32_t formats[WLA_MAX_FORMATS];
+	struct wla_format *formats; /* owned by the plane (wla_plane_add_format) */
 	size_t n_formats;
 	uint32_t possible_crtcs; /* bit per crtc index */
 	unsigned zpos;           /* fixed z-order, higher is on top */
@@ -228,6 +232,7 @@ struct wla_plane {
 	bool full_screen_only;
 	/* Largest fb, 0 if unlimited (the cursor size). */
 	uint32_t max_fb_width, max_fb_height;
+	struct wla_atomic_state *commit;
 	void *driver_data;
 };
 
@@ -236,16 +241,111 @@ struct wla_connector {
 	unsigned index;
 	char name[32];
 	enum wla_connector_status status;
-	struct wla_mode modes[WLA_MAX_CONNECTOR_MODES];
-	size_t n_modes; /* modes[0] preferred */
+	struct wla_mode *modes; /* owned by the connector; the preferred first */
+	size_t n_modes;
 	uint32_t possible_crtcs;
+	uint32_t phys_width_mm, phys_height_mm;
 	struct wla_connector_state *state;
+	struct wla_atomic_state *commit;
 	void *driver_data;
 };
 
+/* Buffer kinds a driver scans out (the glue maps them to wlroots' caps). */
+enum wla_buffer_caps {
+	WLA_BUFFER_CAP_DATA_PTR = 1 << 0,
+	WLA_BUFFER_CAP_SHM = 1 << 1,
+	WLA_BUFFER_CAP_DMABUF = 1 << 2,
+};
+
+/* Vblank counters of one CRTC, kept by the driver. */
+struct wla_vblank_counters {
+	uint64_t vblanks;        /* vblanks while active */
+	uint64_t missed;         /* a state was waiting and did not latch */
+	uint64_t latched;        /* states that latched */
+	uint64_t seq;            /* sequence number of the last vblank */
+	uint64_t refresh_ns;     /* the current timing's period */
+};
+
+/*
+ * What every driver implements. Only commit_tail is required; the core
+ * calls check, prepare_fb, cleanup_fb, commit_tail and now, the glue the
+ * rest.
+ */
+struct wla_driver_funcs {
+	/* Whole-state driver limits, after every per-object check (KMS: the
+	 * state with TEST_ONLY). 0 or a negative errno, logged. */
+	int (*atomic_check)(struct wla_device *dev, struct wla_atomic_state *state);
+	/* Import fb for scanout (its first scanout reference): set
+	 * fb->import. 0 or a negative errno, logged. */
+	int (*prepare_fb)(struct wla_device *dev, struct wla_fb *fb);
+	/* Drop the import (its last scanout reference went). */
+	void (*cleanup_fb)(struct wla_device *dev, struct wla_fb *fb);
+	/*
+	 * Program a swapped state for the next latch, in one operation: every
+	 * CRTC entry with `program` set (wla_for_each_crtc_in_state), turned
+	 * off, on, or to its new planes and mode, and the planes on them. The
+	 * core calls it once the driver holds fewer than max_slots states on
+	 * each of those CRTCs. Later the driver calls wla_crtc_handle_latch for
+	 * each CRTC that stays active. A CRTC turned off stops scanning out
+	 * before this returns (nothing of the old states is read afterwards).
+	 * 0, or a negative errno: nothing of the state reached the hardware,
+	 * and the core turns those CRTCs off (turning off must not fail).
+	 */
+	int (*commit_tail)(struct wla_device *dev, struct wla_atomic_state *state);
+	/* Deliver the driver's own deferred callbacks (captures that failed
+	 * with their CRTC): called after the present events, when the core's
+	 * books are consistent. */
+	void (*deliver)(struct wla_device *dev);
+	/* The driver's clock (CLOCK_MONOTONIC ns): the core stamps commits. */
+	uint64_t (*now)(struct wla_device *dev);
+
+	/* For the glue: */
+	/* The timing the driver gives a mode asked for by size and rate only
+	 * (a wlroots custom mode). false if it has none. */
+	bool (*custom_mode)(struct wla_device *dev, int32_t width, int32_t height,
+		int32_t refresh_mhz, struct wla_mode *mode);
+	uint32_t (*buffer_caps)(struct wla_device *dev); /* enum wla_buffer_caps */
+	int (*drm_fd)(struct wla_device *dev);           /* -1: none */
+	/* When a frame committed now on crtc would latch (after what is
+	 * queued), and the latest time to commit for it; false if off. */
+	bool (*frame_deadline)(struct wla_device *dev, struct wla_crtc *crtc,
+		uint64_t *latch_ns, uint64_t *commit_by_ns);
+	bool (*vblank_counters)(struct wla_device *dev, struct wla_crtc *crtc,
+		struct wla_vblank_counters *counters);
+	/* The image of crtc's next latched frame, composed from its planes;
+	 * NULL (logged) if it cannot be had. */
+	struct wla_capture *(*capture)(struct wla_device *dev, struct wla_crtc *crtc,
+		void (*func)(struct wla_capture *capture, const struct wla_image *image,
+			uint64_t seq, void *data), void *data);
+	void (*capture_cancel)(struct wla_device *dev, struct wla_capture *capture);
+	/* Free the device (every CRTC is off and every state freed). */
+	void (*destroy)(struct wla_device *dev);
+};
+
+/* A request for the image of a CRTC's next latched frame; the driver that
+ * made it serves or cancels it. */
+struct wla_capture {
+	struct wla_device *dev;
+	struct wl_list link; /* the driver's */
+	void (*func)(struct wla_capture *capture, const struct wla_image *image, uint64_t seq,
+		void *data);
+	void *data;
+	void *driver_data;
+};
+
+/* Connector hot-plug, told to whoever listens (the glue). */
+struct wla_device_listener {
+	void (*connector_added)(struct wla_device *dev, struct wla_connector *conn, void *data);
+	/* Before the connector goes: its CRTC has been turned off. */
+	void (*connector_removed)(struct wla_device *dev, struct wla_connector *conn,
+		void *data);
+	void *data;
+};
+
 struct wla_device {
-	const struct wla_device_funcs *funcs;
+	const struct wla_driver_funcs *funcs;
 	const char *name;
+	/* Indexed by object index; NULL where an object was removed. */
 	struct wla_crtc *crtcs[WLA_MAX_CRTCS];
 	size_t n_crtcs;
 	struct wla_plane *planes[WLA_MAX_PLANES];
@@ -254,6 +354,11 @@ struct wla_device {
 	size_t n_connectors;
 	/* Atomic states allocated and not yet freed: a leak check. */
 	size_t live_states;
+	/* struct wla_crtc_entry.event_link of completed entries whose present
+	 * event is still to be delivered, oldest first. */
+	struct wl_list events;
+	bool delivering;
+	struct wla_device_listener listener;
 };
 
 /* Completion of a commit on one CRTC. */
@@ -268,7 +373,8 @@ struct wla_present {
 	uint64_t commit_seq;
 	bool presented;
 	bool discarded; /* replaced in the queue by a newer frame (mailbox) */
-	uint64_t seq; /* vblank counter of the latching vblank */
+	bool failed;    /* the driver could not program it */
+	uint64_t seq;   /* vblank counter of the latching vblank */
 	struct timespec when;
 	uint64_t refresh_ns;
 	uint32_t flags;
@@ -276,13 +382,30 @@ struct wla_present {
 
 /* Objects are set up by the driver: it fills the object (funcs, formats,
  * limits) and then calls these to give it an initial (off) state and add it
- * to dev. Return false on ENOMEM or a full device. */
+ * to dev at the first free index. Return false (logged) on ENOMEM or a full
+ * device. */
+void wla_device_init(struct wla_device *dev, const struct wla_driver_funcs *funcs,
+	const char *name);
 bool wla_device_add_crtc(struct wla_device *dev, struct wla_crtc *crtc);
 bool wla_device_add_plane(struct wla_device *dev, struct wla_plane *plane);
 bool wla_device_add_connector(struct wla_device *dev, struct wla_connector *conn);
-/* Free the current states of every object (after every commit completed).
- * The objects themselves belong to the driver. */
+/* Take an object out of dev (it is off, nothing queued on it) and free its
+ * current state and what the core allocated for it (formats, modes). The
+ * object itself belongs to the driver. */
+void wla_device_remove_crtc(struct wla_device *dev, struct wla_crtc *crtc);
+void wla_device_remove_plane(struct wla_device *dev, struct wla_plane *plane);
+void wla_device_remove_connector(struct wla_device *dev, struct wla_connector *conn);
+/* Free the current states of every object (after every commit completed). */
 void wla_device_finish(struct wla_device *dev);
+
+/* Add a format (and its modifiers, copied) to a plane. false on ENOMEM. */
+bool wla_plane_add_format(struct wla_plane *plane, uint32_t format, const uint64_t *modifiers,
+	size_t n_modifiers);
+bool wla_plane_supports(const struct wla_plane *plane, uint32_t format, uint64_t modifier);
+/* Replace the connector's modes with a copy of modes (preferred first);
+ * false (logged) on ENOMEM, the old list kept. */
+bool wla_connector_set_modes(struct wla_connector *conn, const struct wla_mode *modes,
+	size_t n_modes);
 
 /* Object states: duplicate returns a copy that the caller owns (NULL on
  * ENOMEM); a duplicated plane state takes its own fb reference and is not
@@ -292,8 +415,9 @@ void wla_crtc_state_destroy(struct wla_crtc_state *state);
 struct wla_plane_state *wla_plane_state_duplicate(const struct wla_plane_state *state);
 void wla_plane_state_destroy(struct wla_plane_state *state);
 /* Take the scanout reference of ps->fb (no-op without fb or if already
- * prepared). 0 or the fb's negative errno; on failure nothing is held. */
-int wla_plane_state_prepare_fb(struct wla_plane_state *ps);
+ * prepared): the fb's lock, and the driver's import of dev for the first.
+ * 0 or a negative errno; on failure nothing is held. */
+int wla_plane_state_prepare_fb(struct wla_device *dev, struct wla_plane_state *ps);
 /* Drop the scanout reference taken by prepare (no-op if not prepared). */
 void wla_plane_state_cleanup_fb(struct wla_plane_state *ps);
 struct wla_connector_state *wla_connector_state_duplicate(
@@ -306,13 +430,18 @@ struct wla_crtc_entry {
 	struct wla_crtc *ptr;
 	struct wla_crtc_state *old_state, *new_state;
 	struct wla_atomic_state *state;
-	struct wl_list link; /* wla_crtc.pending while waiting to latch */
-	bool waiting;
+	/* The flip queue, filled in at commit. */
+	enum wla_queue_stage stage;
+	struct wl_list link;  /* wla_crtc.queue while WAITING or ARMED */
+	bool latch;   /* active after the state: completes at a latch */
+	bool frame;   /* latch with want_event: counts against queue_depth */
+	bool program; /* commit_tail: this CRTC goes to the hardware now */
+	bool done;    /* completed */
 	uint64_t commit_seq;
 	bool want_event;
-	bool slot;  /* latches at a vblank of its own, in queue order */
-	bool replaces; /* takes the place of the newest waiting frame */
-	bool frame; /* a slot with want_event: counts against queue_depth */
+	struct wla_present event;
+	struct wl_list event_link; /* wla_device.events until delivered */
+	bool event_queued;
 };
 
 struct wla_plane_entry {
@@ -328,24 +457,32 @@ struct wla_connector_entry {
 struct wla_atomic_state {
 	struct wla_device *dev;
 	bool allow_modeset;
-	/* A cursor-only update that latches at the next vblank without taking
-	 * a frame slot (the kernel's legacy cursor path). */
+	/* A cursor update (the kernel's legacy cursor path): only cursor
+	 * planes, no modeset, no connector. An ordinary state otherwise. */
 	bool legacy_cursor_update;
 	bool swapped;
+	/* When the point of no return was passed (the driver's clock): the
+	 * state cannot latch at a vblank that started before. */
+	uint64_t commit_ns;
 	/* Entries are indexed by object index; ptr NULL means not in the state. */
 	struct wla_crtc_entry crtcs[WLA_MAX_CRTCS];
 	struct wla_plane_entry planes[WLA_MAX_PLANES];
 	struct wla_connector_entry connectors[WLA_MAX_CONNECTORS];
-	/* CRTCs of this commit that have not completed yet. */
+	/* CRTC entries of this commit that have not completed, and present
+	 * events not yet delivered: the state is freed when both are 0. */
 	unsigned pending_crtcs;
+	unsigned pending_events;
+	/* The core is working on it: not freed before it lets go. */
+	unsigned busy;
+	bool committed;
 };
 
 /* A new empty state for dev, owned by the caller; NULL on ENOMEM. */
 struct wla_atomic_state *wla_atomic_state_alloc(struct wla_device *dev);
 /*
- * Free the state and every object state it owns: new states before swap, old
- * states after. Prepared planes must have been cleaned up first (this is an
- * invariant of the commit path, asserted).
+ * Free a state the caller owns (never committed, or refused) and every
+ * object state it owns. Prepared planes must have been cleaned up first
+ * (an invariant of the commit path, asserted).
  */
 void wla_atomic_state_free(struct wla_atomic_state *state);
 
@@ -384,44 +521,37 @@ void wla_plane_state_set_full(struct wla_plane_state *ps, int32_t x, int32_t y);
 /*
  * Check the whole state without touching any current state: modeset rules
  * (routing, mode_changed, active_changed, connectors_changed, CRTC enabled
- * without connector and the reverse), then planes (src inside the fb, dst
- * coordinates, scaling limits, format, fb size), then the drivers' hooks.
- * Fills the computed fields. Returns 0 or a negative errno after logging one
- * line naming the object, the field and the value.
+ * without connector and the reverse, the mode's timing), then planes (src
+ * inside the fb, dst coordinates, scaling limits, format and modifier, fb
+ * size), then the drivers' hooks. Fills the computed fields. Returns 0 or a
+ * negative errno after logging one line naming the object, the field and
+ * the value.
  */
 int wla_atomic_check(struct wla_atomic_state *state);
 
 /*
- * Check, prepare, swap and program a state whose CRTCs have nothing queued:
- * it latches at the next vblank. On success the core owns the state: it is
- * freed once every CRTC in it completed (latched at a vblank, or disabled),
- * with the old states' fbs cleaned up first. On failure (negative errno,
- * logged) nothing changed, no scanout reference is held and the caller
- * still owns the state.
- * -EBUSY: a CRTC of the state has a commit waiting to latch (turning a CRTC
- * off and legacy cursor updates are always accepted).
+ * Check, prepare, swap and queue a state whose CRTCs have nothing queued: it
+ * latches at the next vblank. On success the core owns the state (see the
+ * ownership notes above). On failure (negative errno, logged) nothing
+ * changed, no scanout reference is held and the caller still owns the
+ * state.
+ * -EBUSY: a CRTC of the state that stays active has a state queued.
  */
 int wla_atomic_commit(struct wla_atomic_state *state);
 
 /*
  * The same, through the flip queue: every error is still found here (check
- * and prepare run now), the state is swapped in at once, and its hardware
- * part latches after what is already queued, one slot per vblank. A mode
- * change of an active CRTC waits for the queue to drain (it is queued
- * too). With queue_depth frames already waiting the commit is refused with
- * -EBUSY, or with mailbox set replaces the newest waiting frame, which is
- * then reported discarded (not presented) and its fbs cleaned up at once.
- * Ownership as for wla_atomic_commit.
+ * and prepare run now), the state is swapped in at once, and it latches
+ * after what is already queued on its CRTCs, one state per vblank. A mode
+ * change of an active CRTC is queued too and retimes the CRTC where it
+ * latches. Turning a CRTC off does not wait: what is queued on it is
+ * cancelled (completed as not presented) once the driver stopped it.
+ * With queue_depth frames waiting the commit is refused with -EBUSY, or
+ * with mailbox set replaces the newest frame the driver has not been
+ * handed, which is reported discarded (not presented) and its fbs cleaned
+ * up. Ownership as for wla_atomic_commit.
  */
 int wla_atomic_nonblocking_commit(struct wla_atomic_state *state);
-
-/* Steps of wla_atomic_commit, for drivers and tests. */
-int wla_atomic_prepare_planes(struct wla_atomic_state *state);
-void wla_atomic_cleanup_planes(struct wla_atomic_state *state);
-void wla_atomic_swap_state(struct wla_atomic_state *state);
-void wla_atomic_commit_modeset_disables(struct wla_atomic_state *state);
-void wla_atomic_commit_planes(struct wla_atomic_state *state);
-void wla_atomic_commit_modeset_enables(struct wla_atomic_state *state);
 
 /* Iterate the entries of an atomic state. */
 #define wla_for_each_crtc_in_state(state, e) \
@@ -438,22 +568,26 @@ void wla_atomic_commit_modeset_enables(struct wla_atomic_state *state);
 		if (e->ptr)
 
 /*
- * Driver entry point at every vblank of an active CRTC: the oldest queued
- * slot latched if latched_slot, and every amendment did. Cleans up the
- * replaced states' fbs, frees states whose CRTCs all completed, and reports
- * the present events. Commits made from the present handlers wait for a
- * later vblank.
+ * Driver entry point: the state armed first on crtc latched at the vblank
+ * (seq, when). Completes it there: the states it replaced are cleaned up
+ * once it completed on all its CRTCs, its present event is queued, and the
+ * next waiting state is handed to the driver (commit_tail, from in here).
+ * The driver calls wla_device_deliver_events once it is done with the
+ * wake-up, when its own books are consistent again.
  */
-void wla_crtc_handle_vblank(struct wla_crtc *crtc, bool latched_slot, uint64_t seq,
-	const struct timespec *when, uint64_t refresh_ns, uint32_t flags);
-/* Complete every pending commit of crtc without a vblank (the CRTC is being
- * disabled): each is reported as not presented. */
-void wla_crtc_complete_commit(struct wla_crtc *crtc);
+void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct timespec *when,
+	uint64_t refresh_ns, uint32_t flags);
+/* Deliver the queued present events, oldest first. Handlers may commit. */
+void wla_device_deliver_events(struct wla_device *dev);
+/* Turn crtc off now (its connector unrouted, planes off), cancelling what is
+ * queued on it: for a driver that lost the CRTC, an unplugged connector, or
+ * destroy. Never fails. Events are delivered before it returns. */
+void wla_crtc_force_off(struct wla_crtc *crtc);
 
 /*
- * Legacy entry points built on atomic: each builds a state, commits it, and
- * returns 0 or a negative errno (logged); the caller's fb reference is not
- * consumed.
+ * Legacy entry points built on atomic: each builds a state, commits it
+ * (blocking: -EBUSY while something is queued), and returns 0 or a negative
+ * errno (logged); the caller's fb reference is not consumed.
  */
 int wla_atomic_update_plane(struct wla_plane *plane, struct wla_crtc *crtc, struct wla_fb *fb,
 	int32_t crtc_x, int32_t crtc_y, uint32_t crtc_w, uint32_t crtc_h, uint32_t src_x,

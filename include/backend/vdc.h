@@ -1,7 +1,15 @@
 /*
- * The virtual display controller: a wla_device with a CRTC per connector,
- * primary + overlay + cursor planes, vblank from an absolute CLOCK_MONOTONIC
- * timer at the mode's exact refresh, and composition on capture only.
+ * The virtual display controller: a driver of the atomic core with a CRTC
+ * per connector, primary + overlay + cursor planes, vblanks on an exact grid
+ * of CLOCK_MONOTONIC (the mode's timing), and composition on capture only.
+ *
+ * What it owns: per output, one set of shadow registers (the state it was
+ * last handed, latched at the first vblank that starts at least
+ * latch_slack_ns after that state was committed) and the scanout set (plane
+ * state pointers on screen since the last latch). The flip queue is the
+ * core's. Its timer runs only while a state is armed, a capture waits, or
+ * within an off delay after the last latch; the sequence counter and the
+ * grid are rebuilt from the clock when it starts again.
  */
 #ifndef BACKEND_VDC_H
 #define BACKEND_VDC_H
@@ -15,19 +23,12 @@
 
 struct wla_vdc;
 
-/* Counters of one CRTC, kept by the driver. */
-struct wla_vdc_crtc_stats {
-	uint64_t vblanks;        /* vblanks while active */
-	uint64_t missed_vblanks; /* vblanks without a timer wake-up of their own */
-	uint64_t latched;        /* frames that latched */
-};
-
 #define WLA_VDC_PLANES (WLA_MAX_OVERLAY_PLANES + 2)
-/* Latches the VDC can hold queued: frames plus queued mode changes. */
-#define WLA_VDC_MAX_QUEUE 8
 /* A commit must reach the VDC this long before the vblank that latches it
- * (the timer's wake-up latency it has to absorb). */
+ * (real hardware needs its registers written before the vblank starts). */
 #define WLA_VDC_COMMIT_SLACK_NS 200000
+/* Vblanks the timer keeps running after the last latch with nothing armed. */
+#define WLA_VDC_OFF_DELAY 2
 
 /* What one vblank puts on screen: a plane state per plane (indexed by zpos,
  * NULL: off) and the mode. Every pointer stays valid until the latch that
@@ -51,28 +52,25 @@ struct wla_vdc_output {
 
 	/* On screen since the last latch. */
 	struct wla_vdc_frame scanout;
-	/* The flip queue: one frame latches per vblank, oldest first. */
-	struct wla_vdc_frame queue[WLA_VDC_MAX_QUEUE];
-	size_t queue_head, queue_len;
-	/* Legacy cursor updates for the next vblank (planes by zpos bit). */
-	struct wla_vdc_frame amend;
-	uint32_t amend_mask;
-	/* The commit being programmed between begin and flush. */
-	struct wla_vdc_frame build;
-	uint32_t build_mask;
-	enum wla_latch build_latch;
+	/* The shadow registers: what the next latch puts on screen. */
+	struct wla_vdc_frame shadow;
+	bool armed;
+	uint64_t armed_ns; /* when the armed state was committed */
 
 	bool running;
 	struct wla_mode mode; /* the timing the vblanks follow */
-	uint64_t period_ns;
-	uint64_t epoch_ns;   /* time of vblank 0 of the current mode */
-	/* period_ns is 1e12 / refresh rounded, for reports; vblank k is at
-	 * epoch_ns + round(k * 1e12 / refresh), exact over any run length. */
-	uint64_t next_index; /* index (since epoch) of the next vblank */
-	uint64_t seq;        /* sequence number of the last vblank */
-	struct wla_vdc_crtc_stats stats;
+	uint64_t period_ns;   /* rounded, for reports */
+	uint64_t period_num, period_den; /* exact period: num / den ns */
+	uint64_t epoch_ns;    /* time of vblank 0 of the current timing */
+	uint64_t next_index;  /* index (since epoch) of the next vblank to process */
+	uint64_t last_latch_index;
+	uint64_t seq;         /* sequence number of the last vblank */
+	struct wla_vblank_counters counters;
+	/* Timer wake-ups taken (for the idle benchmark and tests). */
+	uint64_t wakeups;
 	int timer_fd;
 	struct wl_event_source *timer;
+	bool timer_armed;
 
 	struct wl_list captures; /* struct wla_capture.link */
 };
@@ -82,9 +80,16 @@ struct wla_vdc {
 	struct wl_event_loop *loop; /* NULL: vblanks only by wla_vdc_advance */
 	uint64_t (*now)(void *data);
 	void *now_data;
-	struct wla_vdc_output *outputs[WLA_MAX_CRTCS];
+	struct wla_vdc_output *outputs[WLA_MAX_CRTCS]; /* NULL: a free slot */
 	size_t n_outputs;
 	uint32_t cursor_size;
+	uint32_t overlay_planes;
+	uint64_t latch_slack_ns;
+	bool destroying;
+	/* Fault injection for tests: the next commit_tail / prepare_fb calls
+	 * fail with these errnos (0: they do not). */
+	int fail_commit_tail;
+	int fail_prepare_fb;
 };
 
 /*
@@ -95,27 +100,45 @@ struct wla_vdc {
  */
 struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_config *cfg,
 	uint64_t (*now)(void *data), void *now_data);
-/* Disable every CRTC (pending commits complete as not presented, captures
+/* Turn every CRTC off (what is queued completes as not presented, captures
  * fail), then free everything. */
 void wla_vdc_destroy(struct wla_vdc *vdc);
 
-/* Run the vblank processing of every active CRTC as if the clock read
- * now_ns (tests); the timer path calls the same code. */
+/* Plug in a connector named name with modes (preferred first): a new output
+ * with its CRTC and planes, announced to the device listener. NULL (logged)
+ * on a bad mode, a taken name, a full device or ENOMEM. */
+struct wla_vdc_output *wla_vdc_plug(struct wla_vdc *vdc, const char *name,
+	const struct wla_config_mode *modes, size_t n_modes);
+/* Unplug it: its CRTC off, the listener told, the objects freed. */
+void wla_vdc_unplug(struct wla_vdc_output *out);
+struct wla_vdc_output *wla_vdc_find(struct wla_vdc *vdc, const char *name);
+
+/* Process every vblank of every active CRTC up to now_ns (tests; the timer
+ * path calls the same code with the clock). */
 void wla_vdc_advance(struct wla_vdc *vdc, uint64_t now_ns);
 
-/* Ask for the composed frame after the next vblank of out; NULL on ENOMEM
- * (logged). Owned by out until the callback ran or it is cancelled. */
+/* Ask for the composed frame after the next vblank of out; NULL (logged) on
+ * ENOMEM, an output that is off, or a VDC being destroyed. Owned by out
+ * until the callback ran or it is cancelled. */
 struct wla_capture *wla_vdc_capture(struct wla_vdc_output *out, wla_capture_func_t func,
 	void *data);
 void wla_vdc_capture_cancel(struct wla_capture *capture);
 
-/* When the next frame committed now would latch (ns on the VDC's clock):
- * after the frames already queued. false if the CRTC is off. */
+/* When a frame committed now would latch (ns on the VDC's clock): after the
+ * states already queued. false if the CRTC is off. */
 bool wla_vdc_next_latch(struct wla_vdc_output *out, uint64_t *latch_ns);
 
 /* Compose what out scans out now into a new image (caller owns); NULL if
  * composition failed (logged). */
 struct wla_image *wla_vdc_compose(struct wla_vdc_output *out);
+
+/* The VDC's timing for a configured WxH@refresh: CVT blanking, the line
+ * widened if a kHz clock cannot give the rate to the mHz. false if there is
+ * no such timing. */
+bool wla_vdc_mode(struct wla_mode *mode, int32_t width, int32_t height, int32_t refresh_mhz);
+
+struct wla_vdc_output *wla_vdc_output_from_crtc(struct wla_crtc *crtc);
+struct wla_vdc *wla_vdc_from_device(struct wla_device *dev);
 
 uint64_t wla_clock_monotonic_ns(void *data);
 

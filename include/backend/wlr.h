@@ -1,5 +1,7 @@
 /*
- * The wlroots glue: wlr_backend and wlr_output on top of a wla_device.
+ * The wlroots glue: wlr_backend and wlr_output on top of the devices of the
+ * atomic core. It knows drivers only through struct wla_driver_funcs: an
+ * output is made of a connector and its CRTC, whatever device they are on.
  */
 #ifndef BACKEND_WLR_H
 #define BACKEND_WLR_H
@@ -17,8 +19,14 @@ struct wla_backend {
 	struct wlr_backend base;
 	struct wl_display *display;
 	struct wla_config config;
+	/* The devices outputs are made from; the VDC is the default one. */
+	struct wla_device *devices[1];
+	size_t n_devices;
 	struct wla_vdc *vdc;
 	struct wl_list outputs; /* wla_output.link */
+	/* Every wla_fb wrapper made for this backend (wla_wlr_fb.link): they
+	 * end with it, not with the buffers they wrap. */
+	struct wl_list fbs;
 	bool started;
 	/* wlr_buffer locks taken by prepare_fb (and by outputs waiting for
 	 * their panel) and not yet dropped. */
@@ -40,7 +48,9 @@ struct wla_output_request {
 struct wla_output {
 	struct wlr_output base;
 	struct wla_backend *backend;
-	struct wla_vdc_output *vdc_out;
+	struct wla_device *dev;
+	struct wla_connector *conn;
+	struct wla_crtc *crtc;
 	struct wl_list link;
 	struct wla_output_stats stats;
 	struct wlr_drm_format_set primary_formats;
@@ -65,6 +75,8 @@ struct wla_output {
 	/* A frame event waiting for the commit that made room to return
 	 * (wlroots sets frame_pending only after impl->commit). */
 	struct wl_event_source *frame_idle;
+	/* The driver turned the CRTC off (it could not program a state). */
+	struct wl_event_source *disabled_idle;
 	/* Present intervals, a ring of the last WLA_STATS_WINDOW. */
 	uint64_t intervals[WLA_STATS_WINDOW];
 	uint64_t n_intervals;
@@ -73,9 +85,11 @@ struct wla_output {
 
 struct wla_backend *wla_backend_from_wlr(struct wlr_backend *backend);
 
-/* Create and announce the wlr_output of a VDC output (backend started). */
-struct wla_output *wla_output_create(struct wla_backend *backend,
-	struct wla_vdc_output *vdc_out);
+/* Create and announce the wlr_output of a connector and its CRTC (backend
+ * started). */
+struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_device *dev,
+	struct wla_connector *conn);
+struct wla_output *wla_output_find(struct wla_backend *backend, struct wla_connector *conn);
 
 /* Commit a request through the flip queue; 0 or a negative errno (logged). */
 int wla_output_commit_request(struct wla_output *out, const struct wla_output_request *req);
@@ -107,5 +121,8 @@ void wla_backend_set_gpio_provider(struct wlr_backend *backend,
  * neither shm, data-ptr nor dmabuf attributes.
  */
 struct wla_fb *wla_fb_from_wlr_buffer(struct wla_backend *backend, struct wlr_buffer *buffer);
+/* At backend destroy, after every state is gone: detach every wrapper from
+ * its buffer and free it. */
+void wla_backend_finish_fbs(struct wla_backend *backend);
 
 #endif

@@ -12,6 +12,7 @@ struct wl_display;
 struct wlr_backend;
 struct wlr_output;
 struct wla_config;
+struct wla_config_mode;
 
 /*
  * Create a wlatomic backend on display. With config NULL the defaults plus the
@@ -73,5 +74,20 @@ bool wla_output_get_frame_deadline(struct wlr_output *output,
  * once every output is disabled: a leak check for tests.
  */
 size_t wla_backend_buffer_locks(struct wlr_backend *backend);
+
+/*
+ * Hot-plug a virtual connector of the virtual display controller: name (not
+ * yet used) with modes (the first preferred, the same limits as configured
+ * modes). Once the backend has started, the compositor sees a new
+ * wlr_output. 0, or -EINVAL after one error line.
+ */
+int wla_backend_plug_connector(struct wlr_backend *backend, const char *name,
+	const struct wla_config_mode *modes, size_t n_modes);
+/*
+ * Unplug it: its CRTC is turned off (what it had queued is reported not
+ * presented and released), then its wlr_output is destroyed. 0, or -ENOENT
+ * (logged) if no connector has that name.
+ */
+int wla_backend_unplug_connector(struct wlr_backend *backend, const char *name);
 
 #endif

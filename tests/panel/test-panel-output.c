@@ -141,7 +141,7 @@ static int tap_set(struct wla_gpio_lines *lines, uint32_t mask, uint32_t values)
 {
 	if (f.rec.n_calls < WLA_GPIO_RECORD_MAX_CALLS) {
 		f.snap[f.rec.n_calls] = (struct call_snapshot){
-			.crtc_active = f.out && f.out->vdc_out->crtc.state->active,
+			.crtc_active = f.out && f.out->crtc->state->active,
 			.presented = f.presented,
 		};
 	}
@@ -296,7 +296,7 @@ static enum wla_panel_state panel_state(void)
 
 static bool crtc_active(void)
 {
-	return f.out->vdc_out->crtc.state->active;
+	return f.out->crtc->state->active;
 }
 
 static bool enable_output(struct wlr_buffer *buffer)
@@ -437,10 +437,10 @@ static void enabling_powers_the_panel_on_before_the_crtc(void)
 	CHECK_INT(f.presented + f.not_presented, 0);
 
 	CHECK(WAIT_UNTIL(crtc_active()));
-	CHECK_AFTER(f.out->vdc_out->epoch_ns, CALL_TIME(CALL_ON_RESET), ENABLE_MS);
+	CHECK_AFTER(wla_vdc_output_from_crtc(f.out->crtc)->epoch_ns, CALL_TIME(CALL_ON_RESET), ENABLE_MS);
 	CHECK_INT(f.rec.n_calls, 3);
 	CHECK(WAIT_UNTIL(f.presented >= 1));
-	CHECK(f.first_when_ns > f.out->vdc_out->epoch_ns);
+	CHECK(f.first_when_ns > wla_vdc_output_from_crtc(f.out->crtc)->epoch_ns);
 	CHECK(WAIT_UNTIL(f.frames >= 1));
 	CHECK_INT(f.not_presented, 0);
 
@@ -552,7 +552,7 @@ static void re_enabling_during_power_off_ends_on_through_a_legal_sequence(void)
 		CHECK(f.crtc_disabled_ns >= CALL_TIME(CALL_OFF_BACKLIGHT) + DISABLE_MS * MS);
 		CHECK(f.crtc_disabled_ns <= CALL_TIME(CALL_OFF_RESET));
 		CHECK(f.crtc_enabled_ns > CALL_TIME(8));
-		CHECK_AFTER(f.out->vdc_out->epoch_ns, CALL_TIME(8), ENABLE_MS);
+		CHECK_AFTER(wla_vdc_output_from_crtc(f.out->crtc)->epoch_ns, CALL_TIME(8), ENABLE_MS);
 		CHECK(f.snap[9].presented > presented);
 		CHECK(CALL_TIME(9) > f.last_when_ns);
 	}
@@ -781,14 +781,14 @@ static void a_buffer_waiting_for_power_on_still_gets_its_frame_event(void)
 			CHECK(WAIT_UNTIL(f.frames > frames));
 		}
 	}
-	CHECK(f.out->vdc_out->crtc.pending_frames >= 2);
+	CHECK(f.out->crtc->pending_frames >= 2);
 
 	/* DPMS off; a frame latching on the disabled output ends wlroots'
 	 * wait for its frame event; the rest stay queued until BLANKED. */
 	wlr_output_enable(f.output, false);
 	CHECK(wlr_output_commit(f.output));
 	CHECK(WAIT_UNTIL(!f.output->frame_pending));
-	CHECK(f.out->vdc_out->crtc.pending_frames >= 1);
+	CHECK(f.out->crtc->pending_frames >= 1);
 	CHECK_INT(panel_state(), WLA_PANEL_POWERING_OFF);
 
 	/* DPMS on, then the compositor's next buffer: it waits for the power

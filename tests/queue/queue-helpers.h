@@ -30,6 +30,16 @@
 #define MHZ_30 30000
 #define MODE_60 { QW, QH, MHZ_60 }
 #define MODE_30 { SMALL, SMALL, MHZ_30 }
+/* The VDC's timing of a configured mode. */
+static inline struct wla_mode qf_mode(struct wla_config_mode m)
+{
+	struct wla_mode mode;
+	if (!wla_vdc_mode(&mode, m.width, m.height, m.refresh_mhz)) {
+		abort();
+	}
+	return mode;
+}
+#define QMODE(...) qf_mode((struct wla_config_mode)__VA_ARGS__)
 /* What present events report as refresh_ns: 1e12 / refresh rounded. The
  * vblanks themselves are on the exact grid (vblank-grid.h). */
 #define PERIOD_60 UINT64_C(16666667)
@@ -250,6 +260,9 @@ static inline bool qf_init(struct qf *f, uint32_t depth, bool mailbox)
 	f->dev = &f->vdc->dev;
 	f->crtc->present = qf_record;
 	f->crtc->present_data = f;
+	/* The flip queue's policy is the glue's to set, as from the config. */
+	f->crtc->queue_depth = depth ? depth : 1;
+	f->crtc->mailbox = mailbox;
 	return true;
 }
 
@@ -286,7 +299,7 @@ static inline int qf_enable_mode(struct qf *f, struct wla_mode mode, struct wla_
 
 static inline int qf_enable(struct qf *f, struct wla_fb *fb, uint64_t seq)
 {
-	return qf_enable_mode(f, (struct wla_mode)MODE_60, fb, seq);
+	return qf_enable_mode(f, QMODE(MODE_60), fb, seq);
 }
 
 static inline int qf_disable(struct qf *f)
@@ -385,11 +398,11 @@ static inline void add_unique(const struct wla_plane_state **set, size_t *n,
 #define MAX_LIVE_PLANE_STATES 512
 
 /*
- * The hardware's view: every plane state the VDC scans out, has queued or
- * will amend, plus the current plane states and superseded cursor updates.
- * With every plane state visible this is exactly the set of plane states
- * that must hold a scanout reference. want[i] gets the count per fake fb
- * record.
+ * The hardware's view: every plane state the VDC scans out or has in its
+ * shadow registers, those the queued states will program, and the current
+ * ones. With every plane state visible this is exactly the set of plane
+ * states that must hold a scanout reference. want[i] gets the count per
+ * fake fb record.
  */
 static inline void locks_from_scanout(struct qf *f, int want[MAX_FAKE_FBS])
 {
@@ -398,25 +411,15 @@ static inline void locks_from_scanout(struct qf *f, int want[MAX_FAKE_FBS])
 	struct wla_vdc_output *out = f->out;
 	for (size_t p = 0; p < WLA_VDC_PLANES; p++) {
 		add_unique(set, &n, out->scanout.planes[p]);
-		for (size_t q = 0; q < out->queue_len; q++) {
-			add_unique(set, &n, out->queue[(out->queue_head + q) % WLA_VDC_MAX_QUEUE]
-				.planes[p]);
-		}
-		if (out->amend_mask & (1u << p)) {
-			add_unique(set, &n, out->amend.planes[p]);
-		}
+		add_unique(set, &n, out->shadow.planes[p]);
 	}
 	for (size_t i = 0; i < f->dev->n_planes; i++) {
 		add_unique(set, &n, f->dev->planes[i]->state);
 	}
-	/* A cursor update superseded by another before any vblank never shows,
-	 * and is released with the one replacing it at the next vblank. */
 	struct wla_crtc_entry *e;
-	wl_list_for_each(e, &f->crtc->pending, link) {
-		if (!e->slot) {
-			wla_for_each_plane_in_state(e->state, pe) {
-				add_unique(set, &n, pe->old_state);
-			}
+	wl_list_for_each(e, &f->crtc->queue, link) {
+		wla_for_each_plane_in_state(e->state, pe) {
+			add_unique(set, &n, pe->new_state);
 		}
 	}
 	memset(want, 0, sizeof(int) * MAX_FAKE_FBS);
@@ -436,7 +439,7 @@ static inline void locks_from_states(struct qf *f, int want[MAX_FAKE_FBS])
 	}
 	for (size_t c = 0; c < f->dev->n_crtcs; c++) {
 		struct wla_crtc_entry *e;
-		wl_list_for_each(e, &f->dev->crtcs[c]->pending, link) {
+		wl_list_for_each(e, &f->dev->crtcs[c]->queue, link) {
 			wla_for_each_plane_in_state(e->state, pe) {
 				add_unique(set, &n, pe->old_state);
 			}
@@ -451,7 +454,7 @@ static inline void locks_from_states(struct qf *f, int want[MAX_FAKE_FBS])
 /* Pending commits of the CRTC (each holds one live atomic state here). */
 static inline size_t qf_pending(struct qf *f)
 {
-	return (size_t)wl_list_length(&f->crtc->pending);
+	return (size_t)wl_list_length(&f->crtc->queue);
 }
 
 /* Seeded randomness: WLA_TEST_SEED=<n> replays a run; the seed is printed

@@ -460,7 +460,7 @@ static void disabling_with_a_full_queue_reports_every_frame_not_presented(void)
 	}
 	CHECK_INT(locks_of(cursor), 0);
 	CHECK_INT(f.crtc->pending_frames, 0);
-	CHECK_INT(f.crtc->pending_slots, 0);
+	CHECK_INT(f.crtc->queued, 0);
 	CHECK_INT(f.dev->live_states, 0);
 	/* Nothing left to latch: later vblank times do nothing. */
 	qf_vblank(&f, 10);
@@ -550,7 +550,7 @@ static void a_modeset_behind_queued_frames_latches_after_them_in_order(void)
 	qf_clear_events(&f);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
 	CHECK_INT(qf_flip(&f, c, 3), 0);
-	CHECK_INT(qf_modeset(&f, (struct wla_mode)MODE_30, s1, 4), 0);
+	CHECK_INT(qf_modeset(&f, QMODE(MODE_30), s1, 4), 0);
 	CHECK_INT(f.crtc->state->mode.refresh_mhz, 30000); /* swapped in software */
 	CHECK_INT(f.crtc->pending_frames, 3);
 	/* The queued frames still latch at the old timing, first. */
@@ -604,7 +604,7 @@ static void a_blocking_modeset_with_a_non_empty_queue_is_refused(void)
 	qf_vblank(&f, 1);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
 	harness_log_clear();
-	struct wla_mode m30 = MODE_30;
+	struct wla_mode m30 = QMODE(MODE_30);
 	CHECK_INT(wla_atomic_set_config(f.crtc, &f.out->connector, &m30, s1, 3), -EBUSY);
 	CHECK_LOGGED("crtc-0", "blocking commit refused");
 	CHECK_INT(f.crtc->state->mode.refresh_mhz, 60000);

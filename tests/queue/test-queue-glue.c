@@ -141,7 +141,7 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 	struct gf *f = wl_container_of(listener, f, new_output);
 	f->output = data;
 	f->out = wl_container_of(f->output, f->out, base);
-	f->crtc = &f->out->vdc_out->crtc;
+	f->crtc = f->out->crtc;
 	f->present.notify = handle_present;
 	wl_signal_add(&f->output->events.present, &f->present);
 	f->frame.notify = handle_frame;
@@ -198,7 +198,7 @@ static void gf_advance_to(struct gf *f, uint64_t t)
 
 static uint64_t epoch(struct gf *f)
 {
-	return f->out->vdc_out->epoch_ns;
+	return wla_vdc_output_from_crtc(f->out->crtc)->epoch_ns;
 }
 
 /* Vblank k since the output was enabled. */
@@ -247,7 +247,7 @@ static bool commit_buffer_raw(struct gf *f, struct wlr_buffer *buffer)
 
 static uint32_t screen_pixel(struct gf *f, uint32_t x, uint32_t y)
 {
-	struct wla_image *image = wla_vdc_compose(f->out->vdc_out);
+	struct wla_image *image = wla_vdc_compose(wla_vdc_output_from_crtc(f->out->crtc));
 	uint32_t px = image ? wla_image_pixel(image, x, y) : 0xdeadbeef;
 	wla_image_destroy(image);
 	return px;
@@ -541,7 +541,7 @@ static void stats_after_real_vblanks_count_presents_discards_and_refusals(void)
 	f.bufs[0] = buffer_create(0xff440000, NULL);
 	f.bufs[1] = buffer_create(0xff004400, NULL);
 	f.auto_commit_limit = 14;
-	unsigned seq0 = (unsigned)f.out->vdc_out->seq; /* seq - seq0: vblanks since enable */
+	unsigned seq0 = (unsigned)wla_vdc_output_from_crtc(f.out->crtc)->seq; /* seq - seq0: vblanks since enable */
 	CHECK(enable_output(&f, f.bufs[0]));
 	/* Frames as fast as frame events allow, for about a quarter second. */
 	CHECK(run_until(&f, &f.presented, 12, 450));
@@ -638,7 +638,7 @@ static void a_real_run_at_depth_3_presents_every_frame_once_in_order(void)
 	f.bufs[1] = buffer_create(0xff005500, NULL);
 	f.auto_commit_limit = 12;
 	uint32_t seq0 = f.output->commit_seq + 1; /* wlroots: the count after the commit */
-	unsigned vblank0 = (unsigned)f.out->vdc_out->seq; /* seq - vblank0: since enable */
+	unsigned vblank0 = (unsigned)wla_vdc_output_from_crtc(f.out->crtc)->seq; /* seq - vblank0: since enable */
 	CHECK(enable_output(&f, f.bufs[0]));
 	/* Render-ahead: the queue fills up before the first vblank. */
 	CHECK_INT(f.crtc->pending_frames, 3);

@@ -53,7 +53,7 @@ static void vblank_sequence_at_59_94_hz_counts_every_vblank_without_drift(void)
 	CHECK_INT(period, 16683350);
 	CHECK_INT(vblank_grid_ns(0, NTSC_MHZ, LONG_VBLANKS) - LONG_VBLANKS * period, 16683);
 	f.now = T0 + 12345; /* an epoch that is not a round number */
-	CHECK_INT(qf_enable_mode(&f, (struct wla_mode){ QW, QH, NTSC_MHZ }, n.fb[0], 1), 0);
+	CHECK_INT(qf_enable_mode(&f, QMODE({ QW, QH, NTSC_MHZ }), n.fb[0], 1), 0);
 	const uint64_t epoch = f.now;
 
 	uint64_t next_k = 1, missed = 0, wakeups = 0, presents = 0, early = 0;
@@ -111,9 +111,9 @@ static void vblank_sequence_at_59_94_hz_counts_every_vblank_without_drift(void)
 	CHECK(!n.refused);
 	CHECK(missed > 0 && early > 0);
 	CHECK_INT(f.out->seq, next_k - 1);
-	CHECK_INT(f.out->stats.vblanks, next_k - 1);
-	CHECK_INT(f.out->stats.missed_vblanks, missed);
-	CHECK_INT(f.out->stats.latched, presents);
+	CHECK_INT(f.out->counters.vblanks, next_k - 1);
+	CHECK_INT(f.out->counters.missed, missed);
+	CHECK_INT(f.out->counters.latched, presents);
 	CHECK_INT(f.dev->live_states, 1); /* the frame queued for the next vblank */
 	f.hook = NULL;
 	CHECK_INT(qf_disable(&f), 0);

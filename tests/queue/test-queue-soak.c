@@ -341,9 +341,9 @@ static void soak_of_10000_frames_keeps_locks_equal_to_references(void)
 	CHECK_INT(frames, SOAK_FRAMES);
 	CHECK(s.presented > SOAK_FRAMES / 4);
 	CHECK(s.discarded > 0 && s.refused > 0 && s.cancelled > 0);
-	CHECK_INT(f->out->stats.vblanks, s.vblanks);
-	CHECK_INT(f->out->stats.missed_vblanks, s.missed);
-	CHECK_INT(f->out->stats.latched, s.presented);
+	CHECK_INT(f->out->counters.vblanks, s.vblanks);
+	CHECK_INT(f->out->counters.missed, s.missed);
+	CHECK_INT(f->out->counters.latched, s.presented);
 	if (s.enabled) {
 		soak_disable(&s);
 	}

@@ -95,12 +95,12 @@ static void plane_state_prepare_takes_one_lock_and_cleanup_drops_it(void)
 	struct wla_fb *a = setup_running(&f, &pa);
 	struct wla_plane_state *copy = wla_plane_state_duplicate(f.primary->state);
 
-	CHECK_INT(wla_plane_state_prepare_fb(copy), 0);
+	CHECK_INT(wla_plane_state_prepare_fb(&f.vdc->dev, copy), 0);
 	CHECK(copy->prepared);
 	CHECK_INT(pa->locks, 2);
 	CHECK_INT(a->prepared, 2);
 	/* Already prepared: no second lock. */
-	CHECK_INT(wla_plane_state_prepare_fb(copy), 0);
+	CHECK_INT(wla_plane_state_prepare_fb(&f.vdc->dev, copy), 0);
 	CHECK_INT(pa->locks, 2);
 
 	wla_plane_state_cleanup_fb(copy);
@@ -868,7 +868,7 @@ static void disabling_with_a_pending_frame_completes_it_unpresented(void)
 	CHECK_INT(pk->locks, 0);
 	CHECK_INT(f.vdc->dev.live_states, 0);
 	CHECK_INT(f.crtc->pending_frames, 0);
-	CHECK(wl_list_empty(&f.crtc->pending));
+	CHECK(wl_list_empty(&f.crtc->queue));
 	CHECK(!f.crtc->state->enable && !f.crtc->state->active);
 	CHECK(f.conn->state->crtc == NULL);
 	CHECK(f.primary->state->crtc == NULL && f.primary->state->fb == NULL);
@@ -877,7 +877,7 @@ static void disabling_with_a_pending_frame_completes_it_unpresented(void)
 	/* No vblanks while off. */
 	vblanks(&f, 3);
 	CHECK_INT(f.n_presents, before + 1);
-	CHECK_INT(f.out->stats.vblanks, 1);
+	CHECK_INT(f.out->counters.vblanks, 1);
 	fixture_teardown(&f);
 }
 

@@ -101,8 +101,13 @@ static inline bool fixture_setup_config(struct fixture *f)
 	}
 	f->crtc->present = record_present;
 	f->crtc->present_data = f;
+	/* The flip queue's policy is the glue's to set, as from the config. */
+	f->crtc->queue_depth = f->cfg.flip_depth ? f->cfg.flip_depth : 1;
+	f->crtc->mailbox = f->cfg.flip_mailbox;
 	const struct wla_config_mode *m = &f->cfg.outputs[0].modes[0];
-	f->mode = (struct wla_mode){ m->width, m->height, m->refresh_mhz };
+	if (!wla_vdc_mode(&f->mode, m->width, m->height, m->refresh_mhz)) {
+		return false;
+	}
 	f->period = wla_mode_period_ns(&f->mode);
 	f->epoch = f->clock;
 	f->epoch_mhz = f->mode.refresh_mhz;
