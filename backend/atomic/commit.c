@@ -192,9 +192,9 @@ static struct wla_crtc_entry *replaceable_frame(struct wla_crtc *crtc)
 
 /*
  * A plane or connector whose current state was swapped in by a state still
- * in flight: this state replaces (and once it completes frees) that state's
- * new object state, so it must complete after it. Put it on the queues of
- * that state's CRTCs.
+ * waiting for the driver: this state replaces (and once it completes frees)
+ * that state's new object state, which the driver has yet to read, so it
+ * must come after it. Put it on the queues of that state's CRTCs.
  */
 static int add_ordering_crtcs(struct wla_atomic_state *state)
 {
@@ -211,6 +211,15 @@ static int add_ordering_crtcs(struct wla_atomic_state *state)
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
+		/* Once the driver was handed the owner everywhere, it holds what
+		 * it reads of it (planes on a CRTC are pulled in with it). */
+		bool waiting = false;
+		wla_for_each_crtc_in_state(owners[i], c) {
+			waiting |= c->stage == WLA_QUEUE_WAITING;
+		}
+		if (!waiting) {
+			continue;
+		}
 		wla_for_each_crtc_in_state(owners[i], c) {
 			if (c->done || c->stage == WLA_QUEUE_NONE) {
 				continue;

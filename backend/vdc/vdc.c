@@ -239,6 +239,7 @@ static void serve_captures(struct wla_vdc_output *out)
 static void output_process(struct wla_vdc_output *out, uint64_t now)
 {
 	bool captured = false;
+	out->processing = true;
 	while (out->running && vblank_time(out, out->next_index) <= now) {
 		uint64_t k = out->next_index;
 		if (!out->armed) {
@@ -278,6 +279,7 @@ static void output_process(struct wla_vdc_output *out, uint64_t now)
 			captured = true;
 		}
 	}
+	out->processing = false;
 	if (out->running && !captured) {
 		serve_captures(out);
 	}
@@ -312,7 +314,7 @@ static int handle_timer(int fd, uint32_t mask, void *data)
  * sequence number of the next vblank is right. */
 static void catch_up(struct wla_vdc_output *out)
 {
-	if (out->running && !out->armed && !out->timer_armed) {
+	if (out->running && !out->armed && !out->timer_armed && !out->processing) {
 		output_process(out, vdc_now(out->vdc));
 	}
 }

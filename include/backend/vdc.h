@@ -71,6 +71,7 @@ struct wla_vdc_output {
 	int timer_fd;
 	struct wl_event_source *timer;
 	bool timer_armed;
+	bool processing; /* in output_process: the vblank replay */
 
 	struct wl_list captures; /* struct wla_capture.link */
 };

@@ -1,0 +1,721 @@
+/*
+ * Regression tests for defects found by outside review and fuzzing of the
+ * atomic core and the VDC (issues 9 and 10), each a sequence of public calls.
+ * After every step the queue's books are checked against the queue itself.
+ */
+#include <drm_fourcc.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wlatomic/config.h>
+#include "backend/atomic.h"
+#include "backend/vdc.h"
+#include "harness.h"
+#include "unit/fake-fb.h"
+
+#define W 64
+#define H 48
+#define T0 UINT64_C(5000000000)
+#define MAX_FBS 16
+#define MAX_EV 32
+
+struct ev {
+	unsigned crtc;
+	uint64_t commit_seq;
+	bool presented, discarded, failed;
+	uint64_t seq, when_ns;
+};
+
+struct rf;
+typedef void (*rf_hook)(struct rf *f, const struct wla_present *ev);
+
+struct rf {
+	struct wla_config cfg;
+	uint64_t now;
+	struct wla_vdc *vdc;
+	struct wla_device *dev;
+	struct wla_fb *fbs[MAX_FBS];
+	struct fake_fb_probe probes[MAX_FBS];
+	size_t n_fbs;
+	struct ev evs[MAX_EV];
+	size_t n_evs;
+	rf_hook hook;
+	int hook_calls;
+};
+
+static uint64_t rf_clock(void *data)
+{
+	return ((struct rf *)data)->now;
+}
+
+static void rf_record(struct wla_crtc *crtc, const struct wla_present *p, void *data)
+{
+	struct rf *f = data;
+	if (f->n_evs < MAX_EV) {
+		f->evs[f->n_evs++] = (struct ev){
+			.crtc = crtc->index,
+			.commit_seq = p->commit_seq,
+			.presented = p->presented,
+			.discarded = p->discarded,
+			.failed = p->failed,
+			.seq = p->seq,
+			.when_ns = (uint64_t)p->when.tv_sec * 1000000000u + (uint64_t)p->when.tv_nsec,
+		};
+	}
+	if (f->hook) {
+		f->hook(f, p);
+	}
+}
+
+static struct wla_vdc_output *out_of(struct rf *f, size_t i)
+{
+	return f->vdc->outputs[i];
+}
+
+static struct wla_crtc *crtc_of(struct rf *f, size_t i)
+{
+	return &out_of(f, i)->crtc;
+}
+
+static bool rf_setup(struct rf *f, size_t outputs, unsigned depth, bool mailbox)
+{
+	memset(f, 0, sizeof(*f));
+	wla_config_init(&f->cfg);
+	f->cfg.n_outputs = outputs;
+	for (size_t i = 0; i < outputs; i++) {
+		snprintf(f->cfg.outputs[i].name, sizeof(f->cfg.outputs[i].name), "V-%zu", i);
+		f->cfg.outputs[i].modes[0] = (struct wla_config_mode){ W, H, 60000 };
+		f->cfg.outputs[i].modes[1] = (struct wla_config_mode){ 32, 32, 30000 };
+		f->cfg.outputs[i].n_modes = 2;
+	}
+	f->cfg.overlay_planes = 1;
+	f->cfg.cursor_size = 64;
+	f->now = T0;
+	f->vdc = wla_vdc_create(NULL, &f->cfg, rf_clock, f);
+	if (!f->vdc) {
+		return false;
+	}
+	f->dev = &f->vdc->dev;
+	for (size_t i = 0; i < outputs; i++) {
+		struct wla_crtc *crtc = crtc_of(f, i);
+		crtc->present = rf_record;
+		crtc->present_data = f;
+		crtc->queue_depth = depth;
+		crtc->mailbox = mailbox;
+	}
+	return true;
+}
+
+static struct wla_fb *rf_fb(struct rf *f, uint32_t w, uint32_t h, uint32_t color)
+{
+	size_t i = f->n_fbs++;
+	f->fbs[i] = fake_fb_create(w, h, DRM_FORMAT_XRGB8888, color, &f->probes[i]);
+	return f->fbs[i];
+}
+
+static int locks(struct rf *f, struct wla_fb *fb)
+{
+	for (size_t i = 0; i < f->n_fbs; i++) {
+		if (f->fbs[i] == fb) {
+			return f->probes[i].locks;
+		}
+	}
+	return -1;
+}
+
+/* The core's counters equal what its queue holds, and the VDC holds a
+ * state armed exactly when the core says it handed one over. */
+static void check_books(struct rf *f)
+{
+	for (size_t c = 0; c < f->dev->n_crtcs; c++) {
+		struct wla_crtc *crtc = f->dev->crtcs[c];
+		unsigned queued = 0, armed = 0, frames = 0, waiting = 0;
+		bool seen_waiting = false;
+		struct wla_crtc_entry *e;
+		wl_list_for_each(e, &crtc->queue, link) {
+			queued++;
+			if (e->stage == WLA_QUEUE_ARMED) {
+				CHECK(!seen_waiting); /* handed over in order */
+				armed++;
+			} else {
+				CHECK_INT(e->stage, WLA_QUEUE_WAITING);
+				seen_waiting = true;
+				waiting += e->frame;
+			}
+			frames += e->frame;
+			CHECK(!e->done);
+			CHECK(e->state->committed && e->state->swapped);
+		}
+		CHECK_INT(crtc->queued, queued);
+		CHECK_INT(crtc->armed, armed);
+		CHECK_INT(crtc->pending_frames, frames);
+		CHECK_INT(crtc->waiting_frames, waiting);
+		CHECK(armed <= crtc->max_slots);
+		CHECK_INT(out_of(f, c)->armed, armed > 0);
+	}
+}
+
+static void rf_advance(struct rf *f, uint64_t t)
+{
+	f->now = t;
+	wla_vdc_advance(f->vdc, t);
+	check_books(f);
+}
+
+/* The k-th vblank of output 0's 60 Hz timing after it was enabled at t0. */
+static uint64_t vblank60(uint64_t t0, uint64_t k)
+{
+	return t0 + (k * UINT64_C(1000000000000) + 30000) / 60000;
+}
+
+static void rf_finish(struct rf *f)
+{
+	wla_vdc_destroy(f->vdc);
+	for (size_t i = 0; i < f->n_fbs; i++) {
+		wla_fb_put(f->fbs[i]);
+		CHECK_INT(f->probes[i].locks, 0);
+		CHECK(f->probes[i].destroyed);
+	}
+}
+
+static struct wla_atomic_state *frame_state(struct rf *f, struct wla_crtc *crtc, uint64_t seq,
+	struct wla_plane *plane, struct wla_fb *fb)
+{
+	struct wla_atomic_state *state = wla_atomic_state_alloc(f->dev);
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+	cs->commit_seq = seq;
+	cs->want_event = true;
+	if (plane) {
+		struct wla_plane_state *ps = wla_atomic_get_plane_state(state, plane);
+		wla_atomic_set_crtc_for_plane(state, ps, fb ? crtc : NULL);
+		wla_atomic_set_fb_for_plane(ps, fb);
+		wla_plane_state_set_full(ps, 0, 0);
+	}
+	return state;
+}
+
+static int commit_nb(struct wla_atomic_state *state)
+{
+	int ret = wla_atomic_nonblocking_commit(state);
+	if (ret < 0) {
+		wla_atomic_state_free(state);
+	}
+	return ret;
+}
+
+static int flip(struct rf *f, size_t out, struct wla_fb *fb, uint64_t seq)
+{
+	struct wla_crtc *crtc = crtc_of(f, out);
+	return commit_nb(frame_state(f, crtc, seq, crtc->primary, fb));
+}
+
+static int enable(struct rf *f, size_t out, struct wla_fb *fb, uint64_t seq)
+{
+	struct wla_vdc_output *o = out_of(f, out);
+	return wla_atomic_set_config(&o->crtc, &o->connector, &o->connector.modes[0], fb, seq);
+}
+
+static const struct ev *ev_of(struct rf *f, uint64_t commit_seq)
+{
+	for (size_t i = 0; i < f->n_evs; i++) {
+		if (f->evs[i].commit_seq == commit_seq) {
+			return &f->evs[i];
+		}
+	}
+	fprintf(stderr, "  no event for commit_seq %llu\n", (unsigned long long)commit_seq);
+	harness_test_failures++;
+	static const struct ev none = { 0 };
+	return &none;
+}
+
+/* Issue 10 bug 1, issue 9 defect a: a discarded frame's handler commits. */
+
+static void commit_from_discard(struct rf *f, const struct wla_present *ev)
+{
+	if (ev->discarded && ev->commit_seq == 3) {
+		f->hook_calls++;
+		/* The books must be straight when the handler runs. */
+		check_books(f);
+		CHECK_INT(flip(f, 0, f->fbs[4], 5), 0);
+		check_books(f);
+	}
+}
+
+static void a_discarded_frames_handler_commits_behind_the_frame_replacing_it(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, true));
+	struct wla_fb *fb[5];
+	for (int i = 0; i < 5; i++) {
+		fb[i] = rf_fb(&f, W, H, 0xff000010u * (uint32_t)(i + 1));
+	}
+	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(flip(&f, 0, fb[1], 2), 0); /* armed at once */
+	CHECK_INT(flip(&f, 0, fb[2], 3), 0); /* waits */
+	check_books(&f);
+	f.hook = commit_from_discard;
+	/* Replaces 3, whose handler commits 5, which replaces 4. */
+	CHECK_INT(flip(&f, 0, fb[3], 4), 0);
+	check_books(&f);
+	CHECK_INT(f.hook_calls, 1);
+	f.hook = NULL;
+	CHECK(ev_of(&f, 3)->discarded);
+	CHECK(ev_of(&f, 4)->discarded);
+	CHECK_INT(locks(&f, fb[2]), 0);
+	CHECK_INT(locks(&f, fb[3]), 0);
+	rf_advance(&f, vblank60(T0, 2));
+	rf_advance(&f, vblank60(T0, 3));
+	CHECK(ev_of(&f, 2)->presented);
+	CHECK_INT(ev_of(&f, 2)->seq, 2);
+	CHECK(ev_of(&f, 5)->presented);
+	CHECK_INT(ev_of(&f, 5)->seq, 3);
+	CHECK(f.vdc->outputs[0]->scanout.planes[0]->fb == fb[4]);
+	CHECK_INT(locks(&f, fb[4]), 1);
+	CHECK_INT(locks(&f, fb[1]), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
+/* Issue 9 defect a: a handler commits while its CRTC is being turned off. */
+
+static void commit_from_cancel(struct rf *f, const struct wla_present *ev)
+{
+	if (!ev->presented && ev->commit_seq == 2) {
+		f->hook_calls++;
+		check_books(f);
+		/* The CRTC is off by now: a frame is refused, re-enabling works. */
+		CHECK_INT(flip(f, 0, f->fbs[2], 9), -EINVAL);
+		CHECK_INT(enable(f, 0, f->fbs[3], 10), 0);
+		check_books(f);
+	}
+}
+
+static void a_handler_committing_while_the_crtc_turns_off_sees_it_off(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 2, false));
+	struct wla_fb *fb[4];
+	for (int i = 0; i < 4; i++) {
+		fb[i] = rf_fb(&f, W, H, 0xff200000u + (uint32_t)i);
+	}
+	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(flip(&f, 0, fb[1], 2), 0);
+	CHECK_INT(flip(&f, 0, fb[2], 3), 0);
+	f.hook = commit_from_cancel;
+	struct wla_vdc_output *o = out_of(&f, 0);
+	CHECK_INT(wla_atomic_set_config(&o->crtc, &o->connector, NULL, NULL, 0), 0);
+	f.hook = NULL;
+	CHECK_INT(f.hook_calls, 1);
+	check_books(&f);
+	CHECK(!ev_of(&f, 2)->presented && !ev_of(&f, 3)->presented);
+	CHECK(o->crtc.state->active);
+	uint64_t t1 = f.now;
+	rf_advance(&f, vblank60(t1, 1));
+	CHECK(ev_of(&f, 10)->presented);
+	CHECK_INT(locks(&f, fb[0]), 0);
+	CHECK_INT(locks(&f, fb[1]), 0);
+	CHECK_INT(locks(&f, fb[2]), 0);
+	CHECK_INT(locks(&f, fb[3]), 1);
+	rf_finish(&f);
+}
+
+/* Issue 10 bug 2: a state with only a plane that stays off, the plane's
+ * current state belonging to a queued frame. */
+static void a_state_with_only_an_off_plane_waits_for_the_frame_owning_it(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, true));
+	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_fb *a = rf_fb(&f, 16, 16, 0xff00aa00);
+	struct wla_fb *b = rf_fb(&f, 16, 16, 0xff00bb00);
+	/* A mode set with no fb: the primary stays off. */
+	CHECK_INT(enable(&f, 0, NULL, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	/* Frames touching the (off) primary and the overlay. */
+	struct wla_atomic_state *s = frame_state(&f, &o->crtc, 2, &o->overlays[0], a);
+	wla_atomic_get_plane_state(s, &o->primary);
+	CHECK_INT(commit_nb(s), 0);
+	s = frame_state(&f, &o->crtc, 3, &o->overlays[0], b);
+	wla_atomic_get_plane_state(s, &o->primary);
+	CHECK_INT(commit_nb(s), 0);
+	CHECK(o->primary.commit != NULL);
+	/* The legacy disable is blocking: refused while the owner is queued. */
+	CHECK_INT(wla_atomic_disable_plane(&o->primary), -EBUSY);
+	check_books(&f);
+	/* Nonblocking: ordered behind the frame owning the plane's state. */
+	struct wla_atomic_state *off = wla_atomic_state_alloc(f.dev);
+	wla_atomic_get_plane_state(off, &o->primary);
+	CHECK_INT(commit_nb(off), 0);
+	check_books(&f);
+	CHECK_INT(o->crtc.queued, 3);
+	rf_advance(&f, vblank60(T0, 2));
+	rf_advance(&f, vblank60(T0, 3));
+	rf_advance(&f, vblank60(T0, 4));
+	CHECK(ev_of(&f, 2)->presented && ev_of(&f, 3)->presented);
+	CHECK_INT(o->crtc.queued, 0);
+	CHECK_INT(f.dev->live_states, 0);
+	CHECK_INT(locks(&f, a), 0);
+	CHECK_INT(locks(&f, b), 1);
+	rf_finish(&f);
+}
+
+/* Issue 10 bug 3. */
+static void a_cursor_update_carrying_a_connector_state_is_refused(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_fb *p = rf_fb(&f, W, H, 0xff101010);
+	struct wla_fb *k = rf_fb(&f, 16, 16, 0xffff0000);
+	CHECK_INT(enable(&f, 0, p, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	struct wla_connector_state *before = o->connector.state;
+	struct wla_atomic_state *s = wla_atomic_state_alloc(f.dev);
+	s->legacy_cursor_update = true;
+	struct wla_plane_state *ps = wla_atomic_get_plane_state(s, &o->cursor);
+	wla_atomic_set_crtc_for_plane(s, ps, &o->crtc);
+	wla_atomic_set_fb_for_plane(ps, k);
+	wla_plane_state_set_full(ps, 0, 0);
+	wla_atomic_get_connector_state(s, &o->connector);
+	harness_log_clear();
+	CHECK_INT(wla_atomic_commit(s), -EINVAL);
+	CHECK_LOGGED("connector V-0", "a cursor update may not carry a connector state");
+	wla_atomic_state_free(s);
+	CHECK(o->connector.state == before);
+	CHECK_INT(locks(&f, k), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
+/* Issue 10 bug 4: a state that touched two CRTCs is never replaced. */
+static void a_frame_that_touched_two_crtcs_is_not_replaced_by_a_mailbox_flip(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 2, 1, true));
+	struct wla_vdc_output *o0 = out_of(&f, 0), *o1 = out_of(&f, 1);
+	struct wla_fb *fb[6];
+	for (int i = 0; i < 6; i++) {
+		fb[i] = rf_fb(&f, W, H, 0xff300000u + (uint32_t)i);
+	}
+	CHECK_INT(enable(&f, 1, fb[0], 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	/* One state: CRTC 0 on, CRTC 1 off. */
+	struct wla_atomic_state *s = frame_state(&f, &o0->crtc, 2, &o0->primary, fb[1]);
+	s->allow_modeset = true;
+	struct wla_crtc_state *cs0 = wla_atomic_get_crtc_state(s, &o0->crtc);
+	cs0->enable = cs0->active = true;
+	cs0->mode = o0->connector.modes[0];
+	wla_atomic_set_crtc_for_connector(s, wla_atomic_get_connector_state(s, &o0->connector),
+		&o0->crtc);
+	struct wla_crtc_state *cs1 = wla_atomic_get_crtc_state(s, &o1->crtc);
+	cs1->enable = cs1->active = false;
+	wla_atomic_set_crtc_for_connector(s, wla_atomic_get_connector_state(s, &o1->connector),
+		NULL);
+	CHECK_INT(commit_nb(s), 0);
+	check_books(&f);
+	/* CRTC 1 again. */
+	CHECK_INT(enable(&f, 1, fb[2], 3), 0);
+	/* Mailbox flips on CRTC 0: the two-CRTC state is armed, never replaced. */
+	CHECK_INT(flip(&f, 0, fb[3], 4), 0);
+	CHECK_INT(flip(&f, 0, fb[4], 5), 0);
+	check_books(&f);
+	CHECK(!ev_of(&f, 4)->presented && ev_of(&f, 4)->discarded);
+	uint64_t t = f.now;
+	rf_advance(&f, vblank60(t, 1));
+	rf_advance(&f, vblank60(t, 2));
+	CHECK(ev_of(&f, 2)->presented && !ev_of(&f, 2)->discarded);
+	CHECK(ev_of(&f, 5)->presented);
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
+/* ...and while CRTC 0 has something queued, a state that turns CRTC 1 off
+ * cannot wait behind it: refused, nothing changed. */
+static void turning_a_crtc_off_in_a_state_queued_behind_another_crtc_is_refused(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 2, 2, false));
+	struct wla_vdc_output *o0 = out_of(&f, 0), *o1 = out_of(&f, 1);
+	struct wla_fb *fb[4];
+	for (int i = 0; i < 4; i++) {
+		fb[i] = rf_fb(&f, W, H, 0xff400000u + (uint32_t)i);
+	}
+	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
+	CHECK_INT(enable(&f, 1, fb[1], 2), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(flip(&f, 0, fb[2], 3), 0);
+	struct wla_atomic_state *s = frame_state(&f, &o0->crtc, 4, &o0->primary, fb[3]);
+	s->allow_modeset = true;
+	struct wla_crtc_state *cs1 = wla_atomic_get_crtc_state(s, &o1->crtc);
+	cs1->enable = cs1->active = false;
+	wla_atomic_set_crtc_for_connector(s, wla_atomic_get_connector_state(s, &o1->connector),
+		NULL);
+	harness_log_clear();
+	CHECK_INT(commit_nb(s), -EBUSY);
+	CHECK_LOGGED("crtc-1", "turning it off in a commit that waits behind the queue of crtc-0");
+	CHECK(o1->crtc.state->active);
+	CHECK_INT(locks(&f, fb[3]), 0);
+	check_books(&f);
+	rf_finish(&f);
+}
+
+/* Issue 10 bug 5: active off and on again keeps the planes on screen. */
+static void switching_active_off_and_on_shows_the_planes_again(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_fb *p = rf_fb(&f, W, H, 0xff123456);
+	CHECK_INT(enable(&f, 0, p, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	for (int active = 0; active < 2; active++) {
+		struct wla_atomic_state *s = wla_atomic_state_alloc(f.dev);
+		s->allow_modeset = true;
+		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(s, &o->crtc);
+		cs->active = active;
+		CHECK_INT(wla_atomic_commit(s), 0);
+	}
+	uint64_t t = f.now;
+	rf_advance(&f, vblank60(t, 1));
+	CHECK(o->crtc.state->active);
+	CHECK(o->primary.state->fb == p && o->primary.state->visible);
+	CHECK_INT(locks(&f, p), 1);
+	struct wla_image *img = wla_vdc_compose(o);
+	CHECK(img != NULL);
+	if (img) {
+		CHECK_PIXEL(wla_image_pixel(img, 5, 5), 0xff123456);
+		wla_image_destroy(img);
+	}
+	rf_finish(&f);
+}
+
+/* Issue 10 bug 6: a capture asked for from a failing capture's callback
+ * while the VDC goes away is refused, not leaked. */
+static int recaptures;
+
+static void recapture(struct wla_capture *cap, const struct wla_image *image, uint64_t seq,
+	void *data)
+{
+	struct wla_vdc_output *o = data;
+	recaptures++;
+	CHECK(image == NULL);
+	if (recaptures < 5) {
+		CHECK(wla_vdc_capture(o, recapture, o) == NULL);
+	}
+}
+
+static void a_capture_asked_for_while_the_vdc_is_destroyed_is_refused(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_fb *p = rf_fb(&f, W, H, 0xff654321);
+	CHECK_INT(enable(&f, 0, p, 1), 0);
+	recaptures = 0;
+	CHECK(wla_vdc_capture(out_of(&f, 0), recapture, out_of(&f, 0)) != NULL);
+	harness_log_clear();
+	rf_finish(&f);
+	CHECK_INT(recaptures, 1);
+	CHECK_LOGGED("crtc-0", "capture refused", "being destroyed");
+}
+
+/* Issue 9 defect f: a replaced frame's mode change stays a mode change. */
+static void a_mailbox_replacement_keeps_the_replaced_frames_mode_change(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, true));
+	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_fb *big[2] = { rf_fb(&f, W, H, 0xff111111), rf_fb(&f, W, H, 0xff222222) };
+	struct wla_fb *small[2] = { rf_fb(&f, 32, 32, 0xff333333), rf_fb(&f, 32, 32, 0xff444444) };
+	CHECK_INT(enable(&f, 0, big[0], 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(flip(&f, 0, big[1], 2), 0); /* armed */
+	struct wla_atomic_state *s = frame_state(&f, &o->crtc, 3, &o->primary, small[0]);
+	s->allow_modeset = true;
+	wla_atomic_get_crtc_state(s, &o->crtc)->mode = o->connector.modes[1];
+	CHECK_INT(commit_nb(s), 0);
+	CHECK(o->crtc.state->mode_changed);
+	/* Same mode as the current (queued) state: no change of its own. */
+	CHECK_INT(flip(&f, 0, small[1], 4), 0);
+	CHECK(ev_of(&f, 3)->discarded);
+	CHECK(o->crtc.state->mode_changed);
+	rf_advance(&f, vblank60(T0, 2));
+	rf_advance(&f, vblank60(T0, 3));
+	CHECK(ev_of(&f, 4)->presented);
+	CHECK_INT(ev_of(&f, 4)->when_ns, vblank60(T0, 3));
+	CHECK_INT(o->mode.width, 32);
+	CHECK_INT(o->mode.refresh_mhz, 30000);
+	/* The 30 Hz timing starts where it latched. */
+	CHECK_INT(o->epoch_ns, vblank60(T0, 3));
+	rf_finish(&f);
+}
+
+/* Issue 9 defect d: refresh rates whose period overflows an int. */
+static void a_mode_below_one_hertz_is_refused(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_mode slow = o->connector.modes[0];
+	slow.clock_khz = 1; /* 1 kHz over the whole frame: far below 1 Hz */
+	wla_mode_update_refresh(&slow);
+	harness_log_clear();
+	CHECK_INT(wla_atomic_set_config(&o->crtc, &o->connector, &slow, NULL, 1), -EINVAL);
+	CHECK_LOGGED("crtc-0", "is invalid");
+	CHECK(!o->crtc.state->active);
+	rf_finish(&f);
+}
+
+/* The driver cannot program a state: its frames are not presented, the CRTC
+ * is off, every buffer released, one line names the CRTC. */
+static void a_state_the_driver_cannot_program_turns_the_crtc_off(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 2, false));
+	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_fb *fb[4];
+	for (int i = 0; i < 4; i++) {
+		fb[i] = rf_fb(&f, W, H, 0xff500000u + (uint32_t)i);
+	}
+	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(flip(&f, 0, fb[1], 2), 0);
+	CHECK_INT(flip(&f, 0, fb[2], 3), 0); /* waits */
+	/* Programmed at the next latch, and refused. */
+	f.vdc->fail_commit_tail = EIO;
+	harness_log_clear();
+	rf_advance(&f, vblank60(T0, 2));
+	CHECK(ev_of(&f, 2)->presented);
+	CHECK(!ev_of(&f, 3)->presented && ev_of(&f, 3)->failed);
+	CHECK_LOGGED("crtc-0", "could not program commit_seq 3", "Input/output error");
+	CHECK(!o->crtc.state->active && !o->running);
+	CHECK(o->primary.state->fb == NULL);
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(locks(&f, fb[i]), 0);
+	}
+	CHECK_INT(f.dev->live_states, 0);
+	/* And it can be enabled again. */
+	CHECK_INT(enable(&f, 0, fb[3], 4), 0);
+	rf_advance(&f, vblank60(f.now, 1));
+	CHECK(ev_of(&f, 4)->presented);
+	rf_finish(&f);
+}
+
+/* The driver refuses to import an fb: the commit fails, nothing changed. */
+static void an_fb_the_driver_cannot_import_refuses_the_commit(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_fb *a = rf_fb(&f, W, H, 0xff600000);
+	struct wla_fb *b = rf_fb(&f, W, H, 0xff600001);
+	CHECK_INT(enable(&f, 0, a, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	f.vdc->fail_prepare_fb = ENOMEM;
+	harness_log_clear();
+	CHECK_INT(flip(&f, 0, b, 2), -ENOMEM);
+	CHECK_LOGGED("plane primary-0", "prepare_fb failed");
+	CHECK(o->primary.state->fb == a);
+	CHECK_INT(locks(&f, b), 0);
+	CHECK(b->import == NULL && b->prepared == 0);
+	CHECK(a->import != NULL);
+	CHECK_INT(flip(&f, 0, b, 3), 0);
+	rf_advance(&f, vblank60(T0, 2));
+	CHECK(a->import == NULL && b->import != NULL);
+	rf_finish(&f);
+}
+
+/* Issue 9 item 5: honest vblanks. */
+static void a_commit_after_a_vblanks_instant_latches_at_the_next_even_if_the_timer_is_late(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_fb *a = rf_fb(&f, W, H, 0xff700000);
+	struct wla_fb *b = rf_fb(&f, W, H, 0xff700001);
+	CHECK_INT(enable(&f, 0, a, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	/* Vblank 2 has happened, the timer has not run yet. */
+	f.now = vblank60(T0, 2) + 1000;
+	CHECK_INT(flip(&f, 0, b, 2), 0);
+	rf_advance(&f, vblank60(T0, 2) + 2000);
+	CHECK_INT(f.n_evs, 1);
+	rf_advance(&f, vblank60(T0, 3) + 5000000); /* a late wake-up */
+	CHECK(ev_of(&f, 2)->presented);
+	CHECK_INT(ev_of(&f, 2)->seq, 3);
+	CHECK_INT(ev_of(&f, 2)->when_ns, vblank60(T0, 3));
+	CHECK(ev_of(&f, 2)->when_ns >= vblank60(T0, 2) + 1000);
+	CHECK_INT(out_of(&f, 0)->counters.missed, 0);
+	rf_finish(&f);
+}
+
+static void three_queued_frames_after_a_stall_latch_one_per_vblank_each_with_its_own(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 3, false));
+	struct wla_fb *fb[4];
+	for (int i = 0; i < 4; i++) {
+		fb[i] = rf_fb(&f, W, H, 0xff800000u + (uint32_t)i);
+	}
+	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	for (int i = 1; i < 4; i++) {
+		CHECK_INT(flip(&f, 0, fb[i], 1 + (uint64_t)i), 0);
+	}
+	/* 40 ms stall: the wake-up comes after vblank 3. */
+	rf_advance(&f, vblank60(T0, 1) + 40000000);
+	for (uint64_t k = 0; k < 2; k++) {
+		CHECK(ev_of(&f, 2 + k)->presented);
+		CHECK_INT(ev_of(&f, 2 + k)->seq, 2 + k);
+		CHECK_INT(ev_of(&f, 2 + k)->when_ns, vblank60(T0, 2 + k));
+	}
+	CHECK_INT(f.n_evs, 3); /* the enable, 2, 3 */
+	rf_advance(&f, vblank60(T0, 4));
+	CHECK_INT(ev_of(&f, 4)->seq, 4);
+	CHECK_INT(out_of(&f, 0)->counters.missed, 0);
+	rf_finish(&f);
+}
+
+static void an_idle_output_stops_its_vblanks_and_keeps_the_count(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_fb *a = rf_fb(&f, W, H, 0xff900000);
+	struct wla_fb *b = rf_fb(&f, W, H, 0xff900001);
+	CHECK_INT(enable(&f, 0, a, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	rf_advance(&f, vblank60(T0, 1 + WLA_VDC_OFF_DELAY));
+	CHECK(!o->armed && wl_list_empty(&o->captures));
+	CHECK(o->next_index > o->last_latch_index + WLA_VDC_OFF_DELAY);
+	/* 10 s later a frame: the count is the grid's, the latch the next one. */
+	f.now = vblank60(T0, 600) + 100;
+	CHECK_INT(flip(&f, 0, b, 2), 0);
+	CHECK_INT(o->seq, 600);
+	rf_advance(&f, vblank60(T0, 601));
+	CHECK_INT(ev_of(&f, 2)->seq, 601);
+	CHECK_INT(ev_of(&f, 2)->when_ns, vblank60(T0, 601));
+	rf_finish(&f);
+}
+
+int main(void)
+{
+	harness_init();
+	RUN_TEST(a_discarded_frames_handler_commits_behind_the_frame_replacing_it);
+	RUN_TEST(a_handler_committing_while_the_crtc_turns_off_sees_it_off);
+	RUN_TEST(a_state_with_only_an_off_plane_waits_for_the_frame_owning_it);
+	RUN_TEST(a_cursor_update_carrying_a_connector_state_is_refused);
+	RUN_TEST(a_frame_that_touched_two_crtcs_is_not_replaced_by_a_mailbox_flip);
+	RUN_TEST(turning_a_crtc_off_in_a_state_queued_behind_another_crtc_is_refused);
+	RUN_TEST(switching_active_off_and_on_shows_the_planes_again);
+	RUN_TEST(a_capture_asked_for_while_the_vdc_is_destroyed_is_refused);
+	RUN_TEST(a_mailbox_replacement_keeps_the_replaced_frames_mode_change);
+	RUN_TEST(a_mode_below_one_hertz_is_refused);
+	RUN_TEST(a_state_the_driver_cannot_program_turns_the_crtc_off);
+	RUN_TEST(an_fb_the_driver_cannot_import_refuses_the_commit);
+	RUN_TEST(a_commit_after_a_vblanks_instant_latches_at_the_next_even_if_the_timer_is_late);
+	RUN_TEST(three_queued_frames_after_a_stall_latch_one_per_vblank_each_with_its_own);
+	RUN_TEST(an_idle_output_stops_its_vblanks_and_keeps_the_count);
+	HARNESS_EXIT();
+}
