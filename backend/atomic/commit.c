@@ -379,7 +379,13 @@ static bool state_ready(struct wla_atomic_state *state)
 				break;
 			}
 		}
-		if (first != e || crtc->armed >= crtc->max_slots) {
+		if (first != e) {
+			return false;
+		}
+		if (crtc->armed >= crtc->max_slots &&
+				!(crtc->rearm && crtc->pending_frames == crtc->waiting_frames)) {
+			/* The slots are taken, and not by non-frames the driver
+			 * may write over. */
 			return false;
 		}
 	}
@@ -583,8 +589,6 @@ void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct tim
 	uint64_t refresh_ns, uint32_t flags)
 {
 	assert(crtc->armed > 0 && !wl_list_empty(&crtc->queue));
-	struct wla_crtc_entry *e = wl_container_of(crtc->queue.next, e, link);
-	assert(e->stage == WLA_QUEUE_ARMED);
 	struct wla_present event = {
 		.presented = true,
 		.seq = seq,
@@ -592,6 +596,13 @@ void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct tim
 		.refresh_ns = refresh_ns,
 		.flags = flags,
 	};
-	complete_entry(e, &event);
+	/* With max_slots above 1 the driver reports each latch on its own;
+	 * states written over others (rearm) latch with them. */
+	unsigned n = crtc->rearm ? crtc->armed : 1;
+	for (unsigned i = 0; i < n; i++) {
+		struct wla_crtc_entry *e = wl_container_of(crtc->queue.next, e, link);
+		assert(e->stage == WLA_QUEUE_ARMED);
+		complete_entry(e, &event);
+	}
 	try_program(crtc);
 }

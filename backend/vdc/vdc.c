@@ -314,7 +314,8 @@ static int handle_timer(int fd, uint32_t mask, void *data)
  * sequence number of the next vblank is right. */
 static void catch_up(struct wla_vdc_output *out)
 {
-	if (out->running && !out->armed && !out->timer_armed && !out->processing) {
+	if (out->running && !out->armed && !out->timer_armed && !out->processing &&
+			wl_list_empty(&out->captures)) {
 		output_process(out, vdc_now(out->vdc));
 	}
 }
@@ -395,10 +396,12 @@ static int vdc_commit_tail(struct wla_device *dev, struct wla_atomic_state *stat
 		} else {
 			catch_up(out);
 		}
-		assert(!out->armed);
+		/* Over an armed state (rearm): the latch waits for the last
+		 * write to be early enough. */
 		write_shadow(out, state, cs);
+		out->armed_ns = out->armed && out->armed_ns > state->commit_ns ?
+			out->armed_ns : state->commit_ns;
 		out->armed = true;
-		out->armed_ns = state->commit_ns;
 		update_timer(out);
 	}
 	return 0;
@@ -750,6 +753,7 @@ static struct wla_vdc_output *add_output(struct wla_vdc *vdc, const char *name,
 
 	out->crtc.funcs = &crtc_funcs;
 	out->crtc.max_slots = 1;
+	out->crtc.rearm = true;
 	out->crtc.driver_data = out;
 	struct wla_connector *conn = &out->connector;
 	snprintf(conn->name, sizeof(conn->name), "%s", name);

@@ -204,6 +204,11 @@ struct wla_crtc {
 	/* How many states the driver holds armed at once (set by the driver,
 	 * >= 1: one set of shadow registers, one KMS flip in flight). */
 	unsigned max_slots;
+	/* The driver can write a state over armed ones that are no frames
+	 * (shadow registers written again before the vblank): they then latch
+	 * together, so a frame does not wait a vblank behind a cursor move.
+	 * KMS cannot (a flip in flight is final). */
+	bool rearm;
 	/* The atomic state whose swap made crtc->state current, while it has
 	 * not completed: a later state touching this object is ordered after
 	 * it. The same for planes and connectors. */
@@ -568,8 +573,8 @@ int wla_atomic_nonblocking_commit(struct wla_atomic_state *state);
 		if (e->ptr)
 
 /*
- * Driver entry point: the state armed first on crtc latched at the vblank
- * (seq, when). Completes it there: the states it replaced are cleaned up
+ * Driver entry point: the states armed on crtc latched at the vblank (seq,
+ * when): the oldest one, and those written over it (rearm). Completes them: the states it replaced are cleaned up
  * once it completed on all its CRTCs, its present event is queued, and the
  * next waiting state is handed to the driver (commit_tail, from in here).
  * The driver calls wla_device_deliver_events once it is done with the

@@ -1,0 +1,326 @@
+/*
+ * The driver-neutral glue: connectors plugged in and out at runtime, the
+ * flip-queue policy and mailbox pacing, a driver that cannot program a
+ * state, framebuffer wrappers that end with the backend, and configurations
+ * passed in code checked like the environment.
+ */
+#include <drm_fourcc.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+#include <wayland-server-core.h>
+#include <wlr/backend.h>
+#include <wlr/interfaces/wlr_output.h>
+#include <wlr/types/wlr_buffer.h>
+#include <wlr/types/wlr_output.h>
+#include <wlatomic/backend.h>
+#include <wlatomic/config.h>
+#include "backend/wlr.h"
+#include "harness.h"
+#include "test-buffer.h"
+
+#define W 64
+#define H 48
+#define MAX_OUTPUTS 4
+
+struct gf;
+
+struct gf_output {
+	struct gf *f;
+	struct wlr_output *output;
+	struct wl_listener present, frame, destroy;
+	int presented, not_presented, frames;
+	bool destroyed;
+	bool render_on_frame;
+	int commits;
+};
+
+struct gf {
+	struct wl_display *display;
+	struct wl_event_loop *loop;
+	struct wlr_backend *backend;
+	struct wl_listener new_output;
+	struct gf_output outputs[MAX_OUTPUTS];
+	size_t n_outputs;
+	struct test_buffer *bufs[8];
+	bool gone[8];
+	size_t next_buf;
+};
+
+static void handle_present(struct wl_listener *listener, void *data)
+{
+	struct gf_output *o = wl_container_of(listener, o, present);
+	const struct wlr_output_event_present *ev = data;
+	if (ev->presented) {
+		o->presented++;
+	} else {
+		o->not_presented++;
+	}
+}
+
+static bool commit_next(struct gf_output *o);
+
+static void handle_frame(struct wl_listener *listener, void *data)
+{
+	struct gf_output *o = wl_container_of(listener, o, frame);
+	o->frames++;
+	if (o->render_on_frame) {
+		commit_next(o);
+	}
+}
+
+static void handle_destroy(struct wl_listener *listener, void *data)
+{
+	struct gf_output *o = wl_container_of(listener, o, destroy);
+	o->destroyed = true;
+	wl_list_remove(&o->present.link);
+	wl_list_remove(&o->frame.link);
+	wl_list_remove(&o->destroy.link);
+	o->output = NULL;
+}
+
+static void handle_new_output(struct wl_listener *listener, void *data)
+{
+	struct gf *f = wl_container_of(listener, f, new_output);
+	if (f->n_outputs == MAX_OUTPUTS) {
+		abort();
+	}
+	struct gf_output *o = &f->outputs[f->n_outputs++];
+	o->f = f;
+	o->output = data;
+	o->present.notify = handle_present;
+	wl_signal_add(&o->output->events.present, &o->present);
+	o->frame.notify = handle_frame;
+	wl_signal_add(&o->output->events.frame, &o->frame);
+	o->destroy.notify = handle_destroy;
+	wl_signal_add(&o->output->events.destroy, &o->destroy);
+}
+
+static void gf_config(struct wla_config *cfg, unsigned depth, bool mailbox)
+{
+	wla_config_init(cfg);
+	cfg->outputs[0].modes[0] = (struct wla_config_mode){ W, H, 60000 };
+	cfg->outputs[0].n_modes = 1;
+	cfg->flip_depth = depth;
+	cfg->flip_mailbox = mailbox;
+}
+
+static bool gf_init(struct gf *f, const struct wla_config *cfg)
+{
+	memset(f, 0, sizeof(*f));
+	f->display = wl_display_create();
+	f->loop = wl_display_get_event_loop(f->display);
+	f->backend = wla_backend_create(f->display, cfg);
+	if (!f->backend) {
+		return false;
+	}
+	f->new_output.notify = handle_new_output;
+	wl_signal_add(&f->backend->events.new_output, &f->new_output);
+	for (size_t i = 0; i < 8; i++) {
+		f->bufs[i] = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff000000u + (uint32_t)i,
+			&f->gone[i]);
+	}
+	return wlr_backend_start(f->backend) && f->n_outputs > 0;
+}
+
+static void gf_drop_buffers(struct gf *f)
+{
+	for (size_t i = 0; i < 8; i++) {
+		if (f->bufs[i]) {
+			wlr_buffer_drop(&f->bufs[i]->base);
+			f->bufs[i] = NULL;
+		}
+	}
+}
+
+static void gf_finish(struct gf *f)
+{
+	gf_drop_buffers(f);
+	wl_list_remove(&f->new_output.link);
+	wl_display_destroy(f->display);
+	for (size_t i = 0; i < 8; i++) {
+		CHECK(f->gone[i]);
+	}
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void run_ms(struct gf *f, uint64_t ms)
+{
+	uint64_t end = now_ms() + ms;
+	while (now_ms() < end) {
+		wl_event_loop_dispatch(f->loop, 5);
+	}
+}
+
+static bool wait_until(struct gf *f, const int *counter, int want)
+{
+	uint64_t end = now_ms() + 2000;
+	while (*counter < want && now_ms() < end) {
+		wl_event_loop_dispatch(f->loop, 5);
+	}
+	return *counter >= want;
+}
+
+static bool commit_next(struct gf_output *o)
+{
+	struct gf *f = o->f;
+	struct wlr_buffer *buf = &f->bufs[f->next_buf++ % 8]->base;
+	wlr_output_attach_buffer(o->output, buf);
+	bool ok = wlr_output_commit(o->output);
+	o->commits += ok;
+	return ok;
+}
+
+static bool enable(struct gf_output *o)
+{
+	wlr_output_set_mode(o->output, wlr_output_preferred_mode(o->output));
+	wlr_output_enable(o->output, true);
+	return commit_next(o);
+}
+
+static void a_plugged_connector_becomes_an_output_and_unplugging_releases_it(void)
+{
+	struct gf f;
+	struct wla_config cfg;
+	gf_config(&cfg, 2, false);
+	CHECK(gf_init(&f, &cfg));
+	CHECK_INT(f.n_outputs, 1);
+	struct wla_config_mode modes[] = { { W, H, 50000 }, { 32, 32, 30000 } };
+	CHECK_INT(wla_backend_plug_connector(f.backend, "HP-1", modes, 2), 0);
+	CHECK_INT(f.n_outputs, 2);
+	struct gf_output *o = &f.outputs[1];
+	CHECK(strcmp(o->output->name, "HP-1") == 0);
+	struct wlr_output_mode *pref = wlr_output_preferred_mode(o->output);
+	CHECK(pref && pref->width == W && pref->refresh == 50000);
+	CHECK_INT(wl_list_length(&o->output->modes), 2);
+	CHECK(enable(o));
+	CHECK(wait_until(&f, &o->frames, 1));
+	CHECK(commit_next(o)); /* depth 2: a second frame queued */
+	/* Unplugged with frames queued: the output goes, so do its locks. */
+	harness_log_clear();
+	CHECK_INT(wla_backend_unplug_connector(f.backend, "HP-1"), 0);
+	CHECK(o->destroyed);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	CHECK_LOGGED("connector HP-1 unplugged");
+	/* The name is free again; unknown names and duplicates are refused. */
+	CHECK_INT(wla_backend_unplug_connector(f.backend, "HP-1"), -ENOENT);
+	CHECK_LOGGED("hot-plug: no connector named HP-1");
+	harness_log_clear();
+	CHECK_INT(wla_backend_plug_connector(f.backend, "Virtual-1", modes, 1), -EINVAL);
+	CHECK_LOGGED("connector Virtual-1 is already plugged in");
+	struct wla_config_mode bad = { 0, 48, 60000 };
+	CHECK_INT(wla_backend_plug_connector(f.backend, "HP-2", &bad, 1), -EINVAL);
+	CHECK_LOGGED("hot-plug: connector HP-2", "0x48@60000mHz");
+	CHECK_INT(wla_backend_plug_connector(f.backend, "HP-1", modes, 1), 0);
+	CHECK_INT(f.n_outputs, 3);
+	gf_finish(&f);
+}
+
+/* Issue 9 defect e: with the mailbox policy a client that draws on every
+ * frame event renders at most one frame per vblank beyond what is shown. */
+static void mailbox_frame_events_are_paced_at_one_per_vblank(void)
+{
+	struct gf f;
+	struct wla_config cfg;
+	gf_config(&cfg, 1, true);
+	CHECK(gf_init(&f, &cfg));
+	struct gf_output *o = &f.outputs[0];
+	o->render_on_frame = true;
+	CHECK(enable(o));
+	run_ms(&f, 250); /* about 15 vblanks */
+	o->render_on_frame = false;
+	CHECK(o->presented >= 8);
+	/* Each commit is shown, or waits (one at most), or was replaced. */
+	CHECK(o->commits <= o->presented + 2);
+	fprintf(stderr, "# mailbox: %d commits, %d presented, %d not presented\n", o->commits,
+		o->presented, o->not_presented);
+	gf_finish(&f);
+}
+
+/* Issue 9 defect g: fb wrappers end with the backend, not with buffers. */
+static void framebuffer_wrappers_do_not_outlive_the_backend(void)
+{
+	struct gf f;
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	CHECK(gf_init(&f, &cfg));
+	struct gf_output *o = &f.outputs[0];
+	CHECK(enable(o));
+	CHECK(wait_until(&f, &o->presented, 1));
+	struct test_buffer *kept = f.bufs[0];
+	wlr_buffer_lock(&kept->base); /* the client keeps it past the display */
+	CHECK(!wl_list_empty(&kept->base.addons.addons));
+	gf_drop_buffers(&f);
+	wl_list_remove(&f.new_output.link);
+	wl_display_destroy(f.display);
+	CHECK(wl_list_empty(&kept->base.addons.addons));
+	CHECK(!f.gone[0]);
+	wlr_buffer_unlock(&kept->base);
+	CHECK(f.gone[0]);
+}
+
+/* The driver cannot program a frame: the frame is not presented, the
+ * output goes off, its buffers are released, and it can be enabled again. */
+static void an_output_whose_driver_fails_a_frame_goes_off(void)
+{
+	struct gf f;
+	struct wla_config cfg;
+	gf_config(&cfg, 2, false);
+	CHECK(gf_init(&f, &cfg));
+	struct gf_output *o = &f.outputs[0];
+	CHECK(enable(o));
+	CHECK(wait_until(&f, &o->presented, 1));
+	wla_backend_from_wlr(f.backend)->vdc->fail_commit_tail = EIO;
+	harness_log_clear();
+	CHECK(commit_next(o)); /* accepted: the driver only fails it now */
+	CHECK_INT(o->not_presented, 1);
+	run_ms(&f, 20);
+	CHECK(!o->output->enabled);
+	CHECK_LOGGED("crtc-0", "could not program", "Input/output error");
+	CHECK_LOGGED("output Virtual-1: off after its CRTC crtc-0 failed");
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	CHECK(enable(o));
+	CHECK(wait_until(&f, &o->presented, 2));
+	gf_finish(&f);
+}
+
+/* A configuration passed in code is checked like the environment. */
+static void a_bad_configuration_in_code_is_refused_with_one_error(void)
+{
+	static const struct {
+		unsigned depth;
+		uint32_t cursor;
+		const char *want;
+	} cases[] = {
+		{ 0, 64, "flip" },
+		{ 99, 64, "flip" },
+		{ 1, 0, "cursor" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct wla_config cfg;
+		gf_config(&cfg, cases[i].depth, false);
+		cfg.cursor_size = cases[i].cursor;
+		struct wl_display *display = wl_display_create();
+		harness_log_clear();
+		CHECK(wla_backend_create(display, &cfg) == NULL);
+		CHECK_LOGGED(cases[i].want);
+		wl_display_destroy(display);
+	}
+}
+
+int main(void)
+{
+	harness_init();
+	RUN_TEST(a_plugged_connector_becomes_an_output_and_unplugging_releases_it);
+	RUN_TEST(mailbox_frame_events_are_paced_at_one_per_vblank);
+	RUN_TEST(framebuffer_wrappers_do_not_outlive_the_backend);
+	RUN_TEST(an_output_whose_driver_fails_a_frame_goes_off);
+	RUN_TEST(a_bad_configuration_in_code_is_refused_with_one_error);
+	HARNESS_EXIT();
+}
