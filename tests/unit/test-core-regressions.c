@@ -107,11 +107,17 @@ static bool rf_setup(struct rf *f, size_t outputs, unsigned depth, bool mailbox)
 	return true;
 }
 
-static struct wla_fb *rf_fb(struct rf *f, uint32_t w, uint32_t h, uint32_t color)
+static struct wla_fb *rf_fb_format(struct rf *f, uint32_t w, uint32_t h, uint32_t format,
+	uint32_t color)
 {
 	size_t i = f->n_fbs++;
-	f->fbs[i] = fake_fb_create(w, h, DRM_FORMAT_XRGB8888, color, &f->probes[i]);
+	f->fbs[i] = fake_fb_create(w, h, format, color, &f->probes[i]);
 	return f->fbs[i];
+}
+
+static struct wla_fb *rf_fb(struct rf *f, uint32_t w, uint32_t h, uint32_t color)
+{
+	return rf_fb_format(f, w, h, DRM_FORMAT_XRGB8888, color);
 }
 
 static int locks(struct rf *f, struct wla_fb *fb)
@@ -370,7 +376,7 @@ static void a_cursor_update_carrying_a_connector_state_is_refused(void)
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_vdc_output *o = out_of(&f, 0);
 	struct wla_fb *p = rf_fb(&f, W, H, 0xff101010);
-	struct wla_fb *k = rf_fb(&f, 16, 16, 0xffff0000);
+	struct wla_fb *k = rf_fb_format(&f, 16, 16, DRM_FORMAT_ARGB8888, 0xffff0000);
 	CHECK_INT(enable(&f, 0, p, 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	struct wla_connector_state *before = o->connector.state;
@@ -710,7 +716,7 @@ static void a_frame_after_a_cursor_update_latches_with_it(void)
 	struct wla_vdc_output *o = out_of(&f, 0);
 	struct wla_fb *a = rf_fb(&f, W, H, 0xffa00000);
 	struct wla_fb *b = rf_fb(&f, W, H, 0xffa00001);
-	struct wla_fb *k = rf_fb(&f, 16, 16, 0xffffffff);
+	struct wla_fb *k = rf_fb_format(&f, 16, 16, DRM_FORMAT_ARGB8888, 0xffffffff);
 	CHECK_INT(enable(&f, 0, a, 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	CHECK_INT(wla_atomic_update_plane(&o->cursor, &o->crtc, k, 8, 8, 16, 16, 0, 0, 16 << 16,
