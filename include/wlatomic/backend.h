@@ -39,7 +39,7 @@ struct wla_output_stats {
 	uint64_t refused;            /* commits refused, for any reason */
 	uint64_t refused_queue_full; /* of those, because the flip queue was full */
 	uint64_t vblanks;            /* vblanks while the CRTC was active */
-	uint64_t missed_vblanks;     /* vblanks that passed without a timer wake-up */
+	uint64_t missed_vblanks;     /* vblanks a frame was waiting for and missed */
 	uint64_t last_seq;           /* vblank sequence number of the last vblank */
 	/* Intervals between consecutive presented frames over the last
 	 * WLA_STATS_WINDOW of them, in nanoseconds (all 0 before two frames). */
