@@ -624,17 +624,18 @@ static bool init_plane(struct wla_vdc_output *out, struct wla_plane *plane,
 	enum wla_plane_type type, const uint32_t *formats, size_t n_formats)
 {
 	plane->type = type;
+	plane->possible_crtcs = 1u << out->crtc.index;
+	plane->zpos = (unsigned)out->n_planes;
+	plane->min_scale = plane->max_scale = WLA_FIXED_ONE;
+	plane->driver_data = out;
+	/* In the output's list first: output_free frees what was added. */
+	out->zorder[out->n_planes++] = plane;
 	for (size_t i = 0; i < n_formats; i++) {
 		if (!wla_plane_add_format(plane, formats[i], vdc_modifiers,
 				WLA_ARRAY_SIZE(vdc_modifiers))) {
 			return false;
 		}
 	}
-	plane->possible_crtcs = 1u << out->crtc.index;
-	plane->zpos = (unsigned)out->n_planes;
-	plane->min_scale = plane->max_scale = WLA_FIXED_ONE;
-	plane->driver_data = out;
-	out->zorder[out->n_planes++] = plane;
 	return true;
 }
 
