@@ -418,9 +418,12 @@ static void program_state(struct wla_atomic_state *state)
 	if (ret == 0) {
 		return;
 	}
+	/* Nothing of it reached the hardware: CRTCs it was to turn off still
+	 * scan out, the others wait for a state that never comes. Turn them
+	 * all off for real (that cannot fail) before their queues go. */
 	state->busy++;
 	wla_for_each_crtc_in_state(state, e) {
-		if (e->latch && !e->done) {
+		if ((e->latch && !e->done) || (!e->latch && e->old_state->active)) {
 			wlr_log(WLR_ERROR, "%s: the driver could not program commit_seq %" PRIu64
 				": %s; the crtc is off", e->ptr->name, e->commit_seq, strerror(-ret));
 			force_off(e->ptr, state);

@@ -610,6 +610,38 @@ static void a_state_the_driver_cannot_program_turns_the_crtc_off(void)
 	rf_finish(&f);
 }
 
+/* A refused state that was also to turn another CRTC off: that CRTC is
+ * turned off for real before its queue goes. */
+static void a_refused_state_turning_a_crtc_off_still_stops_it(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 2, 1, false));
+	struct wla_vdc_output *o0 = out_of(&f, 0), *o1 = out_of(&f, 1);
+	struct wla_fb *fb[3];
+	for (int i = 0; i < 3; i++) {
+		fb[i] = rf_fb(&f, W, H, 0xff550000u + (uint32_t)i);
+	}
+	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
+	CHECK_INT(enable(&f, 1, fb[1], 2), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	struct wla_atomic_state *s = frame_state(&f, &o0->crtc, 3, &o0->primary, fb[2]);
+	s->allow_modeset = true;
+	struct wla_crtc_state *cs1 = wla_atomic_get_crtc_state(s, &o1->crtc);
+	cs1->enable = cs1->active = false;
+	wla_atomic_set_crtc_for_connector(s, wla_atomic_get_connector_state(s, &o1->connector),
+		NULL);
+	f.vdc->fail_commit_tail = EIO;
+	CHECK_INT(commit_nb(s), 0);
+	check_books(&f);
+	CHECK(!o0->running && !o1->running);
+	CHECK(ev_of(&f, 3)->failed);
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(locks(&f, fb[i]), 0);
+	}
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
 /* The driver refuses to import an fb: the commit fails, nothing changed. */
 static void an_fb_the_driver_cannot_import_refuses_the_commit(void)
 {
@@ -753,6 +785,7 @@ int main(void)
 	RUN_TEST(a_mailbox_replacement_keeps_the_replaced_frames_mode_change);
 	RUN_TEST(a_mode_below_one_hertz_is_refused);
 	RUN_TEST(a_state_the_driver_cannot_program_turns_the_crtc_off);
+	RUN_TEST(a_refused_state_turning_a_crtc_off_still_stops_it);
 	RUN_TEST(an_fb_the_driver_cannot_import_refuses_the_commit);
 	RUN_TEST(a_commit_after_a_vblanks_instant_latches_at_the_next_even_if_the_timer_is_late);
 	RUN_TEST(three_queued_frames_after_a_stall_latch_one_per_vblank_each_with_its_own);
