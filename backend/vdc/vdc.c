@@ -469,7 +469,21 @@ static uint64_t vdc_device_now(struct wla_device *dev)
 static bool vdc_custom_mode(struct wla_device *dev, int32_t width, int32_t height,
 	int32_t refresh_mhz, struct wla_mode *mode)
 {
-	return wla_vdc_mode(mode, width, height, refresh_mhz);
+	if (width < 1 || width > WLA_MODE_MAX_SIZE || height < 1 || height > WLA_MODE_MAX_SIZE ||
+			refresh_mhz < WLA_MODE_MIN_REFRESH_MHZ ||
+			refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ) {
+		wlr_log(WLR_ERROR, "vdc: mode %" PRId32 "x%" PRId32 "@%" PRId32 "mHz is beyond the "
+			"virtual display controller's 1..%d x 1..%d at %d..%d mHz", width, height,
+			refresh_mhz, WLA_MODE_MAX_SIZE, WLA_MODE_MAX_SIZE, WLA_MODE_MIN_REFRESH_MHZ,
+			WLA_MODE_MAX_REFRESH_MHZ);
+		return false;
+	}
+	if (!wla_vdc_mode(mode, width, height, refresh_mhz)) {
+		wlr_log(WLR_ERROR, "vdc: no timing for mode %" PRId32 "x%" PRId32 "@%" PRId32 "mHz",
+			width, height, refresh_mhz);
+		return false;
+	}
+	return true;
 }
 
 static uint32_t vdc_buffer_caps(struct wla_device *dev)

@@ -132,7 +132,8 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 				pending->custom_mode.height, refresh ? refresh : 60000, &req->mode);
 		}
 		if (!ok) {
-			wlr_log(WLR_ERROR, "output %s: no timing for mode %" PRId32 "x%" PRId32
+			/* The driver has said why. */
+			wlr_log(WLR_DEBUG, "output %s: no timing for mode %" PRId32 "x%" PRId32
 				"@%" PRId32 "mHz", wo->name, req->mode.width, req->mode.height,
 				req->mode.refresh_mhz);
 			return false;
