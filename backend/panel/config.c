@@ -39,8 +39,10 @@
  * active-low line. Every line must be set by some panel-off-step: the
  * values the off steps leave are the lines' safe off values, which they are
  * requested with and driven to on failure. With a panel-lit-step, the first
- * panel-off-step must switch exactly its lines back. A line named backlight
- * is switched on only by the panel-lit-step.
+ * panel-off-step must switch exactly its lines back. The backlight, a line
+ * named backlight and the lines panel-lit-step sets, is switched on by
+ * panel-lit-step only: no on or off step may set a line named backlight to 1,
+ * or a line of panel-lit-step to the value that step gives it.
  *
  *     panel-min-off-time = 500         ms from the end of a power-off to
  *                                      the next power-on, default 0
@@ -357,18 +359,9 @@ static int add_step(struct wla_config_panel *panel, struct wla_panel_parser *par
 	if (ret < 0) {
 		return ret;
 	}
-	if (key == KEY_ON_STEP) {
-		for (size_t i = 0; i < panel->n_lines; i++) {
-			if ((step.values & (UINT32_C(1) << i)) &&
-					strcmp(panel->lines[i].name, "backlight") == 0) {
-				wlr_log(WLR_ERROR, "config: %s: %s '%s': line 'backlight' is switched on "
-					"only by panel-lit-step, after the first frame", origin, name, value);
-				return -EINVAL;
-			}
-		}
-	}
 	struct wla_panel_step *steps = key == KEY_ON_STEP ? panel->on : panel->off;
 	size_t *n_steps = key == KEY_ON_STEP ? &panel->n_on : &panel->n_off;
+	size_t *step_lines = key == KEY_ON_STEP ? parser->on_lines : parser->off_lines;
 	if (key == KEY_LIT_STEP) {
 		panel->lit = step;
 		panel->has_lit = true;
@@ -378,9 +371,7 @@ static int add_step(struct wla_config_panel *panel, struct wla_panel_parser *par
 			WLA_PANEL_MAX_STEPS);
 		return -EINVAL;
 	} else {
-		if (key == KEY_OFF_STEP && *n_steps == 0) {
-			parser->first_off_line = lineno;
-		}
+		step_lines[*n_steps] = lineno;
 		steps[(*n_steps)++] = step;
 	}
 	if (!parser->steps_line) {
@@ -523,6 +514,60 @@ static int expand_simple(struct wla_config_panel *panel, const char *origin)
 	return 0;
 }
 
+/*
+ * The lines that only the lit step may switch on, and whether a step does: a
+ * line named backlight is on at 1, a line of the lit step at the value the lit
+ * step gives it (a backlight may be lit by releasing a shutdown line). Values
+ * are logical, so an active-low backlight is judged the same way.
+ */
+static uint32_t lights_backlight(const struct wla_config_panel *panel,
+	const struct wla_panel_step *step)
+{
+	uint32_t named = 0;
+	int backlight = find_line(panel, "backlight", strlen("backlight"));
+	if (backlight >= 0) {
+		named = UINT32_C(1) << backlight;
+	}
+	uint32_t lit = 0;
+	if (panel->has_lit) {
+		lit = panel->lit.mask & ~(step->values ^ panel->lit.values);
+	}
+	return step->mask & ((named & step->values) | lit);
+}
+
+/*
+ * Only the lit step switches the backlight on. Were another step to do it,
+ * the backlight would be lit before the first frame, or, from an off step,
+ * its safe off value would be on: lit from the request on and after a failure.
+ */
+static int check_backlight(const struct wla_config_panel *panel,
+	const struct wla_panel_parser *parser, const char *file, const char *output_name)
+{
+	static const char *const keys[] = { "panel-on-step", "panel-off-step" };
+	const struct wla_panel_step *steps[] = { panel->on, panel->off };
+	const size_t n_steps[] = { panel->n_on, panel->n_off };
+	const size_t *lines[] = { parser->on_lines, parser->off_lines };
+	for (size_t s = 0; s < WLA_ARRAY_SIZE(steps); s++) {
+		for (size_t i = 0; i < n_steps[s]; i++) {
+			uint32_t bad = lights_backlight(panel, &steps[s][i]);
+			if (!bad) {
+				continue;
+			}
+			int line = __builtin_ctz(bad);
+			char lit[32] = "";
+			if (panel->has_lit) {
+				snprintf(lit, sizeof(lit), " (line %zu)", parser->lit_line);
+			}
+			wlr_log(WLR_ERROR, "config: %s:%zu: [output] '%s': %s sets %s=%u, but only "
+				"panel-lit-step%s may switch the backlight on, after the first frame",
+				file, lines[s][i], output_name, keys[s], panel->lines[line].name,
+				(unsigned)(steps[s][i].values >> line) & 1, lit);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int check_steps(struct wla_config_panel *panel, struct wla_panel_parser *parser,
 	const char *file, const char *output_name)
 {
@@ -550,14 +595,14 @@ static int check_steps(struct wla_config_panel *panel, struct wla_panel_parser *
 		const struct wla_panel_step *first = &panel->off[0];
 		if (first->mask != panel->lit.mask ||
 				((first->values ^ panel->lit.values) & first->mask) != first->mask) {
-			snprintf(origin, sizeof(origin), "%s:%zu", file, parser->first_off_line);
+			snprintf(origin, sizeof(origin), "%s:%zu", file, parser->off_lines[0]);
 			wlr_log(WLR_ERROR, "config: %s: [output] '%s': the first panel-off-step must "
 				"switch back exactly the lines of panel-lit-step (line %zu), backlight "
 				"off first", origin, output_name, parser->lit_line);
 			return -EINVAL;
 		}
 	}
-	return 0;
+	return check_backlight(panel, parser, file, output_name);
 }
 
 int wla_panel_config_finish(struct wla_config_panel *panel, struct wla_panel_parser *parser,

@@ -283,8 +283,9 @@ struct wla_panel_parser {
 	size_t steps_line;     /* first panel-*-step */
 	size_t delay_line;     /* first panel-delay-* */
 	size_t lit_line;
-	size_t first_off_line;
 	size_t line_lines[WLA_PANEL_MAX_LINES]; /* panel-line of each line */
+	size_t on_lines[WLA_PANEL_MAX_STEPS];   /* panel-on-step of each on step */
+	size_t off_lines[WLA_PANEL_MAX_STEPS];  /* panel-off-step of each off step */
 	size_t seen_lines[16]; /* first line of each key */
 };
 
