@@ -272,7 +272,7 @@ WLA_EXPORT int wla_config_set(struct wla_config *cfg, const char *origin, const 
 		*(uint32_t *)((char *)cfg + k->offset) = v;
 		return 0;
 	}
-	wlr_log(WLR_ERROR, "config: %s: unknown key '%s'", origin, key);
+	wlr_log(WLR_ERROR, "config: %s: unknown key '%s' (value '%s')", origin, key, value);
 	return -EINVAL;
 }
 
@@ -385,7 +385,8 @@ static int set_output_key(struct text_parser *tp, const char *origin, size_t lin
 		output->n_modes++;
 		return 0;
 	}
-	wlr_log(WLR_ERROR, "config: %s: unknown key '%s' in [output]", origin, key);
+	wlr_log(WLR_ERROR, "config: %s: unknown key '%s' in [output] (value '%s')", origin, key,
+		value);
 	return -EINVAL;
 }
 

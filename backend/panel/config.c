@@ -390,7 +390,8 @@ int wla_panel_config_set(struct wla_config_panel *panel, struct wla_panel_parser
 		}
 	}
 	if (k == WLA_ARRAY_SIZE(panel_keys)) {
-		wlr_log(WLR_ERROR, "config: %s: unknown key '%s' in [output]", origin, key);
+		wlr_log(WLR_ERROR, "config: %s: unknown key '%s' in [output] (value '%s')", origin,
+			key, value);
 		return -EINVAL;
 	}
 	if (!panel_keys[k].repeatable && parser->seen_lines[k]) {

@@ -378,8 +378,9 @@ static void bad_chip_and_unknown_panel_key_are_refused(void)
 	CHECK_REFUSED(HEAD "panel-chip = my chip\n",
 		"t.conf:4: panel-chip 'my chip': expected a chip name, label or path");
 	CHECK_REFUSED(HEAD "panel-colour = red\n",
-		"config: t.conf:4: unknown key 'panel-colour' in [output]");
-	CHECK_REFUSED("panel-chip = panel-gpio\n", "config: t.conf:1: unknown key 'panel-chip'");
+		"config: t.conf:4: unknown key 'panel-colour' in [output] (value 'red')");
+	CHECK_REFUSED("panel-chip = panel-gpio\n",
+		"config: t.conf:1: unknown key 'panel-chip' (value 'panel-gpio')");
 }
 
 int main(void)

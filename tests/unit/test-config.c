@@ -226,7 +226,10 @@ static void unknown_key_is_refused(void)
 	struct wla_config cfg;
 	wla_config_init(&cfg);
 	CHECK_INT(wla_config_set(&cfg, "here", "foo", "1"), -EINVAL);
-	CHECK_ONE_ERROR("config: here: unknown key 'foo'");
+	CHECK_ONE_ERROR("config: here: unknown key 'foo' (value '1')");
+	harness_log_clear();
+	CHECK_INT(wla_config_set(&cfg, "WLA_X", "overlay_planes", "two words"), -EINVAL);
+	CHECK_ONE_ERROR("config: WLA_X: unknown key 'overlay_planes' (value 'two words')");
 }
 
 static void file_text_with_outputs_is_parsed(void)
@@ -295,12 +298,12 @@ static void unknown_key_in_file_names_file_line_and_key(void)
 	struct wla_config cfg;
 	wla_config_init(&cfg);
 	CHECK_INT(wla_config_parse_text(&cfg, "/path/x.conf", "# c\n\nfoo = 1\n"), -EINVAL);
-	CHECK_ONE_ERROR("config: /path/x.conf:3: unknown key 'foo'");
+	CHECK_ONE_ERROR("config: /path/x.conf:3: unknown key 'foo' (value '1')");
 
 	harness_log_clear();
 	CHECK_INT(wla_config_parse_text(&cfg, "/path/x.conf",
 		"[output]\nmode = 640x480\nrefresh = 60\n"), -EINVAL);
-	CHECK_ONE_ERROR("config: /path/x.conf:3: unknown key 'refresh' in [output]");
+	CHECK_ONE_ERROR("config: /path/x.conf:3: unknown key 'refresh' in [output] (value '60')");
 }
 
 static void bad_mode_in_file_names_file_line_and_value(void)
