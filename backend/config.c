@@ -13,7 +13,7 @@
  *     [output]                    starts an output section
  *     name = HDMI-A-1             optional, 1..31 of A-Z a-z 0-9 _ -
  *     mode = 1920x1080@60         repeatable (up to 16), the first is preferred
- *     mode = 1280x720@59.94       HZ may have up to 3 decimals, default 60
+ *     mode = 1280x720@59.94       HZ: 1..1000, up to 3 decimals, default 60
  *     panel-chip = panel-gpio     a panel's GPIO power sequencing: the
  *     panel-line = enable 3       panel-* keys are described at the top of
  *     panel-preset = simple       backend/panel/config.c
@@ -213,13 +213,9 @@ WLA_EXPORT int wla_config_parse_mode(const char *origin, const char *str,
 			WLA_MODE_MAX_SIZE);
 		return -EINVAL;
 	}
-	if (refresh_mhz <= 0) {
-		wlr_log(WLR_ERROR, "config: %s: mode '%s': refresh must be > 0", origin, str);
-		return -EINVAL;
-	}
-	if (refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ) {
-		wlr_log(WLR_ERROR, "config: %s: mode '%s': refresh must be <= %d Hz", origin, str,
-			WLA_MODE_MAX_REFRESH_MHZ / 1000);
+	if (refresh_mhz < WLA_CONFIG_MIN_REFRESH_MHZ || refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ) {
+		wlr_log(WLR_ERROR, "config: %s: mode '%s': refresh must be %d..%d Hz", origin, str,
+			WLA_CONFIG_MIN_REFRESH_MHZ / 1000, WLA_MODE_MAX_REFRESH_MHZ / 1000);
 		return -EINVAL;
 	}
 	mode->width = (int32_t)width;

@@ -22,10 +22,14 @@
 /* Limits a configured mode must respect. */
 #define WLA_MODE_MAX_SIZE 16384
 #define WLA_MODE_MAX_REFRESH_MHZ 1000000
+/* 1 Hz: wlroots' present event carries the refresh period as an int of
+ * nanoseconds, 2.147 s at most. */
+#define WLA_CONFIG_MIN_REFRESH_MHZ 1000
 
 struct wla_config_mode {
 	int32_t width, height;
-	/* Refresh rate in mHz (59940 for 59.94 Hz), always > 0. */
+	/* Refresh rate in mHz (59940 for 59.94 Hz),
+	 * WLA_CONFIG_MIN_REFRESH_MHZ..WLA_MODE_MAX_REFRESH_MHZ. */
 	int32_t refresh_mhz;
 };
 
@@ -64,8 +68,9 @@ void wla_config_init(struct wla_config *cfg);
 
 /*
  * Parse a mode string "WIDTHxHEIGHT" or "WIDTHxHEIGHT@HZ" (HZ may have up to
- * three decimals, e.g. 59.94; without it 60 Hz). Returns 0, or -EINVAL and
- * logs one line naming origin and the string.
+ * three decimals, e.g. 59.94; without it 60 Hz). Sizes are 1..WLA_MODE_MAX_SIZE,
+ * the refresh WLA_CONFIG_MIN_REFRESH_MHZ..WLA_MODE_MAX_REFRESH_MHZ. Returns 0,
+ * or -EINVAL and logs one line naming origin and the string.
  */
 int wla_config_parse_mode(const char *origin, const char *str, struct wla_config_mode *mode);
 

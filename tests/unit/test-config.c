@@ -93,8 +93,8 @@ static void mode_with_fractional_refresh_is_parsed_in_mhz(void)
 	CHECK_MODE(mode, 800, 600, 75500);
 	CHECK_INT(wla_config_parse_mode("test", "640x480@143.999", &mode), 0);
 	CHECK_MODE(mode, 640, 480, 143999);
-	CHECK_INT(wla_config_parse_mode("test", "640x480@0.001", &mode), 0);
-	CHECK_MODE(mode, 640, 480, 1);
+	CHECK_INT(wla_config_parse_mode("test", "640x480@1.001", &mode), 0);
+	CHECK_MODE(mode, 640, 480, 1001);
 	CHECK_INT(wla_config_parse_mode("test", "1024x768@75", &mode), 0);
 	CHECK_MODE(mode, 1024, 768, 75000);
 	CHECK_INT(harness_log_n, 0);
@@ -128,10 +128,32 @@ static void mode_with_garbage_or_blanks_is_refused(void)
 
 static void refresh_zero_is_refused(void)
 {
-	check_mode_refused("1920x1080@0", "refresh must be > 0");
-	check_mode_refused("1920x1080@0.000", "refresh must be > 0");
-	check_mode_refused("1920x1080@-60", "refresh must be > 0");
-	check_mode_refused("1920x1080@-0.5", "refresh must be > 0");
+	check_mode_refused("1920x1080@0", "refresh must be 1..1000 Hz");
+	check_mode_refused("1920x1080@0.000", "refresh must be 1..1000 Hz");
+	check_mode_refused("1920x1080@-60", "refresh must be 1..1000 Hz");
+	check_mode_refused("1920x1080@-0.5", "refresh must be 1..1000 Hz");
+}
+
+static void refresh_below_1hz_is_refused(void)
+{
+	/* A present event carries the period as an int of ns: 2.147 s at most. */
+	check_mode_refused("640x480@0.001", "refresh must be 1..1000 Hz");
+	check_mode_refused("640x480@0.999", "refresh must be 1..1000 Hz");
+	check_mode_refused("640x480@0.5", "refresh must be 1..1000 Hz");
+	struct wla_config_mode mode;
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_mode("test", "640x480@1", &mode), 0);
+	CHECK_MODE(mode, 640, 480, WLA_CONFIG_MIN_REFRESH_MHZ);
+	CHECK_INT(wla_config_parse_mode("test", "640x480@1.000", &mode), 0);
+	CHECK_MODE(mode, 640, 480, 1000);
+	CHECK_INT(harness_log_n, 0);
+
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "slow.conf", "[output]\nmode = 800x600@0.5\n"),
+		-EINVAL);
+	CHECK_ONE_ERROR("config: slow.conf:2: mode '800x600@0.5': refresh must be 1..1000 Hz");
 }
 
 static void refresh_with_four_decimals_is_refused(void)
@@ -144,8 +166,8 @@ static void refresh_above_limit_is_refused(void)
 	struct wla_config_mode mode;
 	CHECK_INT(wla_config_parse_mode("test", "100x100@1000", &mode), 0);
 	CHECK_MODE(mode, 100, 100, WLA_MODE_MAX_REFRESH_MHZ);
-	check_mode_refused("100x100@1000.001", "refresh must be <= 1000 Hz");
-	check_mode_refused("100x100@99999999999999999999999", "refresh must be <= 1000 Hz");
+	check_mode_refused("100x100@1000.001", "refresh must be 1..1000 Hz");
+	check_mode_refused("100x100@99999999999999999999999", "refresh must be 1..1000 Hz");
 }
 
 static void negative_size_is_refused(void)
@@ -312,7 +334,7 @@ static void bad_mode_in_file_names_file_line_and_value(void)
 	wla_config_init(&cfg);
 	CHECK_INT(wla_config_parse_text(&cfg, "/path/x.conf",
 		"[output]\nmode = 640x480\nmode = 1920x1080@0\n"), -EINVAL);
-	CHECK_ONE_ERROR("config: /path/x.conf:3: mode '1920x1080@0': refresh must be > 0");
+	CHECK_ONE_ERROR("config: /path/x.conf:3: mode '1920x1080@0': refresh must be 1..1000 Hz");
 }
 
 static void bad_number_in_file_names_file_line_key_and_value(void)
@@ -803,6 +825,7 @@ int main(void)
 	RUN_TEST(mode_abc_is_refused_with_its_value_in_the_message);
 	RUN_TEST(mode_with_garbage_or_blanks_is_refused);
 	RUN_TEST(refresh_zero_is_refused);
+	RUN_TEST(refresh_below_1hz_is_refused);
 	RUN_TEST(refresh_with_four_decimals_is_refused);
 	RUN_TEST(refresh_above_limit_is_refused);
 	RUN_TEST(negative_size_is_refused);
