@@ -297,6 +297,12 @@ int wla_panel_config_set(struct wla_config_panel *panel, struct wla_panel_parser
 int wla_panel_config_finish(struct wla_config_panel *panel, struct wla_panel_parser *parser,
 	const char *file, const char *output_name);
 
+/* Check a panel description filled in code by the rules the parser applies
+ * (what wla_panel_config_finish() accepted passes). field names it in
+ * messages ("wla_config.outputs[0].panel"). 0, or -EINVAL after one line. */
+int wla_panel_config_check(const struct wla_config_panel *panel, const char *field,
+	const char *output_name);
+
 /* The logical values the power-off sequence leaves, bit i for line i. */
 uint32_t wla_panel_off_values(const struct wla_config_panel *desc);
 

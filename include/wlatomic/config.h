@@ -90,6 +90,17 @@ int wla_config_set(struct wla_config *cfg, const char *origin, const char *key,
  */
 int wla_config_parse_text(struct wla_config *cfg, const char *name, const char *text);
 
+/*
+ * Check a config filled in code by the rules the parsers apply to what they
+ * read: the overlay-planes, cursor-size and flip-depth ranges, 1..
+ * WLA_MAX_OUTPUTS outputs with valid, unique names, 1..WLA_MAX_MODES valid
+ * modes each, and panel descriptions as the panel-* keys describe them (a
+ * config the parsers produced passes). cfg is only read. Returns 0, or
+ * -EINVAL after one logged line naming the field ("wla_config.outputs[1]
+ * .modes[0]") and the value.
+ */
+int wla_config_validate(const struct wla_config *cfg);
+
 /* Read and parse a config file. -ENOENT etc. if it cannot be read. */
 int wla_config_load_file(struct wla_config *cfg, const char *path);
 
