@@ -13,7 +13,7 @@
  *     [output]                    starts an output section
  *     name = HDMI-A-1             optional, 1..31 of A-Z a-z 0-9 _ -
  *     mode = 1920x1080@60         repeatable (up to 16), the first is preferred
- *     mode = 1280x720@59.94       HZ may have up to 3 decimals, default 60
+ *     mode = 1280x720@59.94       HZ: 1..1000, up to 3 decimals, default 60
  *     panel-chip = panel-gpio     a panel's GPIO power sequencing: the
  *     panel-line = enable 3       panel-* keys are described at the top of
  *     panel-preset = simple       backend/panel/config.c
@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,16 +51,21 @@ static const char mode_syntax[] = "expected WIDTHxHEIGHT[@HZ]";
 
 struct config_key {
 	const char *name;
+	const char *field; /* in struct wla_config */
 	size_t offset;
 	uint32_t min, max;
 };
 
 static const struct config_key config_keys[] = {
-	{ "overlay-planes", offsetof(struct wla_config, overlay_planes),
+	{ "overlay-planes", "overlay_planes", offsetof(struct wla_config, overlay_planes),
 		0, WLA_MAX_OVERLAY_PLANES },
-	{ "cursor-size", offsetof(struct wla_config, cursor_size), 16, 512 },
-	{ "flip-depth", offsetof(struct wla_config, flip_depth), 1, WLA_MAX_FLIP_DEPTH },
+	{ "cursor-size", "cursor_size", offsetof(struct wla_config, cursor_size), 16, 512 },
+	{ "flip-depth", "flip_depth", offsetof(struct wla_config, flip_depth),
+		1, WLA_MAX_FLIP_DEPTH },
 };
+
+/* Where wla_config_validate() names a field: "wla_config.cursor_size". */
+#define VALIDATE_ORIGIN "wla_config"
 
 static bool is_digit(char c)
 {
@@ -213,13 +219,9 @@ WLA_EXPORT int wla_config_parse_mode(const char *origin, const char *str,
 			WLA_MODE_MAX_SIZE);
 		return -EINVAL;
 	}
-	if (refresh_mhz <= 0) {
-		wlr_log(WLR_ERROR, "config: %s: mode '%s': refresh must be > 0", origin, str);
-		return -EINVAL;
-	}
-	if (refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ) {
-		wlr_log(WLR_ERROR, "config: %s: mode '%s': refresh must be <= %d Hz", origin, str,
-			WLA_MODE_MAX_REFRESH_MHZ / 1000);
+	if (refresh_mhz < WLA_CONFIG_MIN_REFRESH_MHZ || refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ) {
+		wlr_log(WLR_ERROR, "config: %s: mode '%s': refresh must be %d..%d Hz", origin, str,
+			WLA_CONFIG_MIN_REFRESH_MHZ / 1000, WLA_MODE_MAX_REFRESH_MHZ / 1000);
 		return -EINVAL;
 	}
 	mode->width = (int32_t)width;
@@ -230,6 +232,70 @@ WLA_EXPORT int wla_config_parse_mode(const char *origin, const char *str,
 bad_syntax:
 	wlr_log(WLR_ERROR, "config: %s: bad mode '%s' (%s)", origin, str, mode_syntax);
 	return -EINVAL;
+}
+
+/*
+ * The checks on single values. Each is one function that the parsers call on
+ * what they read and wla_config_validate() on a config filled in code, its
+ * numbers printed back to text, so both refuse the same values with the same
+ * message.
+ */
+
+static int parse_key_number(const struct config_key *k, const char *origin, const char *value,
+	uint32_t *out)
+{
+	if (!parse_uint(value, k->max, out) || *out < k->min) {
+		wlr_log(WLR_ERROR, "config: %s: %s '%s': expected an integer %u..%u", origin,
+			k->name, value, k->min, k->max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_output_count(const char *origin, const char *value, uint32_t *count)
+{
+	if (!parse_uint(value, WLA_MAX_OUTPUTS, count) || *count < 1) {
+		wlr_log(WLR_ERROR, "config: %s: output count '%s' must be 1..%d", origin, value,
+			WLA_MAX_OUTPUTS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* name need not be terminated: len is its length. */
+static int check_output_name(const char *origin, const char *name, size_t len)
+{
+	bool valid = len >= 1 && len < WLA_OUTPUT_NAME_MAX;
+	for (size_t i = 0; valid && i < len; i++) {
+		valid = is_name_char(name[i]);
+	}
+	if (!valid) {
+		wlr_log(WLR_ERROR, "config: %s: bad output name '%.*s' (expected 1..%d of "
+			"A-Z a-z 0-9 _ -)", origin, (int)len, name, WLA_OUTPUT_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* label is the name the output has or will get. */
+static int check_has_mode(const char *origin, const char *label, size_t n_modes)
+{
+	if (n_modes == 0) {
+		wlr_log(WLR_ERROR, "config: %s: [output] section '%s' has no mode", origin, label);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The first output before outputs[i] with the same name, -1 if none. */
+static int find_duplicate_name(const struct wla_config *cfg, size_t i)
+{
+	for (size_t j = 0; j < i; j++) {
+		if (strncmp(cfg->outputs[i].name, cfg->outputs[j].name, WLA_OUTPUT_NAME_MAX) == 0) {
+			return (int)j;
+		}
+	}
+	return -1;
 }
 
 WLA_EXPORT int wla_config_set(struct wla_config *cfg, const char *origin, const char *key,
@@ -264,15 +330,14 @@ WLA_EXPORT int wla_config_set(struct wla_config *cfg, const char *origin, const 
 			continue;
 		}
 		uint32_t v;
-		if (!parse_uint(value, k->max, &v) || v < k->min) {
-			wlr_log(WLR_ERROR, "config: %s: %s '%s': expected an integer %u..%u",
-				origin, key, value, k->min, k->max);
-			return -EINVAL;
+		int ret = parse_key_number(k, origin, value, &v);
+		if (ret < 0) {
+			return ret;
 		}
 		*(uint32_t *)((char *)cfg + k->offset) = v;
 		return 0;
 	}
-	wlr_log(WLR_ERROR, "config: %s: unknown key '%s'", origin, key);
+	wlr_log(WLR_ERROR, "config: %s: unknown key '%s' (value '%s')", origin, key, value);
 	return -EINVAL;
 }
 
@@ -307,12 +372,13 @@ static int end_section(struct text_parser *tp)
 	if (!output) {
 		return 0;
 	}
-	char label[WLA_OUTPUT_NAME_MAX];
+	char label[WLA_OUTPUT_NAME_MAX], origin[CONFIG_ORIGIN_MAX];
 	size_t index = (size_t)(output - tp->cfg->outputs);
-	if (output->n_modes == 0) {
-		wlr_log(WLR_ERROR, "config: %s:%zu: [output] section '%s' has no mode", tp->name,
-			tp->lines[index], output_label(tp, output, label, sizeof(label)));
-		return -EINVAL;
+	snprintf(origin, sizeof(origin), "%s:%zu", tp->name, tp->lines[index]);
+	int ret = check_has_mode(origin, output_label(tp, output, label, sizeof(label)),
+		output->n_modes);
+	if (ret < 0) {
+		return ret;
 	}
 	return wla_panel_config_finish(&output->panel, &tp->panel, tp->name,
 		output_label(tp, output, label, sizeof(label)));
@@ -355,14 +421,9 @@ static int set_output_key(struct text_parser *tp, const char *origin, size_t lin
 	}
 	if (strcmp(key, "name") == 0) {
 		size_t len = strlen(value);
-		bool valid = len >= 1 && len < WLA_OUTPUT_NAME_MAX;
-		for (size_t i = 0; valid && i < len; i++) {
-			valid = is_name_char(value[i]);
-		}
-		if (!valid) {
-			wlr_log(WLR_ERROR, "config: %s: bad output name '%s' (expected 1..%d of "
-				"A-Z a-z 0-9 _ -)", origin, value, WLA_OUTPUT_NAME_MAX - 1);
-			return -EINVAL;
+		int ret = check_output_name(origin, value, len);
+		if (ret < 0) {
+			return ret;
 		}
 		if (output->name[0]) {
 			wlr_log(WLR_ERROR, "config: %s: name '%s': output already named '%s'",
@@ -385,7 +446,8 @@ static int set_output_key(struct text_parser *tp, const char *origin, size_t lin
 		output->n_modes++;
 		return 0;
 	}
-	wlr_log(WLR_ERROR, "config: %s: unknown key '%s' in [output]", origin, key);
+	wlr_log(WLR_ERROR, "config: %s: unknown key '%s' in [output] (value '%s')", origin, key,
+		value);
 	return -EINVAL;
 }
 
@@ -449,20 +511,19 @@ static int finish_outputs(struct text_parser *tp)
 		}
 	}
 	for (size_t i = 0; i < cfg->n_outputs; i++) {
-		for (size_t j = 0; j < i; j++) {
-			if (strcmp(cfg->outputs[i].name, cfg->outputs[j].name) != 0) {
-				continue;
-			}
-			if (tp->replaced) {
-				wlr_log(WLR_ERROR, "config: %s:%zu: duplicate output name '%s' "
-					"(first at line %zu)", tp->name, tp->lines[i],
-					cfg->outputs[i].name, tp->lines[j]);
-			} else {
-				wlr_log(WLR_ERROR, "config: %s: duplicate output name '%s'",
-					tp->name, cfg->outputs[i].name);
-			}
-			return -EINVAL;
+		int j = find_duplicate_name(cfg, i);
+		if (j < 0) {
+			continue;
 		}
+		if (tp->replaced) {
+			wlr_log(WLR_ERROR, "config: %s:%zu: duplicate output name '%s' (first at "
+				"line %zu)", tp->name, tp->lines[i], cfg->outputs[i].name,
+				tp->lines[j]);
+		} else {
+			wlr_log(WLR_ERROR, "config: %s: duplicate output name '%s'", tp->name,
+				cfg->outputs[i].name);
+		}
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -647,10 +708,9 @@ static int load_env_outputs(struct wla_config *cfg, const char *value)
 
 	if (all_digits(value)) {
 		uint32_t count;
-		if (!parse_uint(value, WLA_MAX_OUTPUTS, &count) || count < 1) {
-			wlr_log(WLR_ERROR, "config: WLA_OUTPUTS: output count '%s' must be 1..%d",
-				value, WLA_MAX_OUTPUTS);
-			return -EINVAL;
+		int ret = parse_output_count("WLA_OUTPUTS", value, &count);
+		if (ret < 0) {
+			return ret;
 		}
 		n_outputs = count;
 		for (size_t i = 0; i < n_outputs; i++) {
@@ -710,4 +770,79 @@ WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
 		}
 	}
 	return 0;
+}
+
+/* A mode as its config value reads, "1920x1080@59.940", into buf. */
+static const char *format_mode(const struct wla_config_mode *mode, char *buf, size_t size)
+{
+	int64_t mhz = mode->refresh_mhz;
+	snprintf(buf, size, "%" PRId32 "x%" PRId32 "@%s%" PRId64 ".%03" PRId64, mode->width,
+		mode->height, mhz < 0 ? "-" : "", (mhz < 0 ? -mhz : mhz) / 1000,
+		(mhz < 0 ? -mhz : mhz) % 1000);
+	return buf;
+}
+
+static int validate_output(const struct wla_config *cfg, size_t i)
+{
+	const struct wla_config_output *output = &cfg->outputs[i];
+	char origin[96], text[64];
+	size_t len = strnlen(output->name, sizeof(output->name));
+	snprintf(origin, sizeof(origin), VALIDATE_ORIGIN ".outputs[%zu].name", i);
+	int ret = check_output_name(origin, output->name, len);
+	if (ret < 0) {
+		return ret;
+	}
+	int dup = find_duplicate_name(cfg, i);
+	if (dup >= 0) {
+		wlr_log(WLR_ERROR, "config: %s: duplicate output name '%s' (first at outputs[%d])",
+			origin, output->name, dup);
+		return -EINVAL;
+	}
+
+	snprintf(origin, sizeof(origin), VALIDATE_ORIGIN ".outputs[%zu].n_modes", i);
+	ret = check_has_mode(origin, output->name, output->n_modes);
+	if (ret < 0) {
+		return ret;
+	}
+	if (output->n_modes > WLA_MAX_MODES) {
+		wlr_log(WLR_ERROR, "config: %s '%zu': more than %d modes in one output", origin,
+			output->n_modes, WLA_MAX_MODES);
+		return -EINVAL;
+	}
+	for (size_t j = 0; j < output->n_modes; j++) {
+		snprintf(origin, sizeof(origin), VALIDATE_ORIGIN ".outputs[%zu].modes[%zu]", i, j);
+		struct wla_config_mode parsed;
+		ret = wla_config_parse_mode(origin, format_mode(&output->modes[j], text,
+			sizeof(text)), &parsed);
+		if (ret < 0) {
+			return ret;
+		}
+	}
+
+	snprintf(origin, sizeof(origin), VALIDATE_ORIGIN ".outputs[%zu].panel", i);
+	return wla_panel_config_check(&output->panel, origin, output->name);
+}
+
+WLA_EXPORT int wla_config_validate(const struct wla_config *cfg)
+{
+	char origin[64], text[32];
+	for (size_t i = 0; i < WLA_ARRAY_SIZE(config_keys); i++) {
+		const struct config_key *k = &config_keys[i];
+		snprintf(origin, sizeof(origin), VALIDATE_ORIGIN ".%s", k->field);
+		snprintf(text, sizeof(text), "%" PRIu32,
+			*(const uint32_t *)((const char *)cfg + k->offset));
+		uint32_t parsed;
+		int ret = parse_key_number(k, origin, text, &parsed);
+		if (ret < 0) {
+			return ret;
+		}
+	}
+
+	snprintf(text, sizeof(text), "%zu", cfg->n_outputs);
+	uint32_t count;
+	int ret = parse_output_count(VALIDATE_ORIGIN ".n_outputs", text, &count);
+	for (size_t i = 0; ret == 0 && i < cfg->n_outputs; i++) {
+		ret = validate_output(cfg, i);
+	}
+	return ret;
 }

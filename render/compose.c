@@ -1,4 +1,7 @@
+#include <assert.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <pixman.h>
 #include <wlr/util/log.h>
 #include "render/compose.h"
@@ -6,9 +9,9 @@
 #include "wlatomic/capture.h"
 
 /*
- * pixman samples sources through 16.16 fixed-point coordinates, so neither a
- * framebuffer nor a destination rectangle (whose local coordinates go through
- * the transform) may reach 32768 pixels.
+ * Below 32768 pixels, a framebuffer's 16.16 source coordinates fit in 31 bits
+ * and a destination rectangle's in 15, which nearest() relies on; planes
+ * cannot be larger anyway.
  */
 #define WLA_COMPOSE_MAX_SIZE 32767
 
@@ -69,6 +72,93 @@ static bool clip_span(int32_t pos, uint32_t len, uint32_t limit, int32_t *start,
 	return true;
 }
 
+/*
+ * The fb pixel that nearest sampling picks for pixel u of a span of dst_len
+ * pixels showing [src_pos, src_pos + src_len) (16.16): the one under the
+ * centre of u, src_pos + src_len * (u + 0.5) / dst_len, and on an exact pixel
+ * edge the one on its left, as pixman picks. Worked out exactly in 64 bits
+ * (src values are below 2^31, dst_len and u below 2^15) instead of through
+ * pixman's 16.16 transform: a 16.16 step per dst pixel cannot be smaller than
+ * 1/65536 px, so at more than 65536x magnification it is 0 and every sample
+ * lands on src_pos itself, the edge of the crop, which picks the pixel left of
+ * it; at lower ratios the rounded step drifts across the span. The centre lies
+ * strictly inside the crop, so the pixel is always one the crop covers.
+ */
+static uint32_t nearest(uint32_t src_pos, uint32_t src_len, uint32_t dst_len, uint64_t u)
+{
+	uint64_t num = (uint64_t)src_pos * 2 * dst_len + (uint64_t)src_len * (2 * u + 1);
+	uint64_t pixel = (num - 1) / ((uint64_t)dst_len << 17);
+	assert(pixel >= src_pos >> 16 && pixel <= ((uint64_t)src_pos + src_len - 1) >> 16);
+	return (uint32_t)pixel;
+}
+
+static pixman_op_t layer_op(const struct wla_format_info *fmt)
+{
+	return fmt->has_alpha ? PIXMAN_OP_OVER : PIXMAN_OP_SRC;
+}
+
+/* A layer shown 1:1 from a whole fb pixel on: its fb is composited as it is. */
+static bool composite_direct(pixman_image_t *dst_img, const struct wla_layer *l, size_t i,
+	const struct wla_format_info *fmt, uint32_t src_x, uint32_t src_y, int32_t x0, int32_t y0,
+	size_t w, size_t h)
+{
+	/* pixman never writes to a source image; the cast only satisfies its API. */
+	pixman_image_t *src = pixman_image_create_bits_no_clear(fmt->pixman_format,
+		(int)l->width, (int)l->height, (uint32_t *)(uintptr_t)l->data, (int)l->stride);
+	if (!src) {
+		wlr_log(WLR_ERROR, "compose: layer %zu: cannot wrap %ux%u %s fb", i,
+			l->width, l->height, fmt->name);
+		return false;
+	}
+	pixman_image_composite32(layer_op(fmt), src, NULL, dst_img, (int32_t)src_x,
+		(int32_t)src_y, 0, 0, x0, y0, (int32_t)w, (int32_t)h);
+	pixman_image_unref(src);
+	return true;
+}
+
+/*
+ * A scaled layer: each dst row is gathered from the fb pixels that nearest
+ * sampling picks into a one-row image in the fb's format, then composited
+ * onto dst, so blending and format conversion stay pixman's.
+ */
+static bool composite_rows(pixman_image_t *dst_img, const struct wla_layer *l, size_t i,
+	const struct wla_format_info *fmt, const uint32_t *columns, int32_t x0, int32_t y0,
+	size_t w, size_t h)
+{
+	uint32_t bpp = fmt->bytes_per_pixel;
+	/* pixman addresses rows in 32-bit words. */
+	size_t stride = (w * bpp + 3) & ~(size_t)3;
+	uint32_t *row = malloc(stride);
+	pixman_image_t *row_img = row ? pixman_image_create_bits_no_clear(fmt->pixman_format,
+		(int)w, 1, row, (int)stride) : NULL;
+	if (!row_img) {
+		wlr_log(WLR_ERROR, "compose: layer %zu: cannot allocate a %zu pixel %s row", i, w,
+			fmt->name);
+		free(row);
+		return false;
+	}
+
+	const uint8_t *data = l->data;
+	uint8_t *out = (uint8_t *)row;
+	uint64_t filled = UINT64_MAX;
+	for (size_t y = 0; y < h; y++) {
+		uint32_t fb_y = nearest(l->src_y, l->src_h, l->dst_h, (uint32_t)(y0 - l->dst_y) + y);
+		/* Magnified rows repeat the row above: gather it once. */
+		if (fb_y != filled) {
+			const uint8_t *in = data + (size_t)fb_y * l->stride;
+			for (size_t x = 0; x < w; x++) {
+				memcpy(out + x * bpp, in + (size_t)columns[x] * bpp, bpp);
+			}
+			filled = fb_y;
+		}
+		pixman_image_composite32(layer_op(fmt), row_img, NULL, dst_img, 0, 0, 0, 0, x0,
+			y0 + (int32_t)y, (int32_t)w, 1);
+	}
+	pixman_image_unref(row_img);
+	free(row);
+	return true;
+}
+
 static bool compose_layer(pixman_image_t *dst_img, const struct wla_image *dst,
 	const struct wla_layer *l, size_t i)
 {
@@ -89,33 +179,28 @@ static bool compose_layer(pixman_image_t *dst_img, const struct wla_image *dst,
 		return true;
 	}
 
-	/* pixman never writes to a source image; the cast only satisfies its API. */
-	pixman_image_t *src = pixman_image_create_bits_no_clear(fmt->pixman_format,
-		(int)l->width, (int)l->height, (uint32_t *)(uintptr_t)l->data, (int)l->stride);
-	if (!src) {
-		wlr_log(WLR_ERROR, "compose: layer %zu: cannot wrap %ux%u %s fb", i,
-			l->width, l->height, fmt->name);
-		return false;
+	size_t w = (size_t)(x1 - x0), h = (size_t)(y1 - y0);
+	uint32_t src_x = l->src_x >> 16, src_y = l->src_y >> 16;
+	bool unscaled = (l->src_x & 0xffff) == 0 && (l->src_y & 0xffff) == 0 &&
+		l->src_w == l->dst_w << 16 && l->src_h == l->dst_h << 16;
+	if (unscaled) {
+		return composite_direct(dst_img, l, i, fmt, src_x + (uint32_t)(x0 - l->dst_x),
+			src_y + (uint32_t)(y0 - l->dst_y), x0, y0, w, h);
 	}
 
-	/*
-	 * Map dst-rectangle-local coordinates to fb coordinates. The scale is
-	 * rounded down so that the last sample stays inside the source rectangle
-	 * instead of picking up the fb pixel beyond the crop.
-	 */
-	pixman_transform_t t;
-	pixman_transform_init_identity(&t);
-	t.matrix[0][0] = (pixman_fixed_t)(l->src_w / l->dst_w);
-	t.matrix[1][1] = (pixman_fixed_t)(l->src_h / l->dst_h);
-	t.matrix[0][2] = (pixman_fixed_t)l->src_x;
-	t.matrix[1][2] = (pixman_fixed_t)l->src_y;
-	pixman_image_set_transform(src, &t);
-	pixman_image_set_filter(src, PIXMAN_FILTER_NEAREST, NULL, 0);
-
-	pixman_image_composite32(fmt->has_alpha ? PIXMAN_OP_OVER : PIXMAN_OP_SRC, src, NULL,
-		dst_img, x0 - l->dst_x, y0 - l->dst_y, 0, 0, x0, y0, x1 - x0, y1 - y0);
-	pixman_image_unref(src);
-	return true;
+	/* One fb column per dst column, looked up once; rows are looked up as
+	 * they are drawn. */
+	uint32_t *columns = calloc(w, sizeof(*columns));
+	if (!columns) {
+		wlr_log(WLR_ERROR, "compose: layer %zu: cannot allocate %zu columns", i, w);
+		return false;
+	}
+	for (size_t x = 0; x < w; x++) {
+		columns[x] = nearest(l->src_x, l->src_w, l->dst_w, (uint32_t)(x0 - l->dst_x) + x);
+	}
+	bool ok = composite_rows(dst_img, l, i, fmt, columns, x0, y0, w, h);
+	free(columns);
+	return ok;
 }
 
 bool wla_compose(struct wla_image *dst, const struct wla_layer *layers, size_t n_layers)

@@ -39,8 +39,10 @@
  * active-low line. Every line must be set by some panel-off-step: the
  * values the off steps leave are the lines' safe off values, which they are
  * requested with and driven to on failure. With a panel-lit-step, the first
- * panel-off-step must switch exactly its lines back. A line named backlight
- * is switched on only by the panel-lit-step.
+ * panel-off-step must switch exactly its lines back. The backlight, a line
+ * named backlight and the lines panel-lit-step sets, is switched on by
+ * panel-lit-step only: no on or off step may set a line named backlight to 1,
+ * or a line of panel-lit-step to the value that step gives it.
  *
  *     panel-min-off-time = 500         ms from the end of a power-off to
  *                                      the next power-on, default 0
@@ -48,8 +50,12 @@
  * Preset and written-out steps exclude each other; panel-delay-* go with a
  * preset only. Each key but panel-line and panel-on/off-step may appear
  * once. Lines must be declared before the steps that use them.
+ *
+ * wla_panel_config_check() holds a description filled in code to the same
+ * rules, through the same functions, naming its fields instead of lines.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <wlr/util/log.h>
@@ -151,14 +157,22 @@ static int split_words(const char *s, const char **words, size_t *lens, int max)
 	return n;
 }
 
-static int find_line(const struct wla_config_panel *panel, const char *name, size_t len)
+/* Names are compared within their array: one filled in code may lack its NUL. */
+static int find_line_before(const struct wla_config_panel *panel, size_t n, const char *name,
+	size_t len)
 {
-	for (size_t i = 0; i < panel->n_lines; i++) {
-		if (strlen(panel->lines[i].name) == len && strncmp(panel->lines[i].name, name, len) == 0) {
+	for (size_t i = 0; i < n; i++) {
+		const char *other = panel->lines[i].name;
+		if (strnlen(other, WLA_PANEL_LINE_NAME_MAX) == len && strncmp(other, name, len) == 0) {
 			return (int)i;
 		}
 	}
 	return -1;
+}
+
+static int find_line(const struct wla_config_panel *panel, const char *name, size_t len)
+{
+	return find_line_before(panel, panel->n_lines, name, len);
 }
 
 static void list_lines(const struct wla_config_panel *panel, char *buf, size_t size)
@@ -174,18 +188,222 @@ static void list_lines(const struct wla_config_panel *panel, char *buf, size_t s
 	}
 }
 
+/*
+ * Where the parts of a panel come from, for messages: the config lines they
+ * were parsed from (parser set), or the fields of a description filled in
+ * code under file ("wla_config.outputs[0].panel").
+ */
+struct panel_names {
+	const struct wla_panel_parser *parser;
+	const char *file;
+	const char *output;
+};
+
+enum panel_part {
+	PART_PANEL,
+	PART_CHIP,
+	PART_LINE,
+	PART_ON,
+	PART_OFF,
+	PART_LIT,
+};
+
+static const char *const part_fields[] = {
+	[PART_PANEL] = "",
+	[PART_CHIP] = ".chip",
+	[PART_LINE] = ".lines",
+	[PART_ON] = ".on",
+	[PART_OFF] = ".off",
+	[PART_LIT] = ".lit",
+};
+
+static size_t part_line(const struct wla_panel_parser *parser, enum panel_part part, size_t i)
+{
+	size_t line = 0;
+	switch (part) {
+	case PART_PANEL:
+		line = parser->first_line;
+		break;
+	case PART_CHIP:
+		line = parser->seen_lines[KEY_CHIP];
+		break;
+	case PART_LINE:
+		line = parser->line_lines[i];
+		break;
+	case PART_ON:
+		line = parser->on_lines[i];
+		break;
+	case PART_OFF:
+		line = parser->off_lines[i];
+		break;
+	case PART_LIT:
+		line = parser->lit_line;
+		break;
+	}
+	/* The steps a preset built have no line of their own. */
+	return line ? line : parser->preset_line;
+}
+
+static bool part_indexed(enum panel_part part)
+{
+	return part == PART_LINE || part == PART_ON || part == PART_OFF;
+}
+
+/* Where a message about a part starts: "t.conf:7" or "wla_config...panel.on[1]". */
+static const char *part_origin(const struct panel_names *names, enum panel_part part, size_t i,
+	char *buf, size_t size)
+{
+	if (names->parser) {
+		snprintf(buf, size, "%s:%zu", names->file, part_line(names->parser, part, i));
+	} else if (part_indexed(part)) {
+		snprintf(buf, size, "%s%s[%zu]", names->file, part_fields[part], i);
+	} else {
+		snprintf(buf, size, "%s%s", names->file, part_fields[part]);
+	}
+	return buf;
+}
+
+/* How a message refers to another part: "line 7" or "lines[0]". */
+static const char *part_ref(const struct wla_panel_parser *parser, enum panel_part part,
+	size_t i, char *buf, size_t size)
+{
+	if (parser) {
+		snprintf(buf, size, "line %zu", part_line(parser, part, i));
+	} else if (part_indexed(part)) {
+		snprintf(buf, size, "%s[%zu]", part_fields[part] + 1, i);
+	} else {
+		snprintf(buf, size, "%s", part_fields[part] + 1);
+	}
+	return buf;
+}
+
+/*
+ * The rules on single values. Each is one function that the parser calls on
+ * what it read and wla_panel_config_check() on a description filled in code
+ * (numbers printed back to text), so both refuse the same values with the
+ * same message: "config: ORIGIN: KEY 'VALUE': why".
+ */
+
+static int check_chip(const char *origin, const char *chip, size_t len)
+{
+	bool valid = len >= 1 && len < WLA_PANEL_CHIP_MAX;
+	for (size_t i = 0; valid && i < len; i++) {
+		valid = !is_blank(chip[i]);
+	}
+	if (!valid) {
+		wlr_log(WLR_ERROR, "config: %s: panel-chip '%.*s': expected a chip name, label or "
+			"path of 1..%d characters without blanks", origin, (int)len, chip,
+			WLA_PANEL_CHIP_MAX - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* value is the whole panel-line value, for the message. */
+static int check_line_name(const char *origin, const char *value, const char *name, size_t len)
+{
+	bool valid = len >= 1 && len < WLA_PANEL_LINE_NAME_MAX &&
+		!(len == 4 && strncmp(name, "wait", 4) == 0);
+	for (size_t i = 0; valid && i < len; i++) {
+		valid = is_name_char(name[i]);
+	}
+	if (!valid) {
+		wlr_log(WLR_ERROR, "config: %s: panel-line '%s': bad line name '%.*s' (expected "
+			"1..%d of A-Z a-z 0-9 _ -, not 'wait')", origin, value, (int)len, name,
+			WLA_PANEL_LINE_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_offset(const char *origin, const char *value, const char *text, size_t len,
+	uint32_t *offset)
+{
+	if (!parse_uint(text, len, WLA_PANEL_MAX_OFFSET, offset)) {
+		wlr_log(WLR_ERROR, "config: %s: panel-line '%s': bad offset '%.*s' (expected "
+			"0..%d)", origin, value, (int)len, text, WLA_PANEL_MAX_OFFSET);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Line i against the lines before it; parser names where those came from. */
+static int check_line_unique(const struct wla_config_panel *panel,
+	const struct wla_panel_parser *parser, size_t i, const char *origin, const char *value)
+{
+	const struct wla_panel_line *line = &panel->lines[i];
+	char ref[32];
+	int dup = find_line_before(panel, i, line->name, strnlen(line->name,
+		WLA_PANEL_LINE_NAME_MAX));
+	if (dup >= 0) {
+		wlr_log(WLR_ERROR, "config: %s: panel-line '%s': line name '%s' already declared "
+			"at %s", origin, value, panel->lines[dup].name,
+			part_ref(parser, PART_LINE, (size_t)dup, ref, sizeof(ref)));
+		return -EINVAL;
+	}
+	for (size_t j = 0; j < i; j++) {
+		if (panel->lines[j].offset == line->offset) {
+			wlr_log(WLR_ERROR, "config: %s: panel-line '%s': offset %u already used by "
+				"line '%s' (%s)", origin, value, line->offset, panel->lines[j].name,
+				part_ref(parser, PART_LINE, j, ref, sizeof(ref)));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int parse_delay(const char *origin, const char *key, const char *value, uint32_t *ms)
+{
+	if (!parse_uint(value, strlen(value), WLA_PANEL_MAX_DELAY_MS, ms)) {
+		wlr_log(WLR_ERROR, "config: %s: %s '%s': expected a delay in ms, 0..%d", origin,
+			key, value, WLA_PANEL_MAX_DELAY_MS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The wait=MS of a step whose key and whole value are given, for the message. */
+static int parse_wait(const char *origin, const char *key, const char *value, const char *text,
+	size_t len, uint32_t *ms)
+{
+	if (!parse_uint(text, len, WLA_PANEL_MAX_DELAY_MS, ms)) {
+		wlr_log(WLR_ERROR, "config: %s: %s '%s': bad wait '%.*s' (expected a delay in ms, "
+			"0..%d)", origin, key, value, (int)len, text, WLA_PANEL_MAX_DELAY_MS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A step sets at least one line, only declared ones, values within its mask. */
+static int check_step_lines(const struct wla_config_panel *panel, const char *origin,
+	const char *key, const char *value, const struct wla_panel_step *step)
+{
+	uint32_t declared = panel->n_lines >= 32 ? UINT32_MAX :
+		(UINT32_C(1) << panel->n_lines) - 1;
+	if (step->mask == 0) {
+		wlr_log(WLR_ERROR, "config: %s: %s '%s': no line to set (expected LINE=0|1 ...)",
+			origin, key, value);
+		return -EINVAL;
+	}
+	if (step->mask & ~declared) {
+		wlr_log(WLR_ERROR, "config: %s: %s '%s': mask 0x%" PRIx32 " sets lines beyond the "
+			"%zu declared", origin, key, value, step->mask, panel->n_lines);
+		return -EINVAL;
+	}
+	if (step->values & ~step->mask) {
+		wlr_log(WLR_ERROR, "config: %s: %s '%s': values 0x%" PRIx32 " set lines outside "
+			"mask 0x%" PRIx32, origin, key, value, step->values, step->mask);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int set_chip(struct wla_config_panel *panel, const char *origin, const char *value)
 {
 	size_t len = strlen(value);
-	bool valid = len >= 1 && len < WLA_PANEL_CHIP_MAX;
-	for (size_t i = 0; valid && i < len; i++) {
-		valid = !is_blank(value[i]);
-	}
-	if (!valid) {
-		wlr_log(WLR_ERROR, "config: %s: panel-chip '%s': expected a chip name, label or "
-			"path of 1..%d characters without blanks", origin, value,
-			WLA_PANEL_CHIP_MAX - 1);
-		return -EINVAL;
+	int ret = check_chip(origin, value, len);
+	if (ret < 0) {
+		return ret;
 	}
 	memcpy(panel->chip, value, len + 1);
 	return 0;
@@ -207,22 +425,14 @@ static int add_line(struct wla_config_panel *panel, struct wla_panel_parser *par
 			origin, value);
 		return -EINVAL;
 	}
-	bool valid = lens[0] < WLA_PANEL_LINE_NAME_MAX && !(lens[0] == 4 &&
-		strncmp(words[0], "wait", 4) == 0);
-	for (size_t i = 0; valid && i < lens[0]; i++) {
-		valid = is_name_char(words[0][i]);
-	}
-	if (!valid) {
-		wlr_log(WLR_ERROR, "config: %s: panel-line '%s': bad line name '%.*s' (expected "
-			"1..%d of A-Z a-z 0-9 _ -, not 'wait')", origin, value, (int)lens[0], words[0],
-			WLA_PANEL_LINE_NAME_MAX - 1);
-		return -EINVAL;
+	int ret = check_line_name(origin, value, words[0], lens[0]);
+	if (ret < 0) {
+		return ret;
 	}
 	uint32_t offset;
-	if (!parse_uint(words[1], lens[1], WLA_PANEL_MAX_OFFSET, &offset)) {
-		wlr_log(WLR_ERROR, "config: %s: panel-line '%s': bad offset '%.*s' (expected "
-			"0..%d)", origin, value, (int)lens[1], words[1], WLA_PANEL_MAX_OFFSET);
-		return -EINVAL;
+	ret = parse_offset(origin, value, words[1], lens[1], &offset);
+	if (ret < 0) {
+		return ret;
 	}
 	bool active_low = false;
 	if (n == 3) {
@@ -233,41 +443,22 @@ static int add_line(struct wla_config_panel *panel, struct wla_panel_parser *par
 		}
 		active_low = true;
 	}
-	int dup = find_line(panel, words[0], lens[0]);
-	if (dup >= 0) {
-		wlr_log(WLR_ERROR, "config: %s: panel-line '%s': line name '%s' already declared "
-			"at line %zu", origin, value, panel->lines[dup].name, parser->line_lines[dup]);
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < panel->n_lines; i++) {
-		if (panel->lines[i].offset == offset) {
-			wlr_log(WLR_ERROR, "config: %s: panel-line '%s': offset %u already used by "
-				"line '%s' (line %zu)", origin, value, offset, panel->lines[i].name,
-				parser->line_lines[i]);
-			return -EINVAL;
-		}
-	}
 	if (panel->n_lines == WLA_PANEL_MAX_LINES) {
 		wlr_log(WLR_ERROR, "config: %s: panel-line '%s': more than %d lines in one panel",
 			origin, value, WLA_PANEL_MAX_LINES);
 		return -EINVAL;
 	}
 	struct wla_panel_line *line = &panel->lines[panel->n_lines];
+	memset(line, 0, sizeof(*line));
 	memcpy(line->name, words[0], lens[0]);
-	line->name[lens[0]] = '\0';
 	line->offset = offset;
 	line->active_low = active_low;
-	parser->line_lines[panel->n_lines++] = lineno;
-	return 0;
-}
-
-static int parse_delay(const char *origin, const char *key, const char *value, uint32_t *ms)
-{
-	if (!parse_uint(value, strlen(value), WLA_PANEL_MAX_DELAY_MS, ms)) {
-		wlr_log(WLR_ERROR, "config: %s: %s '%s': expected a delay in ms, 0..%d", origin,
-			key, value, WLA_PANEL_MAX_DELAY_MS);
-		return -EINVAL;
+	ret = check_line_unique(panel, parser, panel->n_lines, origin, value);
+	if (ret < 0) {
+		memset(line, 0, sizeof(*line));
+		return ret;
 	}
+	parser->line_lines[panel->n_lines++] = lineno;
 	return 0;
 }
 
@@ -300,11 +491,9 @@ static int parse_step(const struct wla_config_panel *panel, const char *origin, 
 					key, value);
 				return -EINVAL;
 			}
-			if (!parse_uint(v, v_len, WLA_PANEL_MAX_DELAY_MS, &step->wait_ms)) {
-				wlr_log(WLR_ERROR, "config: %s: %s '%s': bad wait '%.*s' (expected a "
-					"delay in ms, 0..%d)", origin, key, value, (int)v_len, v,
-					WLA_PANEL_MAX_DELAY_MS);
-				return -EINVAL;
+			int ret = parse_wait(origin, key, value, v, v_len, &step->wait_ms);
+			if (ret < 0) {
+				return ret;
 			}
 			has_wait = true;
 			continue;
@@ -335,12 +524,7 @@ static int parse_step(const struct wla_config_panel *panel, const char *origin, 
 			step->values |= bit;
 		}
 	}
-	if (step->mask == 0) {
-		wlr_log(WLR_ERROR, "config: %s: %s '%s': no line to set (expected LINE=0|1 ...)",
-			origin, key, value);
-		return -EINVAL;
-	}
-	return 0;
+	return check_step_lines(panel, origin, key, value, step);
 }
 
 static int add_step(struct wla_config_panel *panel, struct wla_panel_parser *parser,
@@ -357,18 +541,9 @@ static int add_step(struct wla_config_panel *panel, struct wla_panel_parser *par
 	if (ret < 0) {
 		return ret;
 	}
-	if (key == KEY_ON_STEP) {
-		for (size_t i = 0; i < panel->n_lines; i++) {
-			if ((step.values & (UINT32_C(1) << i)) &&
-					strcmp(panel->lines[i].name, "backlight") == 0) {
-				wlr_log(WLR_ERROR, "config: %s: %s '%s': line 'backlight' is switched on "
-					"only by panel-lit-step, after the first frame", origin, name, value);
-				return -EINVAL;
-			}
-		}
-	}
 	struct wla_panel_step *steps = key == KEY_ON_STEP ? panel->on : panel->off;
 	size_t *n_steps = key == KEY_ON_STEP ? &panel->n_on : &panel->n_off;
+	size_t *step_lines = key == KEY_ON_STEP ? parser->on_lines : parser->off_lines;
 	if (key == KEY_LIT_STEP) {
 		panel->lit = step;
 		panel->has_lit = true;
@@ -378,9 +553,7 @@ static int add_step(struct wla_config_panel *panel, struct wla_panel_parser *par
 			WLA_PANEL_MAX_STEPS);
 		return -EINVAL;
 	} else {
-		if (key == KEY_OFF_STEP && *n_steps == 0) {
-			parser->first_off_line = lineno;
-		}
+		step_lines[*n_steps] = lineno;
 		steps[(*n_steps)++] = step;
 	}
 	if (!parser->steps_line) {
@@ -399,7 +572,8 @@ int wla_panel_config_set(struct wla_config_panel *panel, struct wla_panel_parser
 		}
 	}
 	if (k == WLA_ARRAY_SIZE(panel_keys)) {
-		wlr_log(WLR_ERROR, "config: %s: unknown key '%s' in [output]", origin, key);
+		wlr_log(WLR_ERROR, "config: %s: unknown key '%s' in [output] (value '%s')", origin,
+			key, value);
 		return -EINVAL;
 	}
 	if (!panel_keys[k].repeatable && parser->seen_lines[k]) {
@@ -523,14 +697,90 @@ static int expand_simple(struct wla_config_panel *panel, const char *origin)
 	return 0;
 }
 
-static int check_steps(struct wla_config_panel *panel, struct wla_panel_parser *parser,
-	const char *file, const char *output_name)
+/*
+ * The lines that only the lit step may switch on, and whether a step does: a
+ * line named backlight is on at 1, a line of the lit step at the value the lit
+ * step gives it (a backlight may be lit by releasing a shutdown line). Values
+ * are logical, so an active-low backlight is judged the same way.
+ */
+static uint32_t lights_backlight(const struct wla_config_panel *panel,
+	const struct wla_panel_step *step)
+{
+	uint32_t named = 0;
+	int backlight = find_line(panel, "backlight", strlen("backlight"));
+	if (backlight >= 0) {
+		named = UINT32_C(1) << backlight;
+	}
+	uint32_t lit = 0;
+	if (panel->has_lit) {
+		lit = panel->lit.mask & ~(step->values ^ panel->lit.values);
+	}
+	return step->mask & ((named & step->values) | lit);
+}
+
+/*
+ * Only the lit step switches the backlight on. Were another step to do it,
+ * the backlight would be lit before the first frame, or, from an off step,
+ * its safe off value would be on: lit from the request on and after a failure.
+ */
+static int check_backlight(const struct panel_names *names,
+	const struct wla_config_panel *panel)
+{
+	static const char *const keys[] = { "panel-on-step", "panel-off-step" };
+	static const enum panel_part parts[] = { PART_ON, PART_OFF };
+	const struct wla_panel_step *steps[] = { panel->on, panel->off };
+	const size_t n_steps[] = { panel->n_on, panel->n_off };
+	for (size_t s = 0; s < WLA_ARRAY_SIZE(steps); s++) {
+		for (size_t i = 0; i < n_steps[s]; i++) {
+			uint32_t bad = lights_backlight(panel, &steps[s][i]);
+			if (!bad) {
+				continue;
+			}
+			int line = __builtin_ctz(bad);
+			char origin[ORIGIN_MAX], ref[32], lit[40] = "";
+			if (panel->has_lit) {
+				snprintf(lit, sizeof(lit), " (%s)",
+					part_ref(names->parser, PART_LIT, 0, ref, sizeof(ref)));
+			}
+			wlr_log(WLR_ERROR, "config: %s: [output] '%s': %s sets %s=%u, but only "
+				"panel-lit-step%s may switch the backlight on, after the first frame",
+				part_origin(names, parts[s], i, origin, sizeof(origin)), names->output,
+				keys[s], panel->lines[line].name,
+				(unsigned)(steps[s][i].values >> line) & 1, lit);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* A chip, and lines on it, once any part of a panel is given. */
+static int check_chip_and_lines(const struct panel_names *names,
+	const struct wla_config_panel *panel)
 {
 	char origin[ORIGIN_MAX];
+	if (!panel->chip[0]) {
+		wlr_log(WLR_ERROR, "config: %s: [output] '%s': panel keys without panel-chip",
+			part_origin(names, PART_PANEL, 0, origin, sizeof(origin)), names->output);
+		return -EINVAL;
+	}
+	if (panel->n_lines == 0) {
+		wlr_log(WLR_ERROR, "config: %s: [output] '%s': panel-chip '%.*s' without any "
+			"panel-line", part_origin(names, PART_CHIP, 0, origin, sizeof(origin)),
+			names->output, (int)strnlen(panel->chip, sizeof(panel->chip)), panel->chip);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The rules that tie the steps together, once every part is valid on its own. */
+static int check_sequences(const struct panel_names *names,
+	const struct wla_config_panel *panel)
+{
+	char origin[ORIGIN_MAX], ref[32];
 	if (panel->n_on == 0 || panel->n_off == 0) {
-		snprintf(origin, sizeof(origin), "%s:%zu", file, parser->first_line);
 		wlr_log(WLR_ERROR, "config: %s: [output] '%s': panel without panel-preset needs "
-			"at least one panel-on-step and one panel-off-step", origin, output_name);
+			"at least one panel-on-step and one panel-off-step",
+			part_origin(names, PART_PANEL, 0, origin, sizeof(origin)), names->output);
 		return -EINVAL;
 	}
 	uint32_t in_off = 0;
@@ -539,9 +789,9 @@ static int check_steps(struct wla_config_panel *panel, struct wla_panel_parser *
 	}
 	for (size_t i = 0; i < panel->n_lines; i++) {
 		if (!(in_off & (UINT32_C(1) << i))) {
-			snprintf(origin, sizeof(origin), "%s:%zu", file, parser->line_lines[i]);
 			wlr_log(WLR_ERROR, "config: %s: [output] '%s': panel line '%s' is set by no "
-				"panel-off-step, so it has no safe off value", origin, output_name,
+				"panel-off-step, so it has no safe off value",
+				part_origin(names, PART_LINE, i, origin, sizeof(origin)), names->output,
 				panel->lines[i].name);
 			return -EINVAL;
 		}
@@ -550,14 +800,14 @@ static int check_steps(struct wla_config_panel *panel, struct wla_panel_parser *
 		const struct wla_panel_step *first = &panel->off[0];
 		if (first->mask != panel->lit.mask ||
 				((first->values ^ panel->lit.values) & first->mask) != first->mask) {
-			snprintf(origin, sizeof(origin), "%s:%zu", file, parser->first_off_line);
 			wlr_log(WLR_ERROR, "config: %s: [output] '%s': the first panel-off-step must "
-				"switch back exactly the lines of panel-lit-step (line %zu), backlight "
-				"off first", origin, output_name, parser->lit_line);
+				"switch back exactly the lines of panel-lit-step (%s), backlight off "
+				"first", part_origin(names, PART_OFF, 0, origin, sizeof(origin)),
+				names->output, part_ref(names->parser, PART_LIT, 0, ref, sizeof(ref)));
 			return -EINVAL;
 		}
 	}
-	return 0;
+	return check_backlight(names, panel);
 }
 
 int wla_panel_config_finish(struct wla_config_panel *panel, struct wla_panel_parser *parser,
@@ -566,30 +816,179 @@ int wla_panel_config_finish(struct wla_config_panel *panel, struct wla_panel_par
 	if (!parser->first_line) {
 		return 0;
 	}
+	const struct panel_names names = { parser, file, output_name };
+	int ret = check_chip_and_lines(&names, panel);
+	if (ret < 0) {
+		return ret;
+	}
 	char origin[ORIGIN_MAX];
-	if (!panel->chip[0]) {
-		snprintf(origin, sizeof(origin), "%s:%zu", file, parser->first_line);
-		wlr_log(WLR_ERROR, "config: %s: [output] '%s': panel keys without panel-chip",
-			origin, output_name);
-		return -EINVAL;
-	}
-	if (panel->n_lines == 0) {
-		snprintf(origin, sizeof(origin), "%s:%zu", file, parser->seen_lines[KEY_CHIP]);
-		wlr_log(WLR_ERROR, "config: %s: [output] '%s': panel-chip '%s' without any "
-			"panel-line", origin, output_name, panel->chip);
-		return -EINVAL;
-	}
 	if (panel->preset == WLA_PANEL_PRESET_SIMPLE) {
 		snprintf(origin, sizeof(origin), "%s:%zu", file, parser->preset_line);
-		return expand_simple(panel, origin);
-	}
-	if (parser->delay_line) {
+		ret = expand_simple(panel, origin);
+		if (ret < 0) {
+			return ret;
+		}
+	} else if (parser->delay_line) {
 		snprintf(origin, sizeof(origin), "%s:%zu", file, parser->delay_line);
 		wlr_log(WLR_ERROR, "config: %s: [output] '%s': panel-delay-* is used by "
 			"panel-preset only; give wait= in the steps", origin, output_name);
 		return -EINVAL;
 	}
-	return check_steps(panel, parser, file, output_name);
+	return check_sequences(&names, panel);
+}
+
+/* A step as its config value would read ("enable=1 reset=0 wait=20"), for messages. */
+static const char *describe_step(const struct wla_config_panel *panel,
+	const struct wla_panel_step *step, char *buf, size_t size)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < panel->n_lines && used < size; i++) {
+		if (!(step->mask & (UINT32_C(1) << i))) {
+			continue;
+		}
+		int n = snprintf(buf + used, size - used, "%s%s=%u", used ? " " : "",
+			panel->lines[i].name, (unsigned)(step->values >> i) & 1);
+		if (n < 0) {
+			return buf;
+		}
+		used += (size_t)n;
+	}
+	if (used < size) {
+		snprintf(buf + used, size - used, "%swait=%" PRIu32, used ? " " : "", step->wait_ms);
+	}
+	return buf;
+}
+
+/* More items in a part than its array holds; field is its count's name. */
+static int check_count(const char *file, const char *field, size_t n, size_t max,
+	const char *what)
+{
+	if (n > max) {
+		wlr_log(WLR_ERROR, "config: %s.%s '%zu': more than %zu %s", file, field, n, max,
+			what);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_lines(const struct panel_names *names, const struct wla_config_panel *panel)
+{
+	int ret = check_count(names->file, "n_lines", panel->n_lines, WLA_PANEL_MAX_LINES,
+		"lines in one panel");
+	for (size_t i = 0; ret == 0 && i < panel->n_lines; i++) {
+		const struct wla_panel_line *line = &panel->lines[i];
+		size_t len = strnlen(line->name, sizeof(line->name));
+		char origin[ORIGIN_MAX], value[64], offset[16];
+		snprintf(value, sizeof(value), "%.*s %" PRIu32 "%s", (int)len, line->name,
+			line->offset, line->active_low ? " active-low" : "");
+		snprintf(offset, sizeof(offset), "%" PRIu32, line->offset);
+		part_origin(names, PART_LINE, i, origin, sizeof(origin));
+		uint32_t parsed;
+		ret = check_line_name(origin, value, line->name, len);
+		if (ret == 0) {
+			ret = parse_offset(origin, value, offset, strlen(offset), &parsed);
+		}
+		if (ret == 0) {
+			ret = check_line_unique(panel, NULL, i, origin, value);
+		}
+	}
+	return ret;
+}
+
+static int check_step(const struct panel_names *names, const struct wla_config_panel *panel,
+	enum panel_part part, size_t i, const struct wla_panel_step *step)
+{
+	static const char *const keys[] = {
+		[PART_ON] = "panel-on-step",
+		[PART_OFF] = "panel-off-step",
+		[PART_LIT] = "panel-lit-step",
+	};
+	char origin[ORIGIN_MAX], value[WLA_PANEL_MAX_LINES * (WLA_PANEL_LINE_NAME_MAX + 3) + 16];
+	char wait[16];
+	part_origin(names, part, i, origin, sizeof(origin));
+	describe_step(panel, step, value, sizeof(value));
+	int ret = check_step_lines(panel, origin, keys[part], value, step);
+	if (ret < 0) {
+		return ret;
+	}
+	snprintf(wait, sizeof(wait), "%" PRIu32, step->wait_ms);
+	uint32_t parsed;
+	return parse_wait(origin, keys[part], value, wait, strlen(wait), &parsed);
+}
+
+static int check_steps(const struct panel_names *names, const struct wla_config_panel *panel)
+{
+	int ret = check_count(names->file, "n_on", panel->n_on, WLA_PANEL_MAX_STEPS, "steps");
+	if (ret == 0) {
+		ret = check_count(names->file, "n_off", panel->n_off, WLA_PANEL_MAX_STEPS, "steps");
+	}
+	for (size_t i = 0; ret == 0 && i < panel->n_on; i++) {
+		ret = check_step(names, panel, PART_ON, i, &panel->on[i]);
+	}
+	if (ret == 0 && panel->has_lit) {
+		ret = check_step(names, panel, PART_LIT, 0, &panel->lit);
+	}
+	for (size_t i = 0; ret == 0 && i < panel->n_off; i++) {
+		ret = check_step(names, panel, PART_OFF, i, &panel->off[i]);
+	}
+	return ret;
+}
+
+static int check_delays(const struct panel_names *names, const struct wla_config_panel *panel)
+{
+	const struct {
+		const char *field, *key;
+		uint32_t ms;
+	} delays[] = {
+		{ "min_off_ms", panel_keys[KEY_MIN_OFF].name, panel->min_off_ms },
+		{ "delays.prepare_ms", panel_keys[KEY_DELAY_PREPARE].name, panel->delays.prepare_ms },
+		{ "delays.enable_ms", panel_keys[KEY_DELAY_ENABLE].name, panel->delays.enable_ms },
+		{ "delays.disable_ms", panel_keys[KEY_DELAY_DISABLE].name, panel->delays.disable_ms },
+		{ "delays.unprepare_ms", panel_keys[KEY_DELAY_UNPREPARE].name,
+			panel->delays.unprepare_ms },
+	};
+	for (size_t i = 0; i < WLA_ARRAY_SIZE(delays); i++) {
+		char origin[ORIGIN_MAX], text[16];
+		snprintf(origin, sizeof(origin), "%s.%s", names->file, delays[i].field);
+		snprintf(text, sizeof(text), "%" PRIu32, delays[i].ms);
+		uint32_t parsed;
+		int ret = parse_delay(origin, delays[i].key, text, &parsed);
+		if (ret < 0) {
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int wla_panel_config_check(const struct wla_config_panel *panel, const char *field,
+	const char *output_name)
+{
+	/* The informative preset and delays alone do not make a panel. */
+	if (!panel->chip[0] && panel->n_lines == 0 && panel->n_on == 0 && panel->n_off == 0 &&
+			!panel->has_lit && panel->min_off_ms == 0) {
+		return 0;
+	}
+	const struct panel_names names = { NULL, field, output_name };
+	char origin[ORIGIN_MAX];
+	int ret = check_chip_and_lines(&names, panel);
+	if (ret == 0) {
+		ret = check_chip(part_origin(&names, PART_CHIP, 0, origin, sizeof(origin)),
+			panel->chip, strnlen(panel->chip, sizeof(panel->chip)));
+	}
+	if (ret == 0) {
+		ret = check_lines(&names, panel);
+	}
+	if (ret == 0) {
+		ret = check_steps(&names, panel);
+	}
+	if (ret == 0) {
+		ret = check_delays(&names, panel);
+	}
+	if (ret == 0) {
+		ret = check_sequences(&names, panel);
+	}
+	return ret;
 }
 
 uint32_t wla_panel_off_values(const struct wla_config_panel *desc)

@@ -283,8 +283,9 @@ struct wla_panel_parser {
 	size_t steps_line;     /* first panel-*-step */
 	size_t delay_line;     /* first panel-delay-* */
 	size_t lit_line;
-	size_t first_off_line;
 	size_t line_lines[WLA_PANEL_MAX_LINES]; /* panel-line of each line */
+	size_t on_lines[WLA_PANEL_MAX_STEPS];   /* panel-on-step of each on step */
+	size_t off_lines[WLA_PANEL_MAX_STEPS];  /* panel-off-step of each off step */
 	size_t seen_lines[16]; /* first line of each key */
 };
 
@@ -295,6 +296,12 @@ int wla_panel_config_set(struct wla_config_panel *panel, struct wla_panel_parser
  * in messages. -EINVAL after one line. */
 int wla_panel_config_finish(struct wla_config_panel *panel, struct wla_panel_parser *parser,
 	const char *file, const char *output_name);
+
+/* Check a panel description filled in code by the rules the parser applies
+ * (what wla_panel_config_finish() accepted passes). field names it in
+ * messages ("wla_config.outputs[0].panel"). 0, or -EINVAL after one line. */
+int wla_panel_config_check(const struct wla_config_panel *panel, const char *field,
+	const char *output_name);
 
 /* The logical values the power-off sequence leaves, bit i for line i. */
 uint32_t wla_panel_off_values(const struct wla_config_panel *desc);

@@ -22,10 +22,14 @@
 /* Limits a configured mode must respect. */
 #define WLA_MODE_MAX_SIZE 16384
 #define WLA_MODE_MAX_REFRESH_MHZ 1000000
+/* 1 Hz: wlroots' present event carries the refresh period as an int of
+ * nanoseconds, 2.147 s at most. */
+#define WLA_CONFIG_MIN_REFRESH_MHZ 1000
 
 struct wla_config_mode {
 	int32_t width, height;
-	/* Refresh rate in mHz (59940 for 59.94 Hz), always > 0. */
+	/* Refresh rate in mHz (59940 for 59.94 Hz),
+	 * WLA_CONFIG_MIN_REFRESH_MHZ..WLA_MODE_MAX_REFRESH_MHZ. */
 	int32_t refresh_mhz;
 };
 
@@ -64,8 +68,9 @@ void wla_config_init(struct wla_config *cfg);
 
 /*
  * Parse a mode string "WIDTHxHEIGHT" or "WIDTHxHEIGHT@HZ" (HZ may have up to
- * three decimals, e.g. 59.94; without it 60 Hz). Returns 0, or -EINVAL and
- * logs one line naming origin and the string.
+ * three decimals, e.g. 59.94; without it 60 Hz). Sizes are 1..WLA_MODE_MAX_SIZE,
+ * the refresh WLA_CONFIG_MIN_REFRESH_MHZ..WLA_MODE_MAX_REFRESH_MHZ. Returns 0,
+ * or -EINVAL and logs one line naming origin and the string.
  */
 int wla_config_parse_mode(const char *origin, const char *str, struct wla_config_mode *mode);
 
@@ -84,6 +89,17 @@ int wla_config_set(struct wla_config *cfg, const char *origin, const char *key,
  * On error cfg may be partly updated; returns -EINVAL.
  */
 int wla_config_parse_text(struct wla_config *cfg, const char *name, const char *text);
+
+/*
+ * Check a config filled in code by the rules the parsers apply to what they
+ * read: the overlay-planes, cursor-size and flip-depth ranges, 1..
+ * WLA_MAX_OUTPUTS outputs with valid, unique names, 1..WLA_MAX_MODES valid
+ * modes each, and panel descriptions as the panel-* keys describe them (a
+ * config the parsers produced passes). cfg is only read. Returns 0, or
+ * -EINVAL after one logged line naming the field ("wla_config.outputs[1]
+ * .modes[0]") and the value.
+ */
+int wla_config_validate(const struct wla_config *cfg);
 
 /* Read and parse a config file. -ENOENT etc. if it cannot be read. */
 int wla_config_load_file(struct wla_config *cfg, const char *path);

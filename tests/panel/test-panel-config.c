@@ -274,9 +274,10 @@ static void incomplete_panels_are_refused(void)
 
 static void backlight_must_go_off_first_and_on_only_after_the_first_frame(void)
 {
-	CHECK_REFUSED(HEAD LINES BACKLIGHT "panel-on-step = enable=1 backlight=1\n",
-		"t.conf:8: panel-on-step 'enable=1 backlight=1': line 'backlight' is switched on "
-		"only by panel-lit-step, after the first frame");
+	CHECK_REFUSED(HEAD LINES BACKLIGHT "panel-on-step = enable=1 backlight=1\n"
+		"panel-off-step = backlight=0 reset=1 enable=0\n",
+		"config: t.conf:8: [output] 'DSI-1': panel-on-step sets backlight=1, but only "
+		"panel-lit-step may switch the backlight on, after the first frame");
 	CHECK_REFUSED(HEAD LINES BACKLIGHT "panel-on-step = enable=1\n"
 		"panel-lit-step = backlight=1\n"
 		"panel-off-step = reset=1 enable=0\npanel-off-step = backlight=0\n",
@@ -287,13 +288,99 @@ static void backlight_must_go_off_first_and_on_only_after_the_first_frame(void)
 		"given at line 8");
 }
 
+/* The lines every backlight test below declares: lines 4..8. */
+#define BL_LINES "panel-chip = panel-gpio\npanel-line = vdd 0\npanel-line = stby 1 active-low\n" \
+	"panel-line = bl-en 2\npanel-line = pwm 3\n"
+
+static void off_step_that_switches_a_backlight_named_line_on_is_refused(void)
+{
+	/* Its safe off value would be 1: lit during power-on and after a failure. */
+	CHECK_REFUSED(HEAD LINES BACKLIGHT "panel-on-step = enable=1 backlight=0\n"
+		"panel-off-step = enable=0 reset=1 backlight=1\n",
+		"config: t.conf:9: [output] 'DSI-1': panel-off-step sets backlight=1, but only "
+		"panel-lit-step may switch the backlight on, after the first frame");
+	/* Also when a later off step switches it back off. */
+	CHECK_REFUSED(HEAD LINES BACKLIGHT "panel-on-step = enable=1\n"
+		"panel-lit-step = backlight=1\n"
+		"panel-off-step = backlight=0\n"
+		"panel-off-step = backlight=1 reset=1\n"
+		"panel-off-step = backlight=0 enable=0\n",
+		"config: t.conf:11: [output] 'DSI-1': panel-off-step sets backlight=1, but only "
+		"panel-lit-step (line 9) may switch the backlight on, after the first frame");
+}
+
+static void active_low_backlight_is_judged_by_its_logical_value(void)
+{
+	/* Logical 1 is a low pin here, and still the backlight on. */
+	CHECK_REFUSED(HEAD LINES "panel-line = backlight 5 active-low\n"
+		"panel-on-step = enable=1\npanel-off-step = enable=0 reset=1 backlight=1\n",
+		"config: t.conf:9: [output] 'DSI-1': panel-off-step sets backlight=1, but only "
+		"panel-lit-step may switch the backlight on");
+	/* Logical 0, a high pin, is off: accepted, and it is the safe off value. */
+	CHECK_INT(parse(HEAD LINES "panel-line = backlight 5 active-low\n"
+		"panel-on-step = enable=1 backlight=0\npanel-off-step = enable=0 reset=1 backlight=0\n"),
+		0);
+	CHECK_INT(harness_log_n, 0);
+	CHECK_INT(wla_panel_off_values(&cfg.outputs[0].panel), RST);
+}
+
+static void lines_the_lit_step_switches_on_are_backlight_lines(void)
+{
+	/* bl-en and pwm are the backlight of this panel because the lit step
+	 * switches them on, whatever their names. */
+	CHECK_REFUSED(HEAD BL_LINES "panel-on-step = vdd=1 wait=10\npanel-on-step = stby=0 pwm=1\n"
+		"panel-lit-step = bl-en=1 pwm=1\n"
+		"panel-off-step = bl-en=0 pwm=0\npanel-off-step = stby=1 vdd=0\n",
+		"config: t.conf:10: [output] 'DSI-1': panel-on-step sets pwm=1, but only "
+		"panel-lit-step (line 11) may switch the backlight on, after the first frame");
+	CHECK_REFUSED(HEAD BL_LINES "panel-on-step = vdd=1 stby=0\n"
+		"panel-lit-step = bl-en=1 pwm=1\n"
+		"panel-off-step = bl-en=0 pwm=0\npanel-off-step = stby=1 vdd=0 bl-en=1\n",
+		"config: t.conf:12: [output] 'DSI-1': panel-off-step sets bl-en=1, but only "
+		"panel-lit-step (line 10) may switch the backlight on");
+	/* The order of the keys does not matter: the lit step may come last. */
+	CHECK_REFUSED(HEAD BL_LINES "panel-on-step = vdd=1 stby=0\n"
+		"panel-off-step = bl-en=0 pwm=0\npanel-off-step = stby=1 vdd=0 pwm=1\n"
+		"panel-lit-step = bl-en=1 pwm=1\n",
+		"config: t.conf:11: [output] 'DSI-1': panel-off-step sets pwm=1, but only "
+		"panel-lit-step (line 12) may switch the backlight on");
+}
+
+static void a_backlight_lit_by_a_low_value_stays_high_elsewhere(void)
+{
+	/* A shutdown line: the lit step lights the backlight by releasing it. */
+	const char *lines = HEAD "panel-chip = c\npanel-line = vdd 0\npanel-line = bl-shdn 1\n";
+	char text[512];
+	snprintf(text, sizeof(text), "%spanel-on-step = vdd=1 bl-shdn=1\n"
+		"panel-lit-step = bl-shdn=0\npanel-off-step = bl-shdn=1\n"
+		"panel-off-step = vdd=0 bl-shdn=0\n", lines);
+	CHECK_REFUSED(text, "config: t.conf:10: [output] 'DSI-1': panel-off-step sets bl-shdn=0, "
+		"but only panel-lit-step (line 8) may switch the backlight on");
+	snprintf(text, sizeof(text), "%spanel-on-step = vdd=1 bl-shdn=1\n"
+		"panel-lit-step = bl-shdn=0\npanel-off-step = bl-shdn=1\npanel-off-step = vdd=0\n",
+		lines);
+	CHECK_INT(parse(text), 0);
+	CHECK_INT(harness_log_n, 0);
+	CHECK_INT(wla_panel_off_values(&cfg.outputs[0].panel), 0x2);
+}
+
+static void backlight_lines_that_stay_off_outside_the_lit_step_are_accepted(void)
+{
+	CHECK_INT(parse(HEAD BL_LINES "panel-on-step = vdd=1 pwm=0 bl-en=0 wait=10\n"
+		"panel-on-step = stby=0\npanel-lit-step = bl-en=1 pwm=1\n"
+		"panel-off-step = bl-en=0 pwm=0\npanel-off-step = stby=1 vdd=0 pwm=0\n"), 0);
+	CHECK_INT(harness_log_n, 0);
+	CHECK_INT(wla_panel_off_values(&cfg.outputs[0].panel), 0x2);
+}
+
 static void bad_chip_and_unknown_panel_key_are_refused(void)
 {
 	CHECK_REFUSED(HEAD "panel-chip = my chip\n",
 		"t.conf:4: panel-chip 'my chip': expected a chip name, label or path");
 	CHECK_REFUSED(HEAD "panel-colour = red\n",
-		"config: t.conf:4: unknown key 'panel-colour' in [output]");
-	CHECK_REFUSED("panel-chip = panel-gpio\n", "config: t.conf:1: unknown key 'panel-chip'");
+		"config: t.conf:4: unknown key 'panel-colour' in [output] (value 'red')");
+	CHECK_REFUSED("panel-chip = panel-gpio\n",
+		"config: t.conf:1: unknown key 'panel-chip' (value 'panel-gpio')");
 }
 
 int main(void)
@@ -318,6 +405,11 @@ int main(void)
 	RUN_TEST(keys_given_twice_are_refused);
 	RUN_TEST(incomplete_panels_are_refused);
 	RUN_TEST(backlight_must_go_off_first_and_on_only_after_the_first_frame);
+	RUN_TEST(off_step_that_switches_a_backlight_named_line_on_is_refused);
+	RUN_TEST(active_low_backlight_is_judged_by_its_logical_value);
+	RUN_TEST(lines_the_lit_step_switches_on_are_backlight_lines);
+	RUN_TEST(a_backlight_lit_by_a_low_value_stays_high_elsewhere);
+	RUN_TEST(backlight_lines_that_stay_off_outside_the_lit_step_are_accepted);
 	RUN_TEST(bad_chip_and_unknown_panel_key_are_refused);
 	HARNESS_EXIT();
 }

@@ -1,9 +1,11 @@
 /* The reference composer: blending, cropping, scaling, z-order and clipping,
  * each against pixels worked out by hand in the comments. */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include "harness.h"
 #include "render-helpers.h"
+#include "util.h"
 
 #define RED 0x00ff0000u
 #define GREEN 0x0000ff00u
@@ -329,6 +331,142 @@ static void test_clipping_far_into_a_large_layer(void)
 	wla_image_destroy(fb);
 }
 
+/* Which fb column of the unique pattern a composed pixel came from, -1 if none. */
+static int unique_column(uint32_t px, uint32_t fb_width, uint32_t y)
+{
+	for (uint32_t x = 0; x < fb_width; x++) {
+		if (px == (unique(x, y) | BLACK)) {
+			return (int)x;
+		}
+	}
+	return -1;
+}
+
+/* Pixels (x, y) for x in [x0, x1) of dst are all want; reports the first that is not. */
+static void check_span(const struct wla_image *dst, uint32_t x0, uint32_t x1, uint32_t y,
+	uint32_t want)
+{
+	for (uint32_t x = x0; x < x1; x++) {
+		uint32_t got = wla_image_pixel(dst, x, y);
+		if (got != want) {
+			fprintf(stderr, "  (%u,%u) == 0x%08x, expected 0x%08x\n", x, y, got, want);
+			harness_test_failures++;
+			return;
+		}
+	}
+}
+
+static void test_extreme_magnification_samples_inside_the_crop(void)
+{
+	/* A crop 1/65536 px wide at the left edge of fb column 1, 100 px wide on
+	 * screen: every pixel must show column 1, not column 0 on its left. */
+	struct wla_image *fb = unique_fb(3, 3);
+	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	l.src_x = 1 << 16;
+	l.src_w = 1;
+	l.dst_w = 100;
+	struct wla_image *dst = wla_image_create(100, 3);
+	CHECK(wla_compose(dst, &l, 1));
+	check_span(dst, 0, 100, 1, unique(1, 1) | BLACK);
+
+	/* The same vertically, with the crop in the last 1/65536 of row 1. */
+	l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	l.src_y = (2 << 16) - 1;
+	l.src_h = 1;
+	l.dst_h = 3;
+	l.dst_w = 3;
+	CHECK(wla_compose(dst, &l, 1));
+	for (uint32_t y = 0; y < 3; y++) {
+		CHECK_PIXEL(wla_image_pixel(dst, 2, y), unique(2, 1) | BLACK);
+	}
+	wla_image_destroy(dst);
+	wla_image_destroy(fb);
+}
+
+static void test_a_crop_across_a_pixel_edge_shows_both_sides(void)
+{
+	/* 100/65536 px across the edge between columns 0 and 1, half on each side,
+	 * onto 100 px: sample u sits at 65486 + u + 0.5 in 1/65536 px. */
+	struct wla_image *fb = unique_fb(3, 1);
+	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	l.src_x = (1 << 16) - 50;
+	l.src_w = 100;
+	l.dst_w = 100;
+	struct wla_image *dst = wla_image_create(100, 1);
+	CHECK(wla_compose(dst, &l, 1));
+	check_span(dst, 0, 50, 0, unique(0, 0) | BLACK);
+	check_span(dst, 50, 100, 0, unique(1, 0) | BLACK);
+	wla_image_destroy(dst);
+	wla_image_destroy(fb);
+}
+
+#define RATIO_DST_WIDTH 2048
+
+/*
+ * Compose l (one row of the 5x1 unique fb) at dst_x and check each pixel on
+ * the 2048 wide dst: it comes from a column the crop covers, and from the one
+ * nearest sampling picks (the centre of layer pixel u maps to
+ * src_x + src_w * (u + 0.5) / dst_w; on an exact pixel edge, the left one, as
+ * pixman does). Returns false after the first wrong pixel.
+ */
+static bool check_ratio_at(struct wla_image *dst, struct wla_layer l, int32_t dst_x)
+{
+	l.dst_x = dst_x;
+	if (!wla_compose(dst, &l, 1)) {
+		fprintf(stderr, "  src_x 0x%x src_w 0x%x dst_w %u refused\n", l.src_x, l.src_w,
+			l.dst_w);
+		harness_test_failures++;
+		return false;
+	}
+	int first = (int)(l.src_x >> 16);
+	int last = (int)(((uint64_t)l.src_x + l.src_w - 1) >> 16);
+	for (uint32_t x = 0; x < RATIO_DST_WIDTH; x++) {
+		int64_t u = (int64_t)x - dst_x;
+		if (u < 0 || u >= l.dst_w) {
+			continue;
+		}
+		uint64_t num = (uint64_t)l.src_x * 2 * l.dst_w + (uint64_t)l.src_w * (2 * u + 1);
+		int want = (int)((num - 1) / ((uint64_t)l.dst_w << 17));
+		int got = unique_column(wla_image_pixel(dst, x, 0), 5, 0);
+		if (got < first || got > last || got != want) {
+			fprintf(stderr, "  src_x 0x%x src_w 0x%x dst_w %u: layer pixel %" PRId64
+				" shows column %d, expected %d (the crop covers %d..%d)\n", l.src_x,
+				l.src_w, l.dst_w, u, got, want, first, last);
+			harness_test_failures++;
+			return false;
+		}
+	}
+	return true;
+}
+
+static void test_every_ratio_samples_inside_the_crop(void)
+{
+	/* Crops from 1/65536 px to 3 px wide, at and around pixel edges, onto 1 to
+	 * 32767 px, the largest destination a plane may have; of the wide ones
+	 * both ends are checked. */
+	static const uint32_t src_xs[] = { 1 << 16, (1 << 16) + 1, (2 << 16) - 1, 0x18000 };
+	static const uint32_t src_ws[] = { 1, 2, 3, 7, 100, 0x7fff, 0x8000, 0xffff, 0x10000,
+		0x10001, 0x1ffff, 0x20000, 0x2ffff };
+	static const uint32_t dst_ws[] = { 1, 2, 3, 100, 2047, 2049, 32767 };
+	struct wla_image *fb = unique_fb(5, 1);
+	struct wla_image *dst = wla_image_create(RATIO_DST_WIDTH, 1);
+	for (size_t a = 0; a < WLA_ARRAY_SIZE(src_xs); a++) {
+		for (size_t b = 0; b < WLA_ARRAY_SIZE(src_ws); b++) {
+			for (size_t c = 0; c < WLA_ARRAY_SIZE(dst_ws); c++) {
+				struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+				l.src_x = src_xs[a];
+				l.src_w = src_ws[b];
+				l.dst_w = dst_ws[c];
+				if (check_ratio_at(dst, l, 0) && l.dst_w > RATIO_DST_WIDTH) {
+					check_ratio_at(dst, l, RATIO_DST_WIDTH - (int32_t)l.dst_w);
+				}
+			}
+		}
+	}
+	wla_image_destroy(dst);
+	wla_image_destroy(fb);
+}
+
 static void test_empty_dst_rect_draws_nothing(void)
 {
 	struct wla_image *fb = solid_fb(2, 2, WHITE);
@@ -386,6 +524,9 @@ int main(void)
 	RUN_TEST(test_clipping_at_every_edge);
 	RUN_TEST(test_clipping_scaled_layer_keeps_source_offset);
 	RUN_TEST(test_clipping_far_into_a_large_layer);
+	RUN_TEST(test_extreme_magnification_samples_inside_the_crop);
+	RUN_TEST(test_a_crop_across_a_pixel_edge_shows_both_sides);
+	RUN_TEST(test_every_ratio_samples_inside_the_crop);
 	RUN_TEST(test_empty_dst_rect_draws_nothing);
 	RUN_TEST(test_invalid_layers_are_refused);
 	HARNESS_EXIT();

@@ -1,5 +1,7 @@
 /* Unit tests for the strict configuration parser (backend/config.c). */
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,8 +95,8 @@ static void mode_with_fractional_refresh_is_parsed_in_mhz(void)
 	CHECK_MODE(mode, 800, 600, 75500);
 	CHECK_INT(wla_config_parse_mode("test", "640x480@143.999", &mode), 0);
 	CHECK_MODE(mode, 640, 480, 143999);
-	CHECK_INT(wla_config_parse_mode("test", "640x480@0.001", &mode), 0);
-	CHECK_MODE(mode, 640, 480, 1);
+	CHECK_INT(wla_config_parse_mode("test", "640x480@1.001", &mode), 0);
+	CHECK_MODE(mode, 640, 480, 1001);
 	CHECK_INT(wla_config_parse_mode("test", "1024x768@75", &mode), 0);
 	CHECK_MODE(mode, 1024, 768, 75000);
 	CHECK_INT(harness_log_n, 0);
@@ -128,10 +130,32 @@ static void mode_with_garbage_or_blanks_is_refused(void)
 
 static void refresh_zero_is_refused(void)
 {
-	check_mode_refused("1920x1080@0", "refresh must be > 0");
-	check_mode_refused("1920x1080@0.000", "refresh must be > 0");
-	check_mode_refused("1920x1080@-60", "refresh must be > 0");
-	check_mode_refused("1920x1080@-0.5", "refresh must be > 0");
+	check_mode_refused("1920x1080@0", "refresh must be 1..1000 Hz");
+	check_mode_refused("1920x1080@0.000", "refresh must be 1..1000 Hz");
+	check_mode_refused("1920x1080@-60", "refresh must be 1..1000 Hz");
+	check_mode_refused("1920x1080@-0.5", "refresh must be 1..1000 Hz");
+}
+
+static void refresh_below_1hz_is_refused(void)
+{
+	/* A present event carries the period as an int of ns: 2.147 s at most. */
+	check_mode_refused("640x480@0.001", "refresh must be 1..1000 Hz");
+	check_mode_refused("640x480@0.999", "refresh must be 1..1000 Hz");
+	check_mode_refused("640x480@0.5", "refresh must be 1..1000 Hz");
+	struct wla_config_mode mode;
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_mode("test", "640x480@1", &mode), 0);
+	CHECK_MODE(mode, 640, 480, WLA_CONFIG_MIN_REFRESH_MHZ);
+	CHECK_INT(wla_config_parse_mode("test", "640x480@1.000", &mode), 0);
+	CHECK_MODE(mode, 640, 480, 1000);
+	CHECK_INT(harness_log_n, 0);
+
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "slow.conf", "[output]\nmode = 800x600@0.5\n"),
+		-EINVAL);
+	CHECK_ONE_ERROR("config: slow.conf:2: mode '800x600@0.5': refresh must be 1..1000 Hz");
 }
 
 static void refresh_with_four_decimals_is_refused(void)
@@ -144,8 +168,8 @@ static void refresh_above_limit_is_refused(void)
 	struct wla_config_mode mode;
 	CHECK_INT(wla_config_parse_mode("test", "100x100@1000", &mode), 0);
 	CHECK_MODE(mode, 100, 100, WLA_MODE_MAX_REFRESH_MHZ);
-	check_mode_refused("100x100@1000.001", "refresh must be <= 1000 Hz");
-	check_mode_refused("100x100@99999999999999999999999", "refresh must be <= 1000 Hz");
+	check_mode_refused("100x100@1000.001", "refresh must be 1..1000 Hz");
+	check_mode_refused("100x100@99999999999999999999999", "refresh must be 1..1000 Hz");
 }
 
 static void negative_size_is_refused(void)
@@ -226,7 +250,10 @@ static void unknown_key_is_refused(void)
 	struct wla_config cfg;
 	wla_config_init(&cfg);
 	CHECK_INT(wla_config_set(&cfg, "here", "foo", "1"), -EINVAL);
-	CHECK_ONE_ERROR("config: here: unknown key 'foo'");
+	CHECK_ONE_ERROR("config: here: unknown key 'foo' (value '1')");
+	harness_log_clear();
+	CHECK_INT(wla_config_set(&cfg, "WLA_X", "overlay_planes", "two words"), -EINVAL);
+	CHECK_ONE_ERROR("config: WLA_X: unknown key 'overlay_planes' (value 'two words')");
 }
 
 static void file_text_with_outputs_is_parsed(void)
@@ -295,12 +322,12 @@ static void unknown_key_in_file_names_file_line_and_key(void)
 	struct wla_config cfg;
 	wla_config_init(&cfg);
 	CHECK_INT(wla_config_parse_text(&cfg, "/path/x.conf", "# c\n\nfoo = 1\n"), -EINVAL);
-	CHECK_ONE_ERROR("config: /path/x.conf:3: unknown key 'foo'");
+	CHECK_ONE_ERROR("config: /path/x.conf:3: unknown key 'foo' (value '1')");
 
 	harness_log_clear();
 	CHECK_INT(wla_config_parse_text(&cfg, "/path/x.conf",
 		"[output]\nmode = 640x480\nrefresh = 60\n"), -EINVAL);
-	CHECK_ONE_ERROR("config: /path/x.conf:3: unknown key 'refresh' in [output]");
+	CHECK_ONE_ERROR("config: /path/x.conf:3: unknown key 'refresh' in [output] (value '60')");
 }
 
 static void bad_mode_in_file_names_file_line_and_value(void)
@@ -309,7 +336,7 @@ static void bad_mode_in_file_names_file_line_and_value(void)
 	wla_config_init(&cfg);
 	CHECK_INT(wla_config_parse_text(&cfg, "/path/x.conf",
 		"[output]\nmode = 640x480\nmode = 1920x1080@0\n"), -EINVAL);
-	CHECK_ONE_ERROR("config: /path/x.conf:3: mode '1920x1080@0': refresh must be > 0");
+	CHECK_ONE_ERROR("config: /path/x.conf:3: mode '1920x1080@0': refresh must be 1..1000 Hz");
 }
 
 static void bad_number_in_file_names_file_line_key_and_value(void)
@@ -791,6 +818,358 @@ static void panel_error_in_a_file_names_path_line_key_and_value(void)
 	unlink(path);
 }
 
+/* cfg is refused by wla_config_validate() with one line holding every substring. */
+#define CHECK_INVALID(cfg, ...) \
+	do { \
+		harness_log_clear(); \
+		CHECK_INT(wla_config_validate(&(cfg)), -EINVAL); \
+		CHECK_ONE_ERROR(__VA_ARGS__); \
+	} while (0)
+
+#define CHECK_VALID(cfg) \
+	do { \
+		harness_log_clear(); \
+		CHECK_INT(wla_config_validate(&(cfg)), 0); \
+		CHECK_INT(harness_log_n, 0); \
+	} while (0)
+
+/* Two outputs, one with a preset panel and one with written-out steps. */
+static const char panels_text[] =
+	"flip-depth = 4\ncursor-size = 512\noverlay-planes = 8\n"
+	"[output]\nname = DSI-1\nmode = 800x480@60\nmode = 640x480@1\n"
+	"panel-chip = panel-gpio\npanel-line = enable 3\npanel-line = reset 4 active-low\n"
+	"panel-line = backlight 5\npanel-preset = simple\npanel-delay-prepare = 20\n"
+	"panel-delay-unprepare = 60000\npanel-min-off-time = 500\n"
+	"[output]\nname = LVDS-1\nmode = 1024x600@1000\n"
+	"panel-chip = /dev/gpiochip7\npanel-line = vdd 0\npanel-line = stby 1 active-low\n"
+	"panel-line = bl-en 2\npanel-line = pwm 65535\n"
+	"panel-on-step = vdd=1 wait=10\npanel-on-step = stby=0 wait=5\n"
+	"panel-lit-step = bl-en=1 pwm=1\n"
+	"panel-off-step = bl-en=0 pwm=0 wait=7\npanel-off-step = stby=1 vdd=0 wait=40\n";
+
+static void panels_config(struct wla_config *cfg)
+{
+	wla_config_init(cfg);
+	CHECK_INT(wla_config_parse_text(cfg, "p.conf", panels_text), 0);
+}
+
+static void validate_accepts_the_defaults(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_VALID(cfg);
+}
+
+static void validate_accepts_what_the_parsers_accept(void)
+{
+	struct wla_config cfg;
+	panels_config(&cfg);
+	CHECK_VALID(cfg);
+
+	clear_env();
+	setenv("WLA_OUTPUTS", "16384x16384@0.5;1x1@1000,1x1@1", 1);
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+	setenv("WLA_OUTPUTS", "16384x16384@1;1x1@1000,1x1@1", 1);
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_VALID(cfg);
+	setenv("WLA_OUTPUTS", "8", 1);
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_VALID(cfg);
+	clear_env();
+}
+
+static void validate_refuses_numbers_out_of_range(void)
+{
+	static const struct {
+		size_t offset;
+		uint32_t value;
+		const char *message;
+	} bad[] = {
+		{ offsetof(struct wla_config, flip_depth), 0,
+			"config: wla_config.flip_depth: flip-depth '0': expected an integer 1..4" },
+		{ offsetof(struct wla_config, flip_depth), 99, "flip_depth: flip-depth '99'" },
+		{ offsetof(struct wla_config, cursor_size), 0,
+			"config: wla_config.cursor_size: cursor-size '0': expected an integer 16..512" },
+		{ offsetof(struct wla_config, cursor_size), 15, "cursor_size: cursor-size '15'" },
+		{ offsetof(struct wla_config, cursor_size), 513, "cursor_size: cursor-size '513'" },
+		{ offsetof(struct wla_config, cursor_size), UINT32_MAX,
+			"cursor_size: cursor-size '4294967295'" },
+		{ offsetof(struct wla_config, overlay_planes), 9,
+			"config: wla_config.overlay_planes: overlay-planes '9': expected an integer "
+			"0..8" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct wla_config cfg;
+		wla_config_init(&cfg);
+		*(uint32_t *)((char *)&cfg + bad[i].offset) = bad[i].value;
+		CHECK_INVALID(cfg, bad[i].message);
+	}
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	cfg.flip_depth = WLA_MAX_FLIP_DEPTH;
+	cfg.cursor_size = 16;
+	cfg.overlay_planes = 0;
+	CHECK_VALID(cfg);
+}
+
+static void validate_refuses_bad_output_counts(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	cfg.n_outputs = 0;
+	CHECK_INVALID(cfg, "config: wla_config.n_outputs: output count '0' must be 1..8");
+	cfg.n_outputs = WLA_MAX_OUTPUTS + 1;
+	CHECK_INVALID(cfg, "config: wla_config.n_outputs: output count '9' must be 1..8");
+	cfg.n_outputs = SIZE_MAX;
+	CHECK_INVALID(cfg, "wla_config.n_outputs: output count '18446744073709551615'");
+}
+
+static void validate_refuses_empty_bad_and_duplicate_names(void)
+{
+	struct wla_config cfg;
+	panels_config(&cfg);
+	cfg.outputs[1].name[0] = '\0';
+	CHECK_INVALID(cfg, "config: wla_config.outputs[1].name: bad output name '' (expected "
+		"1..31 of A-Z a-z 0-9 _ -)");
+	strcpy(cfg.outputs[1].name, "LVDS 1");
+	CHECK_INVALID(cfg, "config: wla_config.outputs[1].name: bad output name 'LVDS 1'");
+	memset(cfg.outputs[1].name, 'a', sizeof(cfg.outputs[1].name));
+	CHECK_INVALID(cfg, "config: wla_config.outputs[1].name: bad output name "
+		"'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'");
+	strcpy(cfg.outputs[1].name, "DSI-1");
+	CHECK_INVALID(cfg, "config: wla_config.outputs[1].name: duplicate output name 'DSI-1' "
+		"(first at outputs[0])");
+}
+
+static void validate_refuses_bad_mode_lists(void)
+{
+	struct wla_config cfg;
+	panels_config(&cfg);
+	cfg.outputs[1].n_modes = 0;
+	CHECK_INVALID(cfg, "config: wla_config.outputs[1].n_modes: [output] section 'LVDS-1' "
+		"has no mode");
+	cfg.outputs[1].n_modes = WLA_MAX_MODES + 1;
+	CHECK_INVALID(cfg, "config: wla_config.outputs[1].n_modes '17': more than 16 modes in "
+		"one output");
+}
+
+static void validate_refuses_bad_modes(void)
+{
+	static const struct {
+		struct wla_config_mode mode;
+		const char *message;
+	} bad[] = {
+		{ { 0, 1080, 60000 }, "config: wla_config.outputs[0].modes[1]: mode '0x1080@60.000': "
+			"width must be 1..16384" },
+		{ { -5, 1080, 60000 }, "mode '-5x1080@60.000': width must be 1..16384" },
+		{ { INT32_MIN, 1080, 60000 }, "mode '-2147483648x1080@60.000': width must be" },
+		{ { 16385, 1080, 60000 }, "mode '16385x1080@60.000': width must be 1..16384" },
+		{ { 1920, 0, 60000 }, "mode '1920x0@60.000': height must be 1..16384" },
+		{ { 1920, 1080, 0 }, "config: wla_config.outputs[0].modes[1]: mode '1920x1080@0.000': "
+			"refresh must be 1..1000 Hz" },
+		{ { 1920, 1080, 999 }, "mode '1920x1080@0.999': refresh must be 1..1000 Hz" },
+		{ { 1920, 1080, -60000 }, "mode '1920x1080@-60.000': refresh must be 1..1000 Hz" },
+		{ { 1920, 1080, -1 }, "mode '1920x1080@-0.001': refresh must be 1..1000 Hz" },
+		{ { 1920, 1080, 1000001 }, "mode '1920x1080@1000.001': refresh must be 1..1000 Hz" },
+		{ { 1920, 1080, INT32_MIN }, "mode '1920x1080@-2147483.648': refresh must be" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct wla_config cfg;
+		panels_config(&cfg);
+		cfg.outputs[0].modes[1] = bad[i].mode;
+		CHECK_INVALID(cfg, bad[i].message);
+	}
+	struct wla_config cfg;
+	panels_config(&cfg);
+	cfg.outputs[0].modes[1] = (struct wla_config_mode){ 16384, 1, 1000 };
+	cfg.outputs[1].modes[0] = (struct wla_config_mode){ 1, 16384, 1000000 };
+	CHECK_VALID(cfg);
+}
+
+enum panel_fault {
+	NO_CHIP,
+	BLANK_CHIP,
+	UNTERMINATED_CHIP,
+	NO_LINES,
+	TOO_MANY_LINES,
+	BAD_LINE_NAME,
+	WAIT_LINE_NAME,
+	EMPTY_LINE_NAME,
+	BAD_OFFSET,
+	SAME_NAME,
+	SAME_OFFSET,
+	NO_ON_STEP,
+	TOO_MANY_OFF_STEPS,
+	EMPTY_STEP,
+	UNDECLARED_LINE,
+	VALUE_OUTSIDE_MASK,
+	LONG_WAIT,
+	LONG_LIT_WAIT,
+	LONG_MIN_OFF,
+	LONG_DELAY,
+	NO_SAFE_OFF,
+	LIT_NOT_FIRST_OFF,
+	BACKLIGHT_IN_OFF,
+};
+
+/* Breaks one field of a panel description. */
+static void break_panel(struct wla_config_panel *p, enum panel_fault fault)
+{
+	switch (fault) {
+	case NO_CHIP:
+		p->chip[0] = '\0';
+		break;
+	case BLANK_CHIP:
+		strcpy(p->chip, "my chip");
+		break;
+	case UNTERMINATED_CHIP:
+		memset(p->chip, 'c', sizeof(p->chip));
+		break;
+	case NO_LINES:
+		p->n_lines = 0;
+		break;
+	case TOO_MANY_LINES:
+		p->n_lines = 17;
+		break;
+	case BAD_LINE_NAME:
+		strcpy(p->lines[1].name, "st/by");
+		break;
+	case WAIT_LINE_NAME:
+		strcpy(p->lines[1].name, "wait");
+		break;
+	case EMPTY_LINE_NAME:
+		p->lines[1].name[0] = '\0';
+		break;
+	case BAD_OFFSET:
+		p->lines[3].offset = 65536;
+		break;
+	case SAME_NAME:
+		strcpy(p->lines[2].name, "vdd");
+		break;
+	case SAME_OFFSET:
+		p->lines[2].offset = 1;
+		break;
+	case NO_ON_STEP:
+		p->n_on = 0;
+		break;
+	case TOO_MANY_OFF_STEPS:
+		p->n_off = 17;
+		break;
+	case EMPTY_STEP:
+		p->on[1].mask = 0;
+		p->on[1].values = 0;
+		break;
+	case UNDECLARED_LINE:
+		p->on[1].mask |= 0x10;
+		break;
+	case VALUE_OUTSIDE_MASK:
+		p->on[0].values |= 0x8;
+		break;
+	case LONG_WAIT:
+		p->off[1].wait_ms = 60001;
+		break;
+	case LONG_LIT_WAIT:
+		p->lit.wait_ms = UINT32_MAX;
+		break;
+	case LONG_MIN_OFF:
+		p->min_off_ms = 60001;
+		break;
+	case LONG_DELAY:
+		p->delays.enable_ms = 70000;
+		break;
+	case NO_SAFE_OFF:
+		p->off[1].mask = 0x1;
+		p->off[1].values = 0;
+		break;
+	case LIT_NOT_FIRST_OFF:
+		p->off[0].values = 0x4;
+		break;
+	case BACKLIGHT_IN_OFF:
+		p->off[1].mask |= 0x8;
+		p->off[1].values |= 0x8;
+		break;
+	}
+}
+
+static void validate_refuses_each_bad_panel_field(void)
+{
+	static const struct {
+		enum panel_fault fault;
+		const char *message;
+	} bad[] = {
+		{ NO_CHIP, "config: wla_config.outputs[1].panel: [output] 'LVDS-1': panel keys "
+			"without panel-chip" },
+		{ BLANK_CHIP, "config: wla_config.outputs[1].panel.chip: panel-chip 'my chip': "
+			"expected a chip name, label or path of 1..63 characters without blanks" },
+		{ UNTERMINATED_CHIP, "panel.chip: panel-chip 'cccccccccccccccccccccccccccccccc"
+			"cccccccccccccccccccccccccccccccc': expected" },
+		{ NO_LINES, "config: wla_config.outputs[1].panel.chip: [output] 'LVDS-1': panel-chip "
+			"'/dev/gpiochip7' without any panel-line" },
+		{ TOO_MANY_LINES, "config: wla_config.outputs[1].panel.n_lines '17': more than 16 "
+			"lines in one panel" },
+		{ BAD_LINE_NAME, "config: wla_config.outputs[1].panel.lines[1]: panel-line "
+			"'st/by 1 active-low': bad line name 'st/by' (expected 1..15 of A-Z a-z 0-9 _ -, "
+			"not 'wait')" },
+		{ WAIT_LINE_NAME, "panel.lines[1]: panel-line 'wait 1 active-low': bad line name" },
+		{ EMPTY_LINE_NAME, "panel.lines[1]: panel-line ' 1 active-low': bad line name ''" },
+		{ BAD_OFFSET, "config: wla_config.outputs[1].panel.lines[3]: panel-line 'pwm 65536': "
+			"bad offset '65536' (expected 0..65535)" },
+		{ SAME_NAME, "config: wla_config.outputs[1].panel.lines[2]: panel-line 'vdd 2': line "
+			"name 'vdd' already declared at lines[0]" },
+		{ SAME_OFFSET, "config: wla_config.outputs[1].panel.lines[2]: panel-line 'bl-en 1': "
+			"offset 1 already used by line 'stby' (lines[1])" },
+		{ NO_ON_STEP, "config: wla_config.outputs[1].panel: [output] 'LVDS-1': panel "
+			"without panel-preset needs at least one panel-on-step and one panel-off-step" },
+		{ TOO_MANY_OFF_STEPS, "config: wla_config.outputs[1].panel.n_off '17': more than "
+			"16 steps" },
+		{ EMPTY_STEP, "config: wla_config.outputs[1].panel.on[1]: panel-on-step 'wait=5': "
+			"no line to set" },
+		{ UNDECLARED_LINE, "config: wla_config.outputs[1].panel.on[1]: panel-on-step "
+			"'stby=0 wait=5': mask 0x12 sets lines beyond the 4 declared" },
+		{ VALUE_OUTSIDE_MASK, "config: wla_config.outputs[1].panel.on[0]: panel-on-step "
+			"'vdd=1 wait=10': values 0x9 set lines outside mask 0x1" },
+		{ LONG_WAIT, "config: wla_config.outputs[1].panel.off[1]: panel-off-step "
+			"'vdd=0 stby=1 wait=60001': bad wait '60001' (expected a delay in ms, 0..60000)" },
+		{ LONG_LIT_WAIT, "panel.lit: panel-lit-step 'bl-en=1 pwm=1 wait=4294967295': bad "
+			"wait '4294967295'" },
+		{ LONG_MIN_OFF, "config: wla_config.outputs[1].panel.min_off_ms: panel-min-off-time "
+			"'60001': expected a delay in ms, 0..60000" },
+		{ LONG_DELAY, "config: wla_config.outputs[1].panel.delays.enable_ms: "
+			"panel-delay-enable '70000': expected a delay in ms" },
+		{ NO_SAFE_OFF, "config: wla_config.outputs[1].panel.lines[1]: [output] 'LVDS-1': "
+			"panel line 'stby' is set by no panel-off-step, so it has no safe off value" },
+		{ LIT_NOT_FIRST_OFF, "config: wla_config.outputs[1].panel.off[0]: [output] "
+			"'LVDS-1': the first panel-off-step must switch back exactly the lines of "
+			"panel-lit-step (lit)" },
+		{ BACKLIGHT_IN_OFF, "config: wla_config.outputs[1].panel.off[1]: [output] 'LVDS-1': "
+			"panel-off-step sets pwm=1, but only panel-lit-step (lit) may switch the "
+			"backlight on" },
+	};
+	/* The second output of panels_text, one field of its panel broken. */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct wla_config cfg;
+		panels_config(&cfg);
+		break_panel(&cfg.outputs[1].panel, bad[i].fault);
+		CHECK_INVALID(cfg, bad[i].message);
+	}
+}
+
+static void validate_accepts_an_output_without_panel(void)
+{
+	struct wla_config cfg;
+	panels_config(&cfg);
+	memset(&cfg.outputs[1].panel, 0, sizeof(cfg.outputs[1].panel));
+	CHECK_VALID(cfg);
+	/* Preset and delays only say where steps came from: no panel yet. */
+	cfg.outputs[1].panel.preset = WLA_PANEL_PRESET_SIMPLE;
+	cfg.outputs[1].panel.delays.enable_ms = 20;
+	CHECK_VALID(cfg);
+	cfg.outputs[1].panel.min_off_ms = 500;
+	CHECK_INVALID(cfg, "config: wla_config.outputs[1].panel: [output] 'LVDS-1': panel keys "
+		"without panel-chip");
+}
+
 int main(void)
 {
 	harness_init();
@@ -800,6 +1179,7 @@ int main(void)
 	RUN_TEST(mode_abc_is_refused_with_its_value_in_the_message);
 	RUN_TEST(mode_with_garbage_or_blanks_is_refused);
 	RUN_TEST(refresh_zero_is_refused);
+	RUN_TEST(refresh_below_1hz_is_refused);
 	RUN_TEST(refresh_with_four_decimals_is_refused);
 	RUN_TEST(refresh_above_limit_is_refused);
 	RUN_TEST(negative_size_is_refused);
@@ -841,5 +1221,14 @@ int main(void)
 	RUN_TEST(outputs_have_no_panel_unless_configured);
 	RUN_TEST(panel_keys_in_a_file_fill_the_output_panel);
 	RUN_TEST(panel_error_in_a_file_names_path_line_key_and_value);
+	RUN_TEST(validate_accepts_the_defaults);
+	RUN_TEST(validate_accepts_what_the_parsers_accept);
+	RUN_TEST(validate_refuses_numbers_out_of_range);
+	RUN_TEST(validate_refuses_bad_output_counts);
+	RUN_TEST(validate_refuses_empty_bad_and_duplicate_names);
+	RUN_TEST(validate_refuses_bad_mode_lists);
+	RUN_TEST(validate_refuses_bad_modes);
+	RUN_TEST(validate_refuses_each_bad_panel_field);
+	RUN_TEST(validate_accepts_an_output_without_panel);
 	HARNESS_EXIT();
 }
