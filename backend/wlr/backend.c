@@ -142,6 +142,10 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 {
 	struct wla_config cfg;
 	if (config) {
+		/* Checked exactly as the environment and config file are. */
+		if (wla_config_validate(config) < 0) {
+			return NULL;
+		}
 		cfg = *config;
 	} else {
 		wla_config_init(&cfg);
