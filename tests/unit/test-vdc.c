@@ -130,37 +130,6 @@ static void vdc_late_wakeup_does_not_shift_the_vblank_grid(void)
 	fixture_teardown(&f);
 }
 
-static void vdc_missed_vblanks_advance_seq_and_report_the_last_one(void)
-{
-	struct fixture f;
-	CHECK(fixture_setup(&f, W, H, 60000));
-	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
-	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
-	CHECK_INT(enable_output(&f, a), 0);
-	vblank(&f);
-	CHECK_INT(f.last_present.seq, 1);
-
-	CHECK_INT(page_flip(&f, b), 0);
-	f.clock += f.period * 7 / 2;
-	wla_vdc_advance(f.vdc, f.clock);
-	CHECK_INT(f.n_presents, 2);
-	CHECK_INT(f.last_present.seq, 4);
-	CHECK(f.last_present.presented);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 4));
-	CHECK_INT(f.out->counters.vblanks, 4);
-	CHECK_INT(f.out->counters.missed, 2);
-	CHECK_INT(f.out->counters.latched, 2);
-
-	/* Back on time: the next vblank is the 5th, nothing more missed. */
-	CHECK_INT(page_flip(&f, a), 0);
-	f.clock = vblank_at(&f, 5);
-	wla_vdc_advance(f.vdc, f.clock);
-	CHECK_INT(f.last_present.seq, 5);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 5));
-	CHECK_INT(f.out->counters.missed, 2);
-	fixture_teardown(&f);
-}
-
 static void vdc_59_94hz_counts_every_vblank_without_drift(void)
 {
 	const uint64_t n_vblanks = 1000000;
@@ -221,12 +190,14 @@ static void vdc_capture_blends_the_cursor_over_the_primary_at_its_position(void)
 	memset(&res, 0, sizeof(res));
 
 	CHECK_INT(enable_output(&f, a), 0);
+	vblank(&f);
+	/* A cursor update is a state of its own: it latches at the next vblank. */
 	CHECK_INT(move_cursor(&f, k, 20, 10), 0);
 	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
 	vblank(&f);
 	CHECK_INT(res.calls, 1);
 	CHECK(res.got_image);
-	CHECK_INT(res.seq, 1);
+	CHECK_INT(res.seq, 2);
 	CHECK_INT(res.width, W);
 	CHECK_INT(res.height, H);
 	CHECK_PIXEL(captured(&res, 0, 0), OPAQUE(BLUE));
@@ -247,7 +218,7 @@ static void vdc_capture_blends_the_cursor_over_the_primary_at_its_position(void)
 	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
 	vblank(&f);
 	CHECK_INT(res.calls, 1);
-	CHECK_INT(res.seq, 2);
+	CHECK_INT(res.seq, 3);
 	CHECK_PIXEL(captured(&res, 60, 44), OPAQUE(BLUE));
 	CHECK_PIXEL(captured(&res, 61, 44), 0xff80007fu);
 	CHECK_PIXEL(captured(&res, 63, 47), OPAQUE(RED));
@@ -415,6 +386,7 @@ static void vdc_planes_stack_primary_below_overlays_below_cursor(void)
 	vblank(&f);
 	CHECK_INT(wla_atomic_update_plane(f.overlay[0], f.crtc, o1, 0, 0, 16, 16, 0, 0,
 		16 << 16, 16 << 16), 0);
+	vblank(&f);
 	CHECK_INT(move_cursor(&f, k, 6, 6), 0);
 	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
 	vblank(&f);
@@ -495,8 +467,9 @@ static void vdc_destroy_with_a_pending_frame_releases_every_fb(void)
 	memset(&res, 0, sizeof(res));
 	CHECK_INT(enable_output(&f, a), 0);
 	vblank(&f);
-	CHECK_INT(page_flip(&f, b), 0);
 	CHECK_INT(move_cursor(&f, k, 1, 1), 0);
+	vblank(&f);
+	CHECK_INT(page_flip(&f, b), 0);
 	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
 	size_t before = f.n_presents;
 
@@ -520,7 +493,11 @@ int main(void)
 	RUN_TEST(vdc_vblank_comes_one_period_after_enable_and_not_before);
 	RUN_TEST(vdc_vblank_k_is_the_exact_rate_rounded_once_not_k_rounded_periods);
 	RUN_TEST(vdc_late_wakeup_does_not_shift_the_vblank_grid);
-	RUN_TEST(vdc_missed_vblanks_advance_seq_and_report_the_last_one);
+	/* vdc_missed_vblanks_advance_seq_and_report_the_last_one encoded the
+	 * dishonest late wake-up (the latch reported at the last vblank, the
+	 * others counted missed); issue 9 replaced it with the honest replay,
+	 * tested in test-core-regressions (three_queued_frames_after_a_stall_...,
+	 * a_commit_after_a_vblanks_instant_...). */
 	RUN_TEST(vdc_59_94hz_counts_every_vblank_without_drift);
 	RUN_TEST(vdc_capture_blends_the_cursor_over_the_primary_at_its_position);
 	RUN_TEST(vdc_capture_shows_the_frame_latched_at_its_vblank);

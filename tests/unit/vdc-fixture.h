@@ -29,6 +29,10 @@
 
 struct fixture {
 	struct wla_config cfg;
+	/* Set before fixture_setup_config for vblank timers on a loop (never
+	 * dispatched: vblanks still come from wla_vdc_advance); the test owns
+	 * it. NULL: no timers. */
+	struct wl_event_loop *loop;
 	uint64_t clock; /* ns, what the VDC reads as now */
 	struct wla_vdc *vdc;
 	struct wla_vdc_output *out;
@@ -87,7 +91,7 @@ static inline uint64_t fixture_now(void *data)
 static inline bool fixture_setup_config(struct fixture *f)
 {
 	f->clock = FIXTURE_T0;
-	f->vdc = wla_vdc_create(NULL, &f->cfg, fixture_now, f);
+	f->vdc = wla_vdc_create(f->loop, &f->cfg, fixture_now, f);
 	if (!f->vdc) {
 		return false;
 	}
@@ -206,6 +210,42 @@ static inline int disable_output(struct fixture *f)
 static inline int page_flip(struct fixture *f, struct wla_fb *fb)
 {
 	return wla_atomic_page_flip(f->crtc, fb, ++f->last_commit_seq);
+}
+
+/* A frame through the flip queue (a nonblocking commit): fb on the primary
+ * plane and, with cursor, the cursor image cursor at (x, y) in the same
+ * state. The state is freed if refused. */
+static inline int queue_frame(struct fixture *f, struct wla_fb *fb, struct wla_fb *cursor,
+	int32_t x, int32_t y)
+{
+	struct wla_atomic_state *state = wla_atomic_state_alloc(&f->vdc->dev);
+	struct wla_crtc_state *cs = state ? wla_atomic_get_crtc_state(state, f->crtc) : NULL;
+	if (!cs) {
+		abort();
+	}
+	cs->commit_seq = ++f->last_commit_seq;
+	cs->want_event = true;
+	struct wla_plane *planes[] = { f->primary, f->cursor };
+	struct wla_fb *fbs[] = { fb, cursor };
+	int32_t at[][2] = { { 0, 0 }, { x, y } };
+	for (size_t i = 0; i < 2 && fbs[i]; i++) {
+		struct wla_plane_state *ps = wla_atomic_get_plane_state(state, planes[i]);
+		if (!ps || wla_atomic_set_crtc_for_plane(state, ps, f->crtc) != 0) {
+			abort();
+		}
+		wla_atomic_set_fb_for_plane(ps, fbs[i]);
+		wla_plane_state_set_full(ps, at[i][0], at[i][1]);
+	}
+	int ret = wla_atomic_nonblocking_commit(state);
+	if (ret < 0) {
+		wla_atomic_state_free(state);
+	}
+	return ret;
+}
+
+static inline int queue_flip(struct fixture *f, struct wla_fb *fb)
+{
+	return queue_frame(f, fb, NULL, 0, 0);
 }
 
 /* A cursor image of fb at (x, y), unscaled. */
