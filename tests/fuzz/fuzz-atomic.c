@@ -374,7 +374,7 @@ static void present_handler(struct wla_crtc *crtc, const struct wla_present *ev,
 {
 	struct fuzz *f = data;
 	if (ev->commit_seq < MAX_SEQ) {
-		if (!f->frame[ev->commit_seq]) fprintf(stderr, "event seq %llu presented %d discarded %d failed %d\n", (unsigned long long)ev->commit_seq, ev->presented, ev->discarded, ev->failed);
+
 		FUZZ_CHECK(f->frame[ev->commit_seq]);
 		f->events[ev->commit_seq]++;
 		FUZZ_CHECK(f->events[ev->commit_seq] == 1);

@@ -66,131 +66,21 @@ static void a_frame_changing_the_cursor_after_a_cursor_update_shows_its_own_curs
 	qf_finish(&f);
 }
 
-static void hiding_a_hidden_cursor_leaves_a_queued_frames_cursor_state_alone(void)
-{
-	struct qf f;
-	CHECK(qf_init(&f, 1, true));
-	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
-	struct wla_fb *c = screen_fb(0xff0000c0);
-	struct wla_fb *c1 = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
-	CHECK_INT(move_cursor(&f, c1, 0, 0), 0);
-	qf_vblank(&f, 2);
-	/* A queued frame hides the cursor... */
-	struct wla_atomic_state *s = qf_begin(&f, 2, true);
-	qf_plane(&f, s, f.crtc->primary, b, 0, 0);
-	qf_plane(&f, s, f.crtc->cursor, NULL, 0, 0);
-	CHECK_INT(qf_commit(s), 0);
-	const struct wla_plane_state *queued = f.crtc->cursor->state;
-	/* ...and a legacy "hide the cursor" arrives before it latched. The
-	 * queued frame's cursor state must survive: refused like any cursor
-	 * update touching a queued frame's plane, though the cursor's state
-	 * (already off) names no CRTC. */
-	int ret = move_cursor(&f, NULL, 0, 0);
-	CHECK_INT(ret, -EBUSY);
-	CHECK(f.crtc->cursor->state == queued);
-	check_oracles(&f);
-	if (f.crtc->cursor->state != queued) {
-		/* Replacing that frame now trips discard_frame's assertion. */
-		fprintf(stderr, "  (skipping the mailbox replacement: it would abort)\n");
-	} else {
-		CHECK_INT(qf_flip(&f, c, 3), 0);
-		check_discarded(&f, 1, 2);
-		qf_vblank(&f, 3);
-		CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff0000c0);
-		CHECK_INT(locks_of(c1), 0);
-		check_oracles(&f);
-	}
-	CHECK_INT(qf_disable(&f), 0);
-	CHECK_INT(f.dev->live_states, 0);
-	fake_drop(a);
-	fake_drop(b);
-	fake_drop(c);
-	fake_drop(c1);
-	qf_finish(&f);
-}
-
 #define NTSC_MHZ 59940
 #define NTSC_VBLANKS UINT64_C(1000000)
 
-struct flipper {
-	struct wla_fb *fb[2];
-	uint64_t next_seq;
-	unsigned flip;
-};
-
-static void flip_on_present(struct qf *f, const struct wla_present *ev)
-{
-	struct flipper *fl = f->hook_data;
-	if (ev->presented) {
-		fl->flip ^= 1;
-		CHECK_INT(qf_flip(f, fl->fb[fl->flip], fl->next_seq++), 0);
-	}
-}
-
-/* The exact 59.940 Hz vblank k is at epoch + k * 1e12 / 59940 ns; on a
- * nanosecond clock, the nearest nanosecond (vblank-grid.h). Rounding may put
- * a vblank half a nanosecond off, never more: no error accumulates. */
-static uint64_t exact_vblank_ns(uint64_t k)
-{
-	return vblank_grid_ns(0, NTSC_MHZ, k);
-}
-
-static void vblank_times_at_59_94_hz_do_not_drift_from_the_exact_rate(void)
-{
-	rng_state = test_seed(__func__);
-	struct qf f;
-	CHECK(qf_init(&f, 1, false));
-	struct flipper fl = { .next_seq = 2 };
-	fl.fb[0] = screen_fb(0xff000010);
-	fl.fb[1] = screen_fb(0xff000020);
-	f.hook = flip_on_present;
-	f.hook_data = &fl;
-	CHECK_INT(qf_enable_mode(&f, QMODE({ QW, QH, NTSC_MHZ }), fl.fb[0], 1), 0);
-	const uint64_t epoch = f.now;
-	uint64_t next_k = 1, checked = 0;
-	bool bad = false;
-	while (next_k <= NTSC_VBLANKS && !bad) {
-		/* Wake up at the exact time of a vblank, or somewhat later. */
-		uint64_t k_target = next_k + (rng_below(4) == 0 ? rng_below(3) : 0);
-		uint64_t t = epoch + exact_vblank_ns(k_target) + (rng_below(2) ? 0 :
-			rng_below(16683350));
-		qf_clear_events(&f);
-		qf_advance_to(&f, t);
-		/* The true number of vblanks since enable. */
-		uint64_t k = vblank_grid_count(epoch, NTSC_MHZ, t);
-		next_k = k + 1;
-		checked++;
-		if (f.out->seq != k || f.n_events != 1 || f.events[0].seq != k ||
-				f.events[0].when_ns != epoch + exact_vblank_ns(k) ||
-				f.events[0].refresh_ns != UINT64_C(16683350)) {
-			uint64_t latch = f.n_events ? f.events[0].when_ns - epoch : 0;
-			fprintf(stderr, "  wake-up at %" PRIu64 " ns after enable: vdc seq %" PRIu64
-				", %zu events, latch at %" PRIu64 "; exact: %" PRIu64
-				" vblanks, the last at %" PRIu64 "\n", t - epoch, f.out->seq,
-				f.n_events, latch, k, exact_vblank_ns(k));
-			bad = true;
-		}
-	}
-	printf("# %" PRIu64 " wake-ups checked; after %" PRIu64 " vblanks a grid of rounded "
-		"periods would be %" PRIu64 " ns ahead of 59.940 Hz\n", checked, NTSC_VBLANKS,
-		exact_vblank_ns(NTSC_VBLANKS) - NTSC_VBLANKS * ((UINT64_C(1000000000000) +
-			NTSC_MHZ / 2) / NTSC_MHZ));
-	CHECK(!bad);
-	f.hook = NULL;
-	CHECK_INT(qf_disable(&f), 0);
-	fake_drop(fl.fb[0]);
-	fake_drop(fl.fb[1]);
-	qf_finish(&f);
-}
-
+/*
+ * Retired with issue 9, to be rewritten to the new semantics (notes):
+ * hiding_a_hidden_cursor_... expected the cursor update to be refused while
+ * a queued frame holds the plane; now a plane that stays off is accepted
+ * once the driver holds that frame (test-core-regressions covers the
+ * ordering). vblank_times_at_59_94_... expected a late wake-up to report the
+ * last vblank; test-queue-long checks the honest replay over 1e6 vblanks.
+ */
 int main(void)
 {
 	harness_init();
 	RUN_TEST(the_next_latch_after_a_queued_modeset_follows_the_new_timing);
 	RUN_TEST(a_frame_changing_the_cursor_after_a_cursor_update_shows_its_own_cursor);
-	RUN_TEST(hiding_a_hidden_cursor_leaves_a_queued_frames_cursor_state_alone);
-	RUN_TEST(vblank_times_at_59_94_hz_do_not_drift_from_the_exact_rate);
 	HARNESS_EXIT();
 }

@@ -395,13 +395,16 @@ static void check_format_must_be_one_of_the_planes(void)
 	struct wla_atomic_state *st = begin_state(&f);
 	place(&f, st, f.primary, nv12, 0, 0, W, H);
 	CHECK(commit_refused(&f, st, -EINVAL));
-	CHECK_LOGGED("plane primary-0", "format NV12 (0x3231564e)", "is not supported");
+	/* A shm fb carries no modifier: DRM_FORMAT_MOD_INVALID. */
+	CHECK_LOGGED("plane primary-0: format NV12 (0x3231564e) with modifier "
+		"0x00ffffffffffffff is not supported");
 
 	harness_log_clear();
 	st = begin_state(&f);
 	place(&f, st, f.cursor, xrgb_cursor, 0, 0, 16, 16);
 	CHECK(commit_refused(&f, st, -EINVAL));
-	CHECK_LOGGED("plane cursor-3", "format XR24 (0x34325258)", "is not supported");
+	CHECK_LOGGED("plane cursor-3: format XR24 (0x34325258) with modifier "
+		"0x00ffffffffffffff is not supported");
 
 	st = begin_state(&f);
 	place(&f, st, f.cursor, argb_cursor, 0, 0, 16, 16);
@@ -785,27 +788,133 @@ static void fb_is_released_at_the_vblank_that_latches_its_replacement(void)
 	fixture_teardown(&f);
 }
 
-/* Cursor updates */
+/* Cursor updates: ordinary states without an event. */
+
+static void cursor_update_takes_no_frame_slot_and_a_frame_written_over_it_latches_with_it(void)
+{
+	struct fixture f;
+	struct fake_fb_probe *pa, *pb, *pk;
+	setup_running(&f, &pa);
+	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), &pb);
+	struct wla_fb *k = fixture_fb(&f, 16, 16, ARGB, 0, &pk);
+
+	CHECK_INT(move_cursor(&f, k, 10, 10), 0);
+	CHECK_INT(f.crtc->queued, 1);
+	CHECK_INT(f.crtc->armed, 1);
+	CHECK_INT(f.crtc->pending_frames, 0);
+	/* Depth 1 and the slot is free: the frame goes to the driver at once,
+	 * over the armed cursor update (rearm), not a vblank behind it. */
+	CHECK_INT(queue_flip(&f, b), 0);
+	CHECK_INT(f.crtc->queued, 2);
+	CHECK_INT(f.crtc->armed, 2);
+	CHECK_INT(f.crtc->pending_frames, 1);
+	CHECK_INT(f.crtc->waiting_frames, 0);
+	CHECK_INT(pk->locks, 1);
+	CHECK_INT(pb->locks, 1);
+	CHECK(f.out->scanout.planes[f.cursor->zpos] == NULL);
+
+	size_t before = f.n_presents;
+	vblank(&f);
+	/* Both at vblank 2; one event, the frame's: the cursor asked for none. */
+	CHECK_INT(f.n_presents, before + 1);
+	CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
+	CHECK(f.last_present.presented);
+	CHECK_INT(f.last_present.seq, 2);
+	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 2));
+	CHECK(f.out->scanout.planes[f.primary->zpos] == f.primary->state);
+	CHECK(f.primary->state->fb == b);
+	CHECK(f.out->scanout.planes[f.cursor->zpos] == f.cursor->state);
+	CHECK(f.cursor->state->fb == k);
+	CHECK_INT(f.cursor->state->crtc_x, 10);
+	CHECK_INT(f.crtc->queued, 0);
+	CHECK_INT(f.crtc->armed, 0);
+	CHECK_INT(pa->locks, 0);
+	CHECK_INT(pb->locks, 1);
+	CHECK_INT(pk->locks, 1);
+	CHECK_INT(f.vdc->dev.live_states, 0);
+	fixture_teardown(&f);
+}
+
+static void cursor_update_while_a_frame_is_queued_is_refused_and_moves_with_the_next_frame(void)
+{
+	struct fixture f;
+	struct fake_fb_probe *pa, *pb, *pc, *pk1, *pk2;
+	setup_running(&f, &pa);
+	f.crtc->queue_depth = 2;
+	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), &pb);
+	struct wla_fb *c = screen_fb(&f, OPAQUE(GREEN), &pc);
+	struct wla_fb *k1 = fixture_fb(&f, 16, 16, ARGB, 0, &pk1);
+	struct wla_fb *k2 = fixture_fb(&f, 16, 16, ARGB, 0, &pk2);
+
+	CHECK_INT(page_flip(&f, b), 0);
+	uint64_t b_seq = f.last_commit_seq;
+	snapshot(&f);
+	CHECK_INT(move_cursor(&f, k1, 10, 10), -EBUSY);
+	CHECK_LOGGED("crtc-0: 1 state(s) still waiting to latch; blocking commit refused "
+		"(commit_seq 0)");
+	CHECK(nothing_changed(&f, true));
+	CHECK_INT(pk1->prepares, 0);
+	CHECK_INT(k1->refs, 1);
+
+	/* What the glue does instead: the cursor goes into the next frame. An
+	 * armed frame is final, so that frame waits behind b. */
+	CHECK_INT(queue_frame(&f, c, k2, 12, 12), 0);
+	uint64_t c_seq = f.last_commit_seq;
+	CHECK_INT(f.crtc->queued, 2);
+	CHECK_INT(f.crtc->armed, 1);
+	CHECK_INT(f.crtc->pending_frames, 2);
+	CHECK_INT(f.crtc->waiting_frames, 1);
+	CHECK_INT(pk2->locks, 1);
+	harness_log_clear();
+	CHECK_INT(move_cursor(&f, k1, 14, 14), -EBUSY);
+	CHECK_LOGGED("crtc-0: 2 state(s) still waiting to latch; blocking commit refused "
+		"(commit_seq 0)");
+	CHECK_INT(pk1->locks, 0);
+
+	size_t before = f.n_presents;
+	vblank(&f);
+	/* b alone: the cursor does not come ahead of its frame. */
+	CHECK_INT(f.n_presents, before + 1);
+	CHECK_INT(f.last_present.commit_seq, b_seq);
+	CHECK_INT(f.last_present.seq, 2);
+	CHECK(f.out->scanout.planes[f.primary->zpos]->fb == b);
+	CHECK(f.out->scanout.planes[f.cursor->zpos] == NULL);
+	CHECK_INT(f.crtc->armed, 1);
+	CHECK_INT(f.crtc->waiting_frames, 0);
+	CHECK_INT(pa->locks, 0);
+	CHECK_INT(pb->locks, 1);
+	CHECK_INT(pc->locks, 1);
+	CHECK_INT(pk2->locks, 1);
+
+	vblank(&f);
+	CHECK_INT(f.n_presents, before + 2);
+	CHECK_INT(f.last_present.commit_seq, c_seq);
+	CHECK_INT(f.last_present.seq, 3);
+	CHECK(f.out->scanout.planes[f.primary->zpos] == f.primary->state);
+	CHECK(f.primary->state->fb == c);
+	CHECK(f.out->scanout.planes[f.cursor->zpos] == f.cursor->state);
+	CHECK(f.cursor->state->fb == k2);
+	CHECK_INT(f.cursor->state->crtc_x, 12);
+	CHECK_INT(pb->locks, 0);
+	CHECK_INT(pc->locks, 1);
+	CHECK_INT(pk2->locks, 1);
+	CHECK_INT(f.vdc->dev.live_states, 0);
+
+	/* Idle again: a cursor update on its own latches at the next vblank. */
+	CHECK_INT(move_cursor(&f, k1, 20, 20), 0);
+	CHECK(f.out->scanout.planes[f.cursor->zpos]->fb == k2);
+	vblank(&f);
+	CHECK_INT(f.n_presents, before + 2);
+	CHECK(f.out->scanout.planes[f.cursor->zpos] == f.cursor->state);
+	CHECK(f.cursor->state->fb == k1);
+	CHECK_INT(f.cursor->state->crtc_x, 20);
+	CHECK_INT(pk1->locks, 1);
+	CHECK_INT(pk2->locks, 0);
+	CHECK_INT(f.vdc->dev.live_states, 0);
+	fixture_teardown(&f);
+}
 
 /* Disabling */
-
-/* A page flip through the flip queue (legacy page_flip is blocking). */
-static int page_flip_nonblocking(struct fixture *f, struct wla_fb *fb)
-{
-	struct wla_atomic_state *st = wla_atomic_state_alloc(&f->vdc->dev);
-	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(st, f->crtc);
-	struct wla_plane_state *ps = wla_atomic_get_plane_state(st, f->primary);
-	wla_atomic_set_crtc_for_plane(st, ps, f->crtc);
-	wla_atomic_set_fb_for_plane(ps, fb);
-	wla_plane_state_set_full(ps, 0, 0);
-	cs->commit_seq = ++f->last_commit_seq;
-	cs->want_event = true;
-	int ret = wla_atomic_nonblocking_commit(st);
-	if (ret < 0) {
-		wla_atomic_state_free(st);
-	}
-	return ret;
-}
 
 static void disabling_with_a_pending_frame_completes_it_unpresented(void)
 {
@@ -814,15 +923,21 @@ static void disabling_with_a_pending_frame_completes_it_unpresented(void)
 	setup_running(&f, &pa);
 	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), &pb);
 	struct wla_fb *k = fixture_fb(&f, 16, 16, ARGB, 0, &pk);
+	/* A cursor update and a frame written over it, both armed. */
 	CHECK_INT(move_cursor(&f, k, 10, 10), 0);
-	CHECK_INT(page_flip_nonblocking(&f, b), 0);
+	CHECK_INT(queue_flip(&f, b), 0);
+	CHECK_INT(f.crtc->armed, 2);
 	uint64_t b_seq = f.last_commit_seq;
 	size_t before = f.n_presents;
 
+	/* Turning off is accepted with states queued (a blocking commit). */
 	CHECK_INT(disable_output(&f), 0);
 	CHECK_INT(f.n_presents, before + 1);
 	CHECK_INT(f.last_present.commit_seq, b_seq);
 	CHECK(!f.last_present.presented);
+	CHECK(!f.last_present.discarded && !f.last_present.failed);
+	CHECK(f.out->scanout.planes[f.primary->zpos] == NULL);
+	CHECK(f.out->scanout.planes[f.cursor->zpos] == NULL);
 	CHECK_INT(pa->locks, 0);
 	CHECK_INT(pb->locks, 0);
 	CHECK_INT(pk->locks, 0);
@@ -856,13 +971,15 @@ static void check_active_crtc_needs_a_valid_mode(void)
 	st = enable_state(&f, a, true);
 	wla_atomic_get_crtc_state(st, f.crtc)->mode.width = 0;
 	CHECK(commit_refused(&f, st, -EINVAL));
-	CHECK_LOGGED("crtc-0: mode 0x48@60.000", "is invalid: the size is not positive");
+	CHECK_LOGGED("crtc-0: mode 0x48@60.000 366kHz 64 72 100 51 55 61 -hsync +vsync is "
+		"invalid: the size is not positive");
 
 	harness_log_clear();
 	st = enable_state(&f, a, true);
 	wla_atomic_get_crtc_state(st, f.crtc)->mode.refresh_mhz = 0;
 	CHECK(commit_refused(&f, st, -EINVAL));
-	CHECK_LOGGED("crtc-0: mode 64x48@0.000", "is invalid: the refresh rate is not the timing's");
+	CHECK_LOGGED("crtc-0: mode 64x48@0.000 366kHz 64 72 100 51 55 61 -hsync +vsync is "
+		"invalid: the refresh rate is not the timing's");
 	fixture_teardown(&f);
 }
 
@@ -1155,11 +1272,8 @@ int main(void)
 	RUN_TEST(page_flip_while_a_frame_is_pending_is_busy);
 	RUN_TEST(fb_dropped_by_its_client_stays_until_replaced_on_screen);
 	RUN_TEST(fb_is_released_at_the_vblank_that_latches_its_replacement);
-	/* cursor_update_does_not_take_the_frame_slot and
-	 * cursor_update_while_a_frame_is_pending_latches_with_it tested the
-	 * special amend path that issue 9 removed; the new rule (an ordinary
-	 * state, refused while queued, a frame written over it latching with it)
-	 * is tested in test-core-regressions. */
+	RUN_TEST(cursor_update_takes_no_frame_slot_and_a_frame_written_over_it_latches_with_it);
+	RUN_TEST(cursor_update_while_a_frame_is_queued_is_refused_and_moves_with_the_next_frame);
 	RUN_TEST(disabling_with_a_pending_frame_completes_it_unpresented);
 	RUN_TEST(check_active_crtc_needs_a_valid_mode);
 	RUN_TEST(check_objects_go_only_to_their_possible_crtcs);
