@@ -257,7 +257,7 @@ static void output_process(struct wla_vdc_output *out, uint64_t now)
 		}
 		if (out->armed_ns + out->vdc->latch_slack_ns > t) {
 			/* Committed too late for this vblank (or after it). */
-			out->counters.missed += out->armed_ns <= t;
+			out->counters.missed += out->armed_ns < t;
 			continue;
 		}
 		out->armed = false;

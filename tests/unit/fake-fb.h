@@ -82,28 +82,48 @@ static const struct wla_fb_impl fake_fb_impl = {
 	.destroy = fake_fb_destroy,
 };
 
-/* A width x height fb of a 32-bit format filled with pixel, with one wrapper
- * reference owned by the caller (wla_fb_put). NULL on ENOMEM. */
-static inline struct wla_fb *fake_fb_create(uint32_t width, uint32_t height, uint32_t format,
-	uint32_t pixel, struct fake_fb_probe *probe)
+/* What the bytes past a row's pixels hold in a padded fb: a reader that
+ * ignores the stride shows it. */
+#define FAKE_FB_PADDING 0x5a5a5a5au
+
+/* A width x height fb of a 32-bit format filled with pixel, rows stride
+ * bytes apart (a multiple of 4; less than width * 4 only to be refused),
+ * with one wrapper reference owned by the caller (wla_fb_put). NULL on
+ * ENOMEM. */
+static inline struct wla_fb *fake_fb_create_strided(uint32_t width, uint32_t height,
+	uint32_t format, uint32_t pixel, uint32_t stride, struct fake_fb_probe *probe)
 {
 	struct fake_fb *ffb = calloc(1, sizeof(*ffb));
 	if (!ffb) {
 		return NULL;
 	}
-	ffb->stride = width * 4;
-	ffb->pixels = malloc((size_t)ffb->stride * height);
+	ffb->stride = stride;
+	size_t pitch = stride > width * 4 ? stride : width * 4;
+	size_t words = pitch / 4 * height;
+	ffb->pixels = malloc(words * 4);
 	if (!ffb->pixels) {
 		free(ffb);
 		return NULL;
 	}
-	for (size_t i = 0; i < (size_t)width * height; i++) {
-		ffb->pixels[i] = pixel;
+	for (size_t i = 0; i < words; i++) {
+		ffb->pixels[i] = FAKE_FB_PADDING;
+	}
+	for (size_t y = 0; y < height; y++) {
+		for (size_t x = 0; x < width; x++) {
+			ffb->pixels[y * (stride / 4) + x] = pixel;
+		}
 	}
 	ffb->probe = probe;
 	*probe = (struct fake_fb_probe){ 0 };
 	wla_fb_init(&ffb->base, &fake_fb_impl, width, height, format);
 	return &ffb->base;
+}
+
+/* The same, rows packed (stride width * 4). */
+static inline struct wla_fb *fake_fb_create(uint32_t width, uint32_t height, uint32_t format,
+	uint32_t pixel, struct fake_fb_probe *probe)
+{
+	return fake_fb_create_strided(width, height, format, pixel, width * 4, probe);
 }
 
 static inline void fake_fb_set_pixel(struct wla_fb *fb, uint32_t x, uint32_t y, uint32_t pixel)

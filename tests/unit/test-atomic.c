@@ -1064,6 +1064,7 @@ struct chain {
 	struct wla_fb *fbs[3];
 	size_t next;
 	int refused;
+	int inconsistent;
 };
 
 /* What a compositor does: the next frame is committed from the present
@@ -1073,6 +1074,10 @@ static void flip_from_present(struct wla_crtc *crtc, const struct wla_present *e
 {
 	struct chain *chain = data;
 	record_present(crtc, event, chain->f);
+	/* Delivered after the books: the frame has left the queue. */
+	if (crtc->queued != 0 || crtc->armed != 0 || crtc->pending_frames != 0) {
+		chain->inconsistent++;
+	}
 	if (page_flip(chain->f, chain->fbs[chain->next % 3]) != 0) {
 		chain->refused++;
 	}
@@ -1107,9 +1112,37 @@ static void frame_committed_from_the_present_handler_latches_at_the_next_vblank(
 		CHECK_INT(f.vdc->dev.live_states, 1);
 	}
 	CHECK_INT(chain.refused, 0);
+	CHECK_INT(chain.inconsistent, 0);
 	f.crtc->present = record_present;
 	f.crtc->present_data = &f;
 	fixture_teardown(&f);
+}
+
+/* Both outputs of setup_two_outputs on with fb[2 * round] and
+ * fb[2 * round + 1], commit_seq 10 * round + 1 and + 2. */
+static struct wla_atomic_state *two_output_state(struct fixture *f, struct wla_fb **fb,
+	int round)
+{
+	struct wla_vdc_output *out2 = f->vdc->outputs[1];
+	struct wla_atomic_state *st = wla_atomic_state_alloc(&f->vdc->dev);
+	st->allow_modeset = true;
+	struct wla_crtc *crtcs[] = { f->crtc, &out2->crtc };
+	struct wla_connector *conns[] = { f->conn, &out2->connector };
+	struct wla_plane *primaries[] = { f->primary, &out2->primary };
+	for (int i = 0; i < 2; i++) {
+		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(st, crtcs[i]);
+		cs->enable = cs->active = true;
+		CHECK(wla_vdc_mode(&cs->mode, W, H, i == 0 ? 60000 : 30000));
+		cs->commit_seq = (uint64_t)(10 * round + i + 1);
+		cs->want_event = true;
+		struct wla_connector_state *conn = wla_atomic_get_connector_state(st, conns[i]);
+		CHECK_INT(wla_atomic_set_crtc_for_connector(st, conn, crtcs[i]), 0);
+		struct wla_plane_state *ps = wla_atomic_get_plane_state(st, primaries[i]);
+		CHECK_INT(wla_atomic_set_crtc_for_plane(st, ps, crtcs[i]), 0);
+		wla_atomic_set_fb_for_plane(ps, fb[2 * round + i]);
+		wla_plane_state_set_full(ps, 0, 0);
+	}
+	return st;
 }
 
 static void commit_on_two_crtcs_completes_when_both_latched(void)
@@ -1125,25 +1158,7 @@ static void commit_on_two_crtcs_completes_when_both_latched(void)
 
 	/* fbs 0 and 1 on the two outputs in one commit, then 2 and 3. */
 	for (int round = 0; round < 2; round++) {
-		struct wla_atomic_state *st = wla_atomic_state_alloc(&f.vdc->dev);
-		st->allow_modeset = true;
-		struct wla_crtc *crtcs[] = { f.crtc, &out2->crtc };
-		struct wla_connector *conns[] = { f.conn, &out2->connector };
-		struct wla_plane *primaries[] = { f.primary, &out2->primary };
-		for (int i = 0; i < 2; i++) {
-			struct wla_crtc_state *cs = wla_atomic_get_crtc_state(st, crtcs[i]);
-			cs->enable = cs->active = true;
-			CHECK(wla_vdc_mode(&cs->mode, W, H, i == 0 ? 60000 : 30000));
-			cs->commit_seq = (uint64_t)(10 * round + i + 1);
-			cs->want_event = true;
-			struct wla_connector_state *conn =
-				wla_atomic_get_connector_state(st, conns[i]);
-			CHECK_INT(wla_atomic_set_crtc_for_connector(st, conn, crtcs[i]), 0);
-			struct wla_plane_state *ps = wla_atomic_get_plane_state(st, primaries[i]);
-			CHECK_INT(wla_atomic_set_crtc_for_plane(st, ps, crtcs[i]), 0);
-			wla_atomic_set_fb_for_plane(ps, fb[2 * round + i]);
-			wla_plane_state_set_full(ps, 0, 0);
-		}
+		struct wla_atomic_state *st = two_output_state(&f, fb, round);
 		/* Round 1 changes no mode: both timings go on from round 0. */
 		if (round == 0) {
 			f.epoch = f.clock;
@@ -1158,6 +1173,21 @@ static void commit_on_two_crtcs_completes_when_both_latched(void)
 		CHECK_INT(f.n_presents, before + 1);
 		CHECK_INT(f.presents[before].commit_seq, 10 * round + 1);
 		CHECK_INT(f.vdc->dev.live_states, 1);
+		if (round == 0) {
+			/* Not even through the flip queue while the 30 Hz half
+			 * waits: the next one would reach the hardware in parts. */
+			harness_log_clear();
+			snapshot(&f);
+			st = two_output_state(&f, fb, 1);
+			CHECK_INT(wla_atomic_nonblocking_commit(st), -EBUSY);
+			CHECK_LOGGED("crtc-1: 1 state(s) queued; a commit that latches on 2 CRTCs "
+				"waits for all of them to be idle (commit_seq 12)");
+			CHECK(nothing_changed(&f, false));
+			wla_atomic_state_free(st);
+			CHECK(nothing_changed(&f, true));
+			CHECK_INT(p[2]->locks, 0);
+			CHECK_INT(p[3]->locks, 0);
+		}
 		if (round == 1) {
 			/* The commit replaced them as a whole: released as a whole. */
 			CHECK_INT(p[0]->locks, 1);

@@ -1,8 +1,9 @@
 /*
- * A VDC without an event loop on a clock that only the test moves: vblanks
- * happen when the test says so. Fake framebuffers made through the fixture
- * are checked at teardown (no lock left, wrapper freed), and so is the
- * device (no atomic state left once every commit completed).
+ * A VDC on a clock that only the test moves: vblanks happen when the test
+ * says so (with an event loop, its timers are armed but never dispatched).
+ * Fake framebuffers made through the fixture are checked at teardown (no
+ * lock left, wrapper freed), and so is the device (no atomic state left
+ * once every commit completed).
  */
 #ifndef TESTS_UNIT_VDC_FIXTURE_H
 #define TESTS_UNIT_VDC_FIXTURE_H
@@ -29,9 +30,9 @@
 
 struct fixture {
 	struct wla_config cfg;
-	/* Set before fixture_setup_config for vblank timers on a loop (never
-	 * dispatched: vblanks still come from wla_vdc_advance); the test owns
-	 * it. NULL: no timers. */
+	/* Vblank timers on this loop (fixture_setup_timers), armed but never
+	 * dispatched: vblanks still come from wla_vdc_advance. NULL: no
+	 * timers. Freed by fixture_teardown. */
 	struct wl_event_loop *loop;
 	uint64_t clock; /* ns, what the VDC reads as now */
 	struct wla_vdc *vdc;
@@ -128,17 +129,32 @@ static inline bool fixture_setup(struct fixture *f, int32_t width, int32_t heigh
 	return fixture_setup_config(f);
 }
 
-/* A fb filled with pixel, owned by the fixture until drop_fb; *probe (if
- * given) follows its locks even after it is freed. */
-static inline struct wla_fb *fixture_fb(struct fixture *f, uint32_t width, uint32_t height,
-	uint32_t format, uint32_t pixel, struct fake_fb_probe **probe)
+/* The same with the VDC's vblank timers on a loop of the fixture's, so
+ * that tests see the timer's state (out->timer_armed, out->timer_fd). */
+static inline bool fixture_setup_timers(struct fixture *f, int32_t width, int32_t height,
+	int32_t refresh_mhz)
+{
+	memset(f, 0, sizeof(*f));
+	wla_config_init(&f->cfg);
+	f->cfg.outputs[0].modes[0] = (struct wla_config_mode){ width, height, refresh_mhz };
+	f->loop = wl_event_loop_create();
+	return f->loop && fixture_setup_config(f);
+}
+
+/* A fb filled with pixel, rows stride bytes apart, owned by the fixture
+ * until drop_fb; *probe (if given) follows its locks even after it is
+ * freed. */
+static inline struct wla_fb *fixture_fb_strided(struct fixture *f, uint32_t width,
+	uint32_t height, uint32_t format, uint32_t pixel, uint32_t stride,
+	struct fake_fb_probe **probe)
 {
 	if (f->n_fbs == FIXTURE_MAX_FBS) {
 		fprintf(stderr, "  fixture: too many fbs\n");
 		abort();
 	}
 	size_t i = f->n_fbs++;
-	f->fbs[i] = fake_fb_create(width, height, format, pixel, &f->probes[i]);
+	f->fbs[i] = fake_fb_create_strided(width, height, format, pixel, stride,
+		&f->probes[i]);
 	if (!f->fbs[i]) {
 		abort();
 	}
@@ -146,6 +162,13 @@ static inline struct wla_fb *fixture_fb(struct fixture *f, uint32_t width, uint3
 		*probe = &f->probes[i];
 	}
 	return f->fbs[i];
+}
+
+/* The same with rows packed. */
+static inline struct wla_fb *fixture_fb(struct fixture *f, uint32_t width, uint32_t height,
+	uint32_t format, uint32_t pixel, struct fake_fb_probe **probe)
+{
+	return fixture_fb_strided(f, width, height, format, pixel, width * 4, probe);
 }
 
 /* A fb that covers the mode. */
@@ -289,6 +312,10 @@ static inline void fixture_teardown(struct fixture *f)
 	}
 	CHECK_INT(f->vdc->dev.live_states, 0);
 	wla_vdc_destroy(f->vdc);
+	if (f->loop) {
+		wl_event_loop_destroy(f->loop);
+		f->loop = NULL;
+	}
 	for (size_t i = 0; i < f->n_fbs; i++) {
 		if (f->fbs[i]) {
 			wla_fb_put(f->fbs[i]);
