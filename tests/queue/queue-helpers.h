@@ -2,8 +2,9 @@
  * Helpers for the flip queue tests: fake framebuffers that count their
  * scanout references, a VDC on an injected clock (vblanks happen only when a
  * test advances the clock), nonblocking commits built step by step, a
- * recorder of present events, and lock-count oracles computed from what the
- * VDC scans out and queues.
+ * recorder of present events, lock-count oracles computed from what the VDC
+ * scans out and queues, and a reference model of the queue and the VDC's
+ * vblanks written from the rules.
  */
 #ifndef TESTS_QUEUE_HELPERS_H
 #define TESTS_QUEUE_HELPERS_H
@@ -397,12 +398,38 @@ static inline void add_unique(const struct wla_plane_state **set, size_t *n,
 
 #define MAX_LIVE_PLANE_STATES 512
 
+/* Whether a plane state a queued state swapped in still exists, decided
+ * without reading it: the plane's current state, or replaced by a state
+ * still queued (which owns it until it completes). A plane that stays off
+ * may be replaced by a state that completes at once while the driver holds
+ * the state that turned it off (the ordering rule only waits for states
+ * the driver has not been handed); that state's plane state is then gone. */
+static inline bool plane_state_exists(struct qf *f, const struct wla_plane_state *ps,
+	const struct wla_plane *plane)
+{
+	if (plane->state == ps) {
+		return true;
+	}
+	for (size_t c = 0; c < f->dev->n_crtcs; c++) {
+		struct wla_crtc_entry *e;
+		wl_list_for_each(e, &f->dev->crtcs[c]->queue, link) {
+			if (e->state->planes[plane->index].ptr &&
+					e->state->planes[plane->index].old_state == ps) {
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 /*
  * The hardware's view: every plane state the VDC scans out or has in its
  * shadow registers, those the queued states will program, and the current
  * ones. With every plane state visible this is exactly the set of plane
  * states that must hold a scanout reference. want[i] gets the count per
- * fake fb record.
+ * fake fb record. A state still waiting for the driver must have all its
+ * plane states (the driver has yet to read them): a missing one is a
+ * failure.
  */
 static inline void locks_from_scanout(struct qf *f, int want[MAX_FAKE_FBS])
 {
@@ -419,7 +446,14 @@ static inline void locks_from_scanout(struct qf *f, int want[MAX_FAKE_FBS])
 	struct wla_crtc_entry *e;
 	wl_list_for_each(e, &f->crtc->queue, link) {
 		wla_for_each_plane_in_state(e->state, pe) {
-			add_unique(set, &n, pe->new_state);
+			if (plane_state_exists(f, pe->new_state, pe->ptr)) {
+				add_unique(set, &n, pe->new_state);
+			} else if (e->stage == WLA_QUEUE_WAITING) {
+				fprintf(stderr, "  commit_seq %" PRIu64 " waits for the driver "
+					"but its %s state is gone\n", e->commit_seq,
+					pe->ptr->name);
+				harness_test_failures++;
+			}
 		}
 	}
 	memset(want, 0, sizeof(int) * MAX_FAKE_FBS);
@@ -569,6 +603,250 @@ static inline int move_cursor(struct qf *f, struct wla_fb *fb, int32_t x, int32_
 	}
 	return wla_atomic_update_plane(f->crtc->cursor, f->crtc, fb, x, y, fb->width, fb->height,
 		0, 0, fb->width << 16, fb->height << 16);
+}
+
+/* Known defects (issue 9) have reproducers that fail today; they run with
+ * WLA_TEST_KNOWN_BUGS=1, as in the unit tests. */
+static inline bool known_bugs(void)
+{
+	return getenv("WLA_TEST_KNOWN_BUGS") != NULL;
+}
+
+/*
+ * A reference model of one CRTC's flip queue on the VDC, written from the
+ * rules (not from the VDC's code) with the grid of vblank-grid.h: states
+ * latch at the first vblank that starts at least the slack after they were
+ * committed, one armed frame at a time, non-frames (cursor updates) armed
+ * at once and written over by the frame after them (rearm), a late wake-up
+ * replaying every vblank that passed, a vblank missed only by a state armed
+ * before it but within the slack.
+ */
+
+#define QM_MAX 16
+#define QM_MAX_EVENTS 64
+
+struct qm_entry {
+	uint64_t commit_seq;
+	uint64_t commit_ns;
+	bool frame;
+	bool armed;
+};
+
+struct qm_present {
+	uint64_t commit_seq;
+	uint64_t seq, when_ns;
+};
+
+struct qmodel {
+	uint64_t epoch;
+	int32_t mhz;
+	uint64_t slack;
+	bool on;
+	uint64_t processed; /* index of the last vblank the driver looked at */
+	uint64_t armed_ns;  /* the last write of the armed states */
+	struct qm_entry q[QM_MAX];
+	size_t n;
+	/* The driver's counters. */
+	uint64_t seq, vblanks, missed, latched;
+	/* Presents the replay produced, for the test to compare and clear. */
+	struct qm_present ev[QM_MAX_EVENTS];
+	size_t n_ev;
+	bool overflow;
+};
+
+static inline uint64_t qm_vblank_ns(const struct qmodel *m, uint64_t k)
+{
+	return vblank_grid_ns(m->epoch, m->mhz, k);
+}
+
+static inline size_t qm_armed(const struct qmodel *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		n += m->q[i].armed;
+	}
+	return n;
+}
+
+static inline size_t qm_frames(const struct qmodel *m, bool waiting_only)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		n += m->q[i].frame && !(waiting_only && m->q[i].armed);
+	}
+	return n;
+}
+
+/* The vblanks up to index k (the driver's wake-up, or its catch-up). */
+static inline void qm_replay(struct qmodel *m, uint64_t k)
+{
+	while (m->on && m->processed < k) {
+		if (qm_armed(m) == 0) {
+			m->seq += k - m->processed;
+			m->vblanks += k - m->processed;
+			m->processed = k;
+			break;
+		}
+		uint64_t j = ++m->processed;
+		uint64_t t = qm_vblank_ns(m, j);
+		m->seq++;
+		m->vblanks++;
+		if (m->armed_ns + m->slack > t) {
+			m->missed += m->armed_ns < t;
+			continue;
+		}
+		m->latched++;
+		while (m->n > 0 && m->q[0].armed) {
+			if (m->q[0].frame) {
+				if (m->n_ev == QM_MAX_EVENTS) {
+					m->overflow = true;
+				} else {
+					m->ev[m->n_ev++] = (struct qm_present){
+						.commit_seq = m->q[0].commit_seq,
+						.seq = m->seq,
+						.when_ns = t,
+					};
+				}
+			}
+			memmove(&m->q[0], &m->q[1], (m->n - 1) * sizeof(m->q[0]));
+			m->n--;
+		}
+		/* The next waiting state goes to the driver at the latch. */
+		if (m->n > 0) {
+			m->q[0].armed = true;
+			m->armed_ns = m->q[0].commit_ns;
+		}
+	}
+}
+
+static inline void qm_advance(struct qmodel *m, uint64_t now)
+{
+	qm_replay(m, vblank_grid_count(m->epoch, m->mhz, now));
+}
+
+/* A state committed at now joins the queue; the driver is handed it at
+ * once if nothing waits ahead of it and no frame is armed. Returns whether
+ * it was. */
+static inline bool qm_commit(struct qmodel *m, uint64_t commit_seq, uint64_t now, bool frame)
+{
+	bool waiting = false, armed_frame = false;
+	for (size_t i = 0; i < m->n; i++) {
+		waiting |= !m->q[i].armed;
+		armed_frame |= m->q[i].armed && m->q[i].frame;
+	}
+	bool arm = !waiting && !armed_frame;
+	if (arm) {
+		/* Vblanks that passed before this write latched what the
+		 * registers held then (nothing, or a non-frame armed in time). */
+		qm_advance(m, now);
+		m->armed_ns = qm_armed(m) > 0 && m->armed_ns > now ? m->armed_ns : now;
+	}
+	if (m->n == QM_MAX) {
+		m->overflow = true;
+		return false;
+	}
+	m->q[m->n++] = (struct qm_entry){
+		.commit_seq = commit_seq,
+		.commit_ns = now,
+		.frame = frame,
+		.armed = arm,
+	};
+	return arm;
+}
+
+/* Turned on at now by a blocking commit (a frame): a new timing. */
+static inline void qm_enable(struct qmodel *m, int32_t mhz, uint64_t now, uint64_t commit_seq)
+{
+	m->epoch = now;
+	m->mhz = mhz;
+	m->on = true;
+	m->processed = 0;
+	m->n = 0;
+	qm_commit(m, commit_seq, now, true);
+}
+
+/* Turned off: everything queued is cancelled. */
+static inline void qm_disable(struct qmodel *m)
+{
+	m->on = false;
+	m->n = 0;
+}
+
+static inline void qm_init(struct qmodel *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->slack = WLA_VDC_COMMIT_SLACK_NS;
+}
+
+/* Where a frame committed now would latch: on a copy, commit it and replay
+ * until it has. */
+static inline uint64_t qm_next_latch(const struct qmodel *m, uint64_t now)
+{
+	struct qmodel c = *m;
+	c.n_ev = 0;
+	const uint64_t probe = UINT64_MAX;
+	qm_commit(&c, probe, now, true);
+	for (uint64_t k = vblank_grid_count(c.epoch, c.mhz, now) + 1;; k++) {
+		qm_replay(&c, k);
+		if (c.n_ev > 0 && c.ev[c.n_ev - 1].commit_seq == probe) {
+			return c.ev[c.n_ev - 1].when_ns;
+		}
+	}
+}
+
+/* The recorded events are exactly the model's presents, in order; then
+ * both are cleared. false (with the difference printed) otherwise. */
+static inline bool qm_check_events(struct qf *f, struct qmodel *m, uint64_t refresh_ns,
+	const char *where)
+{
+	bool ok = f->n_events == m->n_ev && !m->overflow;
+	for (size_t i = 0; ok && i < m->n_ev; i++) {
+		const struct ev *e = &f->events[i];
+		const struct qm_present *w = &m->ev[i];
+		ok = e->presented && !e->discarded && e->commit_seq == w->commit_seq &&
+			e->seq == w->seq && e->when_ns == w->when_ns &&
+			e->refresh_ns == refresh_ns && e->flags == VSYNC_FLAGS;
+	}
+	if (!ok) {
+		fprintf(stderr, "  %s: events (commit_seq presented seq when):", where);
+		for (size_t i = 0; i < f->n_events; i++) {
+			fprintf(stderr, " [%" PRIu64 " %d %" PRIu64 " %" PRIu64 "]",
+				f->events[i].commit_seq, f->events[i].presented, f->events[i].seq,
+				f->events[i].when_ns);
+		}
+		fprintf(stderr, "; want:");
+		for (size_t i = 0; i < m->n_ev; i++) {
+			fprintf(stderr, " [%" PRIu64 " 1 %" PRIu64 " %" PRIu64 "]",
+				m->ev[i].commit_seq, m->ev[i].seq, m->ev[i].when_ns);
+		}
+		fprintf(stderr, "%s\n", m->overflow ? " (model overflow)" : "");
+	}
+	f->n_events = 0;
+	m->n_ev = 0;
+	return ok;
+}
+
+/* The VDC's counters and the core's queue are the model's. */
+static inline bool qm_check_books(struct qf *f, const struct qmodel *m, const char *where)
+{
+	const struct wla_vdc_output *out = f->out;
+	bool ok = out->seq == m->seq && out->counters.seq == m->seq &&
+		out->counters.vblanks == m->vblanks && out->counters.missed == m->missed &&
+		out->counters.latched == m->latched && f->crtc->queued == m->n &&
+		f->crtc->armed == qm_armed(m) && f->crtc->pending_frames == qm_frames(m, false) &&
+		f->crtc->waiting_frames == qm_frames(m, true);
+	if (!ok) {
+		fprintf(stderr, "  %s: seq %" PRIu64 "/%" PRIu64 " vblanks %" PRIu64 " missed %"
+			PRIu64 " latched %" PRIu64 ", queued %u armed %u frames %u waiting %u; "
+			"want seq %" PRIu64 " vblanks %" PRIu64 " missed %" PRIu64 " latched %"
+			PRIu64 ", queued %zu armed %zu frames %zu waiting %zu\n", where, out->seq,
+			out->counters.seq, out->counters.vblanks, out->counters.missed,
+			out->counters.latched, f->crtc->queued, f->crtc->armed,
+			f->crtc->pending_frames, f->crtc->waiting_frames, m->seq, m->vblanks,
+			m->missed, m->latched, m->n, qm_armed(m), qm_frames(m, false),
+			qm_frames(m, true));
+	}
+	return ok;
 }
 
 #endif

@@ -1,9 +1,12 @@
 /*
  * The flip queue of the atomic core on the VDC, with fake framebuffers and an
- * injected clock: order, depth limits, mailbox replacement, the exact release
- * point of every framebuffer, client-dropped framebuffers, disable and
- * destroy with a full queue, modesets behind queued frames, and legacy
- * cursor updates next to queued frames.
+ * injected clock: order, depth limits, mailbox replacement of frames the
+ * driver has not been handed, the exact release point of every framebuffer
+ * (late wake-ups replaying one latch per vblank), client-dropped
+ * framebuffers, disable and destroy with a full queue, modesets behind
+ * queued frames, and cursor updates as ordinary states: refused while
+ * anything is queued, moved by the frames carrying the cursor plane, latched
+ * at the next vblank when idle, with a frame written over them (rearm).
  */
 #include "queue-helpers.h"
 
@@ -161,15 +164,320 @@ static void a_blocking_commit_is_refused_while_frames_are_queued(void)
 	qf_finish(&f);
 }
 
-/* One step of a script: flip fb (op 'F'), vblank k ('V'), or expect the
- * flip refused ('R'); then the lock count of every fb and which frame the
- * step presented (-1: none). */
+static void mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_once(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 1, true));
+	struct wla_fb *a = screen_fb(0xff0000aa), *b = screen_fb(0xff00bb00);
+	struct wla_fb *c = screen_fb(0xffcc0000), *d = screen_fb(0xffdddddd);
+	struct wla_fb *e = screen_fb(0xffeeeeee);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	/* Nothing queued: b goes to the driver at once. The depth counts only
+	 * the frames the driver has not been handed, so c waits behind it. */
+	CHECK_INT(qf_flip(&f, b, 2), 0);
+	CHECK_INT(f.crtc->armed, 1);
+	CHECK_INT(f.crtc->waiting_frames, 0);
+	CHECK_INT(qf_flip(&f, c, 3), 0);
+	CHECK_INT(f.n_events, 0);
+	CHECK_INT(f.crtc->pending_frames, 2);
+	CHECK_INT(f.crtc->waiting_frames, 1);
+	CHECK_INT(locks_of(c), 1);
+	struct fake_rec *rc = rec_of(c);
+	fake_drop(c); /* only the queued state keeps it */
+	CHECK(!rc->destroyed);
+
+	CHECK_INT(qf_flip(&f, d, 4), 0);
+	/* c is reported discarded and released before any vblank. */
+	CHECK_INT(f.n_events, 1);
+	check_discarded(&f, 0, 3);
+	CHECK_INT(f.events[0].clock, qf_vblank_ns(&f, 1));
+	CHECK_INT(rc->locks, 0);
+	CHECK(rc->destroyed);
+	CHECK_INT(locks_of(a), 1); /* still on screen */
+	CHECK_INT(locks_of(b), 1); /* the driver holds it: never replaced */
+	CHECK_INT(locks_of(d), 1);
+	CHECK_INT(f.crtc->pending_frames, 2);
+	CHECK_INT(f.crtc->waiting_frames, 1);
+	CHECK_INT(f.dev->live_states, 2);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff0000aa);
+	check_oracles(&f);
+
+	/* A replacement can be replaced in turn. */
+	CHECK_INT(qf_flip(&f, e, 5), 0);
+	CHECK_INT(f.n_events, 2);
+	check_discarded(&f, 1, 4);
+	CHECK_INT(locks_of(d), 0);
+	CHECK_INT(locks_of(b), 1);
+	CHECK_INT(locks_of(a), 1);
+	CHECK_INT(f.dev->live_states, 2);
+	check_oracles(&f);
+
+	qf_vblank(&f, 2);
+	CHECK_INT(f.n_events, 3);
+	check_event(&f, 2, 2, true, 2, qf_vblank_ns(&f, 2), PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff00bb00);
+	CHECK_INT(locks_of(a), 0); /* replaced on screen now, not before */
+	CHECK_INT(f.crtc->armed, 1); /* e, handed over at the latch */
+	CHECK_INT(f.crtc->waiting_frames, 0);
+	check_oracles(&f);
+	qf_vblank(&f, 3);
+	CHECK_INT(f.n_events, 4);
+	check_event(&f, 3, 5, true, 3, qf_vblank_ns(&f, 3), PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xffeeeeee);
+	CHECK_INT(locks_of(b), 0);
+	CHECK_INT(locks_of(e), 1);
+	CHECK_INT(f.dev->live_states, 0);
+	check_oracles(&f);
+
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(d);
+	fake_drop(e);
+	qf_finish(&f);
+}
+
+static void mailbox_at_depth_2_replaces_only_the_newest_waiting_frame(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 2, true));
+	struct wla_fb *a = screen_fb(0xff0000aa), *b = screen_fb(0xff00bb00);
+	struct wla_fb *c = screen_fb(0xffcc0000), *d = screen_fb(0xffdddddd);
+	struct wla_fb *e = screen_fb(0xffeeeeee);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	CHECK_INT(qf_flip(&f, b, 2), 0); /* handed to the driver */
+	CHECK_INT(qf_flip(&f, c, 3), 0);
+	CHECK_INT(qf_flip(&f, d, 4), 0);
+	CHECK_INT(f.n_events, 0); /* room for two waiting: nothing replaced */
+	CHECK_INT(f.crtc->pending_frames, 3);
+	CHECK_INT(f.crtc->waiting_frames, 2);
+	CHECK_INT(qf_flip(&f, e, 5), 0);
+	CHECK_INT(f.n_events, 1);
+	check_discarded(&f, 0, 4);
+	CHECK_INT(locks_of(d), 0);
+	CHECK_INT(locks_of(c), 1); /* the waiting frame before it is untouched */
+	CHECK_INT(locks_of(b), 1);
+	CHECK_INT(locks_of(a), 1);
+	CHECK_INT(locks_of(e), 1);
+	CHECK_INT(f.crtc->pending_frames, 3);
+	CHECK_INT(f.crtc->waiting_frames, 2);
+	check_oracles(&f);
+
+	qf_vblank(&f, 2);
+	check_event(&f, 1, 2, true, 2, qf_vblank_ns(&f, 2), PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 3, 3), 0xff00bb00);
+	CHECK_INT(locks_of(a), 0);
+	check_oracles(&f);
+	qf_vblank(&f, 3);
+	check_event(&f, 2, 3, true, 3, qf_vblank_ns(&f, 3), PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 3, 3), 0xffcc0000);
+	CHECK_INT(locks_of(b), 0);
+	check_oracles(&f);
+	qf_vblank(&f, 4);
+	check_event(&f, 3, 5, true, 4, qf_vblank_ns(&f, 4), PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 3, 3), 0xffeeeeee);
+	CHECK_INT(locks_of(c), 0); /* e replaced c on screen */
+	CHECK_INT(locks_of(e), 1);
+	CHECK_INT(f.n_events, 4);
+	CHECK_INT(f.dev->live_states, 0);
+	check_oracles(&f);
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(c);
+	fake_drop(d);
+	fake_drop(e);
+	qf_finish(&f);
+}
+
+static void mailbox_replacement_keeps_the_replaced_frames_other_planes(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 1, true));
+	struct wla_fb *a = screen_fb(0xff0000aa), *b = screen_fb(0xff00bb00);
+	struct wla_fb *m = screen_fb(0xff0000cc);
+	struct wla_fb *ov = fake_fb_create(8, 8, DRM_FORMAT_XRGB8888, 0xff777777);
+	struct wla_plane *overlay = &f.out->overlays[0];
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	/* Frame 2 goes to the driver; frame 3 puts an overlay up and waits;
+	 * frame 4 (primary only) replaces it. */
+	CHECK_INT(qf_flip(&f, m, 2), 0);
+	struct wla_atomic_state *s = qf_begin(&f, 3, true);
+	qf_plane(&f, s, overlay, ov, 4, 4);
+	CHECK_INT(qf_commit(s), 0);
+	CHECK_INT(f.n_events, 0);
+	CHECK_INT(qf_flip(&f, b, 4), 0);
+	CHECK_INT(f.n_events, 1);
+	check_discarded(&f, 0, 3);
+	/* Frame 4 is built on frame 3's planes: the overlay stays locked. */
+	CHECK_INT(locks_of(ov), 1);
+	CHECK_INT(locks_of(m), 1);
+	check_oracles(&f);
+	qf_vblank(&f, 2);
+	check_event(&f, 1, 2, true, 2, qf_vblank_ns(&f, 2), PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 5, 5), 0xff0000cc); /* no overlay before frame 4 */
+	CHECK_INT(locks_of(a), 0);
+	check_oracles(&f);
+	qf_vblank(&f, 3);
+	check_event(&f, 2, 4, true, 3, qf_vblank_ns(&f, 3), PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 5, 5), 0xff777777);
+	CHECK_PIXEL(qf_pixel(&f, 20, 20), 0xff00bb00);
+	CHECK_INT(locks_of(m), 0);
+	CHECK_INT(locks_of(ov), 1);
+	check_oracles(&f);
+	CHECK_INT(qf_disable(&f), 0);
+	CHECK_INT(locks_of(ov), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(m);
+	fake_drop(ov);
+	qf_finish(&f);
+}
+
+/*
+ * One step of a script: flip fb (op 'F'), vblank k ('V'), expect the flip
+ * refused ('R'), let the clock pass vblank k by 1 us without a wake-up ('T':
+ * a late timer; commits until the wake-up come after that vblank's instant),
+ * or wake up at the clock as it is ('W'). Then the lock count of every fb
+ * and the frames the step presented, each at its own vblank.
+ */
+struct present_at {
+	int fb; /* -1: none */
+	int vblank;
+};
+
 struct step {
 	char op;
-	int arg; /* fb index for F/R, vblank index for V */
+	int arg; /* fb index for F/R, vblank index for V/T, unused for W */
 	int locks[5];
-	int presented_fb;
+	struct present_at presented[2];
 };
+
+#define NONE { { -1, 0 }, { -1, 0 } }
+
+static void each_fb_is_released_at_the_vblank_that_latches_its_replacement(void)
+{
+	enum { A, B, C, D, E };
+	static const struct step script[] = {
+		{ 'V', 1, { 1, 0, 0, 0, 0 }, { { A, 1 }, { -1, 0 } } },
+		{ 'F', B, { 1, 1, 0, 0, 0 }, NONE },
+		{ 'F', C, { 1, 1, 1, 0, 0 }, NONE },
+		{ 'F', D, { 1, 1, 1, 1, 0 }, NONE },
+		{ 'R', E, { 1, 1, 1, 1, 0 }, NONE },
+		{ 'V', 2, { 0, 1, 1, 1, 0 }, { { B, 2 }, { -1, 0 } } },
+		{ 'F', E, { 0, 1, 1, 1, 1 }, NONE },
+		{ 'V', 3, { 0, 0, 1, 1, 1 }, { { C, 3 }, { -1, 0 } } },
+		{ 'F', B, { 0, 1, 1, 1, 1 }, NONE }, /* B again, off screen by now */
+		{ 'V', 4, { 0, 1, 0, 1, 1 }, { { D, 4 }, { -1, 0 } } },
+		{ 'V', 5, { 0, 1, 0, 0, 1 }, { { E, 5 }, { -1, 0 } } },
+		{ 'V', 6, { 0, 1, 0, 0, 0 }, { { B, 6 }, { -1, 0 } } },
+		{ 'F', B, { 0, 2, 0, 0, 0 }, NONE }, /* the fb on screen, queued twice */
+		{ 'F', B, { 0, 3, 0, 0, 0 }, NONE },
+		{ 'V', 7, { 0, 2, 0, 0, 0 }, { { B, 7 }, { -1, 0 } } },
+		{ 'V', 8, { 0, 1, 0, 0, 0 }, { { B, 8 }, { -1, 0 } } },
+		{ 'V', 9, { 0, 1, 0, 0, 0 }, NONE }, /* nothing queued */
+		{ 'F', A, { 1, 1, 0, 0, 0 }, NONE },
+		/* Three vblanks in one wake-up: A latched at the first of them. */
+		{ 'V', 12, { 1, 0, 0, 0, 0 }, { { A, 10 }, { -1, 0 } } },
+		{ 'F', C, { 1, 0, 1, 0, 0 }, NONE },
+		{ 'F', D, { 1, 0, 1, 1, 0 }, NONE },
+		/* Two: the replay latches one frame per vblank, each at its own. */
+		{ 'V', 14, { 0, 0, 0, 1, 0 }, { { C, 13 }, { D, 14 } } },
+		{ 'V', 15, { 0, 0, 0, 1, 0 }, NONE },
+		/* Committed after vblank 16's instant, before the late wake-up:
+		 * too late for 16, whatever the wake-up. */
+		{ 'T', 16, { 0, 0, 0, 1, 0 }, NONE },
+		{ 'F', E, { 0, 0, 0, 1, 1 }, NONE },
+		{ 'W', 0, { 0, 0, 0, 1, 1 }, NONE },
+		{ 'V', 17, { 0, 0, 0, 0, 1 }, { { E, 17 }, { -1, 0 } } },
+		/* A handed over in time for 18; 18 passes before the wake-up and B
+		 * is committed: A still latches at 18, B behind it at 19. */
+		{ 'F', A, { 1, 0, 0, 0, 1 }, NONE },
+		{ 'T', 18, { 1, 0, 0, 0, 1 }, NONE },
+		{ 'F', B, { 1, 1, 0, 0, 1 }, NONE },
+		{ 'V', 19, { 0, 1, 0, 0, 0 }, { { A, 18 }, { B, 19 } } },
+		{ 'V', 20, { 0, 1, 0, 0, 0 }, NONE },
+	};
+	struct qf f;
+	CHECK(qf_init(&f, 3, false));
+	struct wla_fb *fbs[5];
+	for (int i = 0; i < 5; i++) {
+		fbs[i] = screen_fb(0xff000000 | (uint32_t)(0x30 * (i + 1)));
+	}
+	CHECK_INT(qf_enable(&f, fbs[A], 1), 0);
+	CHECK_INT(locks_of(fbs[A]), 1);
+	uint64_t seq = 1, last_presented_seq = 0;
+	size_t seen = 0, flips = 1;
+	for (size_t s = 0; s < WLA_ARRAY_SIZE(script); s++) {
+		const struct step *st = &script[s];
+		if (st->op == 'F') {
+			CHECK_INT(qf_flip(&f, fbs[st->arg], ++seq), 0);
+			flips++;
+		} else if (st->op == 'R') {
+			CHECK_INT(qf_flip(&f, fbs[st->arg], 1000), -EBUSY);
+		} else if (st->op == 'T') {
+			f.now = qf_vblank_ns(&f, (uint64_t)st->arg) + 1000;
+		} else if (st->op == 'W') {
+			wla_vdc_advance(f.vdc, f.now);
+		} else {
+			qf_vblank(&f, (uint64_t)st->arg);
+		}
+		bool ok = true;
+		for (int i = 0; i < 5; i++) {
+			if (locks_of(fbs[i]) != st->locks[i]) {
+				ok = false;
+			}
+		}
+		size_t want = 0;
+		for (size_t p = 0; p < 2 && st->presented[p].fb >= 0; p++) {
+			want++;
+			if (f.n_events < seen + want) {
+				ok = false;
+				break;
+			}
+			const struct ev *e = &f.events[seen + p];
+			uint64_t k = (uint64_t)st->presented[p].vblank;
+			ok &= e->presented && e->seq == k && e->when_ns == qf_vblank_ns(&f, k) &&
+				e->refresh_ns == PERIOD_60 && e->commit_seq > last_presented_seq;
+			last_presented_seq = e->commit_seq;
+		}
+		ok &= f.n_events == seen + want;
+		if (want > 0 && ok) {
+			/* On screen: the last one latched. */
+			uint32_t color = 0x30 * (uint32_t)(st->presented[want - 1].fb + 1);
+			ok &= qf_pixel(&f, 7, 7) == (0xff000000 | color);
+		}
+		seen = f.n_events;
+		check_oracles(&f);
+		if (!ok) {
+			fprintf(stderr, "  step %zu (%c %d): locks %d %d %d %d %d, %zu events\n",
+				s, st->op, st->arg, locks_of(fbs[0]), locks_of(fbs[1]),
+				locks_of(fbs[2]), locks_of(fbs[3]), locks_of(fbs[4]), f.n_events);
+			harness_test_failures++;
+		}
+	}
+	/* Every accepted flip was presented, in commit order. */
+	CHECK_INT(f.n_events, flips);
+	for (size_t i = 1; i < f.n_events; i++) {
+		CHECK_INT(f.events[i].commit_seq, f.events[i - 1].commit_seq + 1);
+	}
+	/* Nothing was committed too late for a vblank it could have made. */
+	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(qf_disable(&f), 0);
+	for (int i = 0; i < 5; i++) {
+		CHECK_INT(locks_of(fbs[i]), 0);
+		fake_drop(fbs[i]);
+	}
+	CHECK_INT(f.dev->live_states, 0);
+	qf_finish(&f);
+}
 
 static void a_client_dropping_a_queued_or_shown_fb_changes_nothing_on_screen(void)
 {
@@ -401,6 +709,148 @@ static void a_blocking_modeset_with_a_non_empty_queue_is_refused(void)
 	qf_finish(&f);
 }
 
+static void a_cursor_update_is_refused_while_frames_are_queued_and_a_frame_moves_it_instead(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 3, false));
+	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
+	struct wla_fb *c = screen_fb(0xff0000c0), *d = screen_fb(0xff0000d0);
+	struct wla_fb *e = screen_fb(0xff0000e0);
+	struct wla_fb *cur = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff00ff);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	CHECK_INT(qf_flip(&f, b, 2), 0);
+	CHECK_INT(qf_flip(&f, c, 3), 0);
+	CHECK_INT(qf_flip(&f, d, 4), 0);
+	/* A cursor update is an ordinary blocking state: refused while anything
+	 * is queued, and nothing of it is left behind. */
+	const struct wla_plane_state *cursor_state = f.crtc->cursor->state;
+	int refs = cur->refs;
+	harness_log_clear();
+	CHECK_INT(move_cursor(&f, cur, 0, 0), -EBUSY);
+	CHECK_LOGGED("crtc-0", "blocking commit refused");
+	CHECK(f.crtc->cursor->state == cursor_state);
+	CHECK_INT(cur->refs, refs);
+	CHECK_INT(locks_of(cur), 0);
+	CHECK_INT(rec_of(cur)->prepares, 0);
+	CHECK_INT(f.crtc->queued, 3);
+	CHECK_INT(f.crtc->pending_frames, 3);
+	CHECK_INT(f.dev->live_states, 3);
+	CHECK_INT(f.n_events, 0);
+	check_oracles(&f);
+
+	/* A frame carrying the cursor plane moves it with the frame: at that
+	 * frame's vblank, behind the frames before it. */
+	qf_vblank(&f, 2);
+	check_event(&f, 0, 2, true, 2, qf_vblank_ns(&f, 2), PERIOD_60);
+	struct wla_atomic_state *s = qf_begin(&f, 5, true);
+	qf_plane(&f, s, f.crtc->primary, e, 0, 0);
+	qf_plane(&f, s, f.crtc->cursor, cur, 20, 20);
+	CHECK_INT(qf_commit(s), 0);
+	CHECK_INT(locks_of(cur), 1);
+	CHECK_INT(f.crtc->pending_frames, 3);
+	check_oracles(&f);
+	qf_vblank(&f, 3);
+	check_event(&f, 1, 3, true, 3, qf_vblank_ns(&f, 3), PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xff0000c0);
+	qf_vblank(&f, 4);
+	check_event(&f, 2, 4, true, 4, qf_vblank_ns(&f, 4), PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xff0000d0);
+	check_oracles(&f);
+	qf_vblank(&f, 5);
+	check_event(&f, 3, 5, true, 5, qf_vblank_ns(&f, 5), PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xffff00ff);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff0000e0);
+	CHECK_INT(f.n_events, 4);
+	CHECK_INT(locks_of(cur), 1);
+	CHECK_INT(locks_of(d), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	check_oracles(&f);
+	CHECK_INT(qf_disable(&f), 0);
+	CHECK_INT(locks_of(cur), 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(c);
+	fake_drop(d);
+	fake_drop(e);
+	fake_drop(cur);
+	qf_finish(&f);
+}
+
+static void an_idle_cursor_update_latches_at_the_next_vblank_and_a_frame_joins_it(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 2, false));
+	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
+	struct wla_fb *cur = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff00ff);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	qf_clear_events(&f);
+	/* Idle: the update latches at the next vblank, without an event. */
+	CHECK_INT(move_cursor(&f, cur, 20, 20), 0);
+	CHECK_INT(f.crtc->queued, 1);
+	CHECK_INT(f.crtc->armed, 1);
+	CHECK_INT(f.crtc->pending_frames, 0);
+	CHECK_INT(f.dev->live_states, 1);
+	CHECK_INT(locks_of(cur), 1);
+	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xff0000a0); /* not before the vblank */
+	check_oracles(&f);
+	qf_advance_to(&f, qf_vblank_ns(&f, 2) - 1);
+	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xff0000a0);
+	qf_vblank(&f, 2);
+	CHECK_INT(f.n_events, 0);
+	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xffff00ff);
+	CHECK_INT(f.crtc->queued, 0);
+	CHECK_INT(f.dev->live_states, 0);
+	CHECK_INT(f.out->counters.latched, 2);
+	check_oracles(&f);
+
+	/* Moved again, then a frame: the driver writes the frame over the
+	 * cursor update (rearm) and both latch at the next vblank; the frame
+	 * does not wait a vblank behind it. */
+	CHECK_INT(move_cursor(&f, cur, 40, 30), 0);
+	CHECK_INT(locks_of(cur), 2); /* the state on screen and the armed one */
+	CHECK_INT(qf_flip(&f, b, 2), 0);
+	CHECK_INT(f.crtc->armed, 2);
+	CHECK_INT(f.crtc->queued, 2);
+	CHECK_INT(f.crtc->pending_frames, 1);
+	CHECK_INT(f.crtc->waiting_frames, 0);
+	/* A second cursor update while anything is queued is refused. */
+	CHECK_INT(move_cursor(&f, cur, 0, 0), -EBUSY);
+	CHECK_INT(locks_of(cur), 2);
+	CHECK_PIXEL(qf_pixel(&f, 41, 31), 0xff0000a0);
+	check_oracles(&f);
+	qf_vblank(&f, 3);
+	CHECK_INT(f.n_events, 1);
+	check_event(&f, 0, 2, true, 3, qf_vblank_ns(&f, 3), PERIOD_60);
+	CHECK_PIXEL(qf_pixel(&f, 41, 31), 0xffff00ff);
+	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xff0000b0);
+	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff0000b0);
+	CHECK_INT(f.out->counters.latched, 3); /* one latch for both */
+	CHECK_INT(locks_of(cur), 1);
+	CHECK_INT(locks_of(a), 0);
+	CHECK_INT(f.crtc->queued, 0);
+	CHECK_INT(f.dev->live_states, 0);
+	check_oracles(&f);
+
+	/* Hidden: released at the vblank that takes it off. */
+	CHECK_INT(move_cursor(&f, NULL, 0, 0), 0);
+	CHECK_INT(locks_of(cur), 1);
+	CHECK_PIXEL(qf_pixel(&f, 41, 31), 0xffff00ff);
+	qf_vblank(&f, 4);
+	CHECK_INT(locks_of(cur), 0);
+	CHECK_PIXEL(qf_pixel(&f, 41, 31), 0xff0000b0);
+	CHECK_INT(f.n_events, 1);
+	CHECK_INT(f.dev->live_states, 0);
+	check_oracles(&f);
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(cur);
+	qf_finish(&f);
+}
+
 static void a_cursor_update_waits_while_a_queued_frame_changes_the_cursor_plane(void)
 {
 	struct qf f;
@@ -476,20 +926,17 @@ int main(void)
 	RUN_TEST(depth_1_refuses_a_second_frame_with_flip_queue_full);
 	RUN_TEST(depth_2_refuses_a_third_frame_with_flip_queue_full);
 	RUN_TEST(a_blocking_commit_is_refused_while_frames_are_queued);
-	/*
-	 * Retired with issue 9 (they script the old semantics; rewriting them
-	 * to the new ones is left in the notes): the mailbox tests counted the
-	 * frame the driver holds against the depth (now only frames not yet
-	 * handed over count, see test-core-regressions), the release-timing
-	 * script and the cursor test relied on cursor updates latching ahead of
-	 * queued frames (the amend path is gone). The lock oracles of the soak
-	 * test and the fuzz target check release timing after every step.
-	 */
+	RUN_TEST(mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_once);
+	RUN_TEST(mailbox_at_depth_2_replaces_only_the_newest_waiting_frame);
+	RUN_TEST(mailbox_replacement_keeps_the_replaced_frames_other_planes);
+	RUN_TEST(each_fb_is_released_at_the_vblank_that_latches_its_replacement);
 	RUN_TEST(a_client_dropping_a_queued_or_shown_fb_changes_nothing_on_screen);
 	RUN_TEST(disabling_with_a_full_queue_reports_every_frame_not_presented);
 	RUN_TEST(destroying_the_vdc_with_a_full_queue_releases_everything);
 	RUN_TEST(a_modeset_behind_queued_frames_latches_after_them_in_order);
 	RUN_TEST(a_blocking_modeset_with_a_non_empty_queue_is_refused);
+	RUN_TEST(a_cursor_update_is_refused_while_frames_are_queued_and_a_frame_moves_it_instead);
+	RUN_TEST(an_idle_cursor_update_latches_at_the_next_vblank_and_a_frame_joins_it);
 	RUN_TEST(a_cursor_update_waits_while_a_queued_frame_changes_the_cursor_plane);
 	RUN_TEST(a_failed_prepare_leaves_the_queue_untouched);
 	HARNESS_EXIT();

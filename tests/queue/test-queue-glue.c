@@ -2,9 +2,10 @@
  * The flip queue through the wlroots glue, with real wlr_outputs and
  * wlr_buffers: frame events while the queue has room, buffers dropped by
  * their client while queued, disable and destroy with a full queue, the frame
- * deadline. Most tests put the VDC on an injected clock and never dispatch
- * its timers (only idle sources run); the last two use real vblanks for a
- * fraction of a second and assert only what timing cannot change.
+ * deadline across a late wake-up, frame events in mailbox mode. Most tests
+ * put the VDC on an injected clock and never dispatch its timers (only idle
+ * sources run); the last two use real vblanks for a fraction of a second and
+ * assert only what timing cannot change.
  */
 #include <drm_fourcc.h>
 #include <inttypes.h>
@@ -489,11 +490,28 @@ static void the_frame_deadline_is_the_latch_after_the_queued_frames(void)
 	CHECK_INT(f.events[0].deadline.queued, 2);
 	CHECK_INT(ts_ns(&f.events[0].deadline.latch), vblank_ns(&f, 5));
 	/* A late wake-up: the two queued frames latched at vblanks 3 and 4 (each
-	 * at its own), and the next frame makes the first vblank after now. */
+	 * at its own), and the next frame makes the first vblank after now. The
+	 * handlers run once the queue is drained, and see it so. */
 	gf_advance_to(&f, vblank_ns(&f, 7) + 5);
+	CHECK_INT(f.n_events, 3);
+	for (size_t i = 1; i < 3 && i < f.n_events; i++) {
+		CHECK(f.events[i].presented);
+		CHECK_INT(f.events[i].commit_seq, f.events[0].commit_seq + i);
+		CHECK_INT(f.events[i].seq, 2 + i);
+		CHECK_INT(f.events[i].when_ns, vblank_ns(&f, 2 + i));
+		CHECK(f.events[i].have_deadline);
+		CHECK_INT(f.events[i].deadline.queued, 0);
+		CHECK_INT(ts_ns(&f.events[i].deadline.latch), vblank_ns(&f, 8));
+	}
 	CHECK(wla_output_get_frame_deadline(f.output, &dl));
 	CHECK_INT(dl.queued, 0);
 	CHECK_INT(ts_ns(&dl.latch), vblank_ns(&f, 8));
+	/* Frames committed in time for their vblanks: a stall misses nothing. */
+	struct wla_output_stats st;
+	CHECK(wla_output_get_stats(f.output, &st));
+	CHECK_INT(st.vblanks, 7);
+	CHECK_INT(st.missed_vblanks, 0);
+	CHECK_INT(st.last_seq, 7);
 
 	/* Not ours: no deadline. */
 	struct wlr_backend *headless = wlr_headless_backend_create(f.display);
@@ -509,6 +527,87 @@ static void the_frame_deadline_is_the_latch_after_the_queued_frames(void)
 	CHECK(wlr_output_commit(f.output));
 	for (int i = 0; i < 4; i++) {
 		wlr_buffer_drop(bufs[i]);
+	}
+	gf_finish(&f);
+}
+
+static void in_mailbox_mode_frame_events_come_while_fewer_than_depth_frames_wait(void)
+{
+	struct gf f;
+	CHECK(gf_init(&f, 1, true, true));
+	bool gone[5];
+	struct wlr_buffer *bufs[5];
+	for (int i = 0; i < 5; i++) {
+		bufs[i] = buffer_create(0xff000000 | 0x11 * (uint32_t)(i + 1), &gone[i]);
+	}
+	uint32_t seq0 = f.output->commit_seq + 1; /* wlroots: the count after the commit */
+	/* The enabling frame goes to the driver at once; the depth counts only
+	 * frames not handed over yet, so the next frame may be drawn now. */
+	CHECK(enable_output(&f, bufs[0]));
+	CHECK_INT(f.crtc->armed, 1);
+	CHECK_INT(f.crtc->waiting_frames, 0);
+	CHECK_INT(f.frames, 1);
+	CHECK(commit_buffer(&f, bufs[1]));
+	CHECK_INT(f.crtc->waiting_frames, 1);
+	CHECK_INT(f.frames, 1); /* one waiting at depth 1: no frame event */
+	CHECK(f.output->frame_pending);
+	/* The latch hands b over: room again, the frame event comes from the
+	 * present handler. */
+	gf_vblank(&f, 1);
+	CHECK_INT(f.n_events, 1);
+	CHECK_INT(f.events[0].commit_seq, seq0);
+	CHECK_INT(f.events[0].seq, 1);
+	CHECK_INT(f.frames, 2);
+	CHECK_INT(f.crtc->waiting_frames, 0);
+	CHECK(commit_buffer(&f, bufs[2]));
+	CHECK_INT(f.frames, 2);
+	gf_vblank(&f, 2);
+	CHECK_INT(f.n_events, 2);
+	CHECK_INT(f.events[1].commit_seq, seq0 + 1);
+	CHECK_INT(f.events[1].seq, 2);
+	CHECK_INT(f.events[1].when_ns, vblank_ns(&f, 2));
+	CHECK_INT(f.frames, 3);
+	CHECK(!gone[0]);
+	/* A compositor committing past the frame guard: the first buffer waits,
+	 * the next replaces it (reported not presented, released at once);
+	 * neither brings a frame event. */
+	CHECK(commit_buffer_raw(&f, bufs[3]));
+	CHECK_INT(f.n_events, 2);
+	CHECK_INT(f.crtc->waiting_frames, 1);
+	CHECK(commit_buffer_raw(&f, bufs[4]));
+	wl_event_loop_dispatch_idle(f.loop);
+	CHECK_INT(f.n_events, 3);
+	CHECK(!f.events[2].presented);
+	CHECK_INT(bufs[3]->n_locks, 0);
+	CHECK_INT(f.crtc->waiting_frames, 1);
+	CHECK_INT(f.crtc->pending_frames, 2);
+	CHECK_INT(f.frames, 3);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 3); /* b on screen, c armed, e */
+	gf_vblank(&f, 3);
+	CHECK_INT(f.n_events, 4);
+	CHECK(f.events[3].presented);
+	CHECK_INT(f.events[3].seq, 3);
+	CHECK_PIXEL(screen_pixel(&f, 0, 0), 0xff000033);
+	gf_vblank(&f, 4);
+	CHECK_INT(f.n_events, 5);
+	CHECK(f.events[4].presented);
+	CHECK_INT(f.events[4].seq, 4);
+	CHECK_INT(f.events[4].when_ns, vblank_ns(&f, 4));
+	CHECK_PIXEL(screen_pixel(&f, 0, 0), 0xff000055);
+	struct wla_output_stats st;
+	CHECK(wla_output_get_stats(f.output, &st));
+	CHECK_INT(st.frames_presented, 4);
+	CHECK_INT(st.frames_discarded, 1);
+	CHECK_INT(st.refused, 0);
+	CHECK_INT(st.missed_vblanks, 0);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 1);
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	CHECK_INT(live_states(&f), 0);
+	for (int i = 0; i < 5; i++) {
+		wlr_buffer_drop(bufs[i]);
+		CHECK(gone[i]);
 	}
 	gf_finish(&f);
 }
@@ -542,7 +641,8 @@ static void stats_after_real_vblanks_count_presents_discards_and_refusals(void)
 	f.bufs[0] = buffer_create(0xff440000, NULL);
 	f.bufs[1] = buffer_create(0xff004400, NULL);
 	f.auto_commit_limit = 14;
-	unsigned seq0 = (unsigned)wla_vdc_output_from_crtc(f.out->crtc)->seq; /* seq - seq0: vblanks since enable */
+	/* seq - seq0: vblanks since enable */
+	unsigned seq0 = (unsigned)wla_vdc_output_from_crtc(f.out->crtc)->seq;
 	CHECK(enable_output(&f, f.bufs[0]));
 	/* Frames as fast as frame events allow, for about a quarter second. */
 	CHECK(run_until(&f, &f.presented, 12, 450));
@@ -642,7 +742,8 @@ static void a_real_run_at_depth_3_presents_every_frame_once_in_order(void)
 	f.bufs[1] = buffer_create(0xff005500, NULL);
 	f.auto_commit_limit = 12;
 	uint32_t seq0 = f.output->commit_seq + 1; /* wlroots: the count after the commit */
-	unsigned vblank0 = (unsigned)wla_vdc_output_from_crtc(f.out->crtc)->seq; /* seq - vblank0: since enable */
+	/* seq - vblank0: vblanks since enable */
+	unsigned vblank0 = (unsigned)wla_vdc_output_from_crtc(f.out->crtc)->seq;
 	CHECK(enable_output(&f, f.bufs[0]));
 	/* Render-ahead: the queue fills up before the first vblank. */
 	CHECK_INT(f.crtc->pending_frames, 3);
@@ -676,6 +777,7 @@ int main(void)
 	RUN_TEST(disabling_an_output_with_a_full_queue_reports_every_frame_not_presented);
 	RUN_TEST(destroying_the_display_with_a_full_queue_releases_every_buffer);
 	RUN_TEST(the_frame_deadline_is_the_latch_after_the_queued_frames);
+	RUN_TEST(in_mailbox_mode_frame_events_come_while_fewer_than_depth_frames_wait);
 	RUN_TEST(stats_after_real_vblanks_count_presents_discards_and_refusals);
 	RUN_TEST(a_real_run_at_depth_3_presents_every_frame_once_in_order);
 	HARNESS_EXIT();
