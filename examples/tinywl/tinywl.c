@@ -5,7 +5,9 @@
  * and to give the integration tests something to measure: it can start a
  * client, capture what the display controller scans out, and print per-output
  * statistics on exit. With --deadline it renders each frame as late as the
- * wlatomic frame deadline allows instead of at the frame event.
+ * wlatomic frame deadline allows instead of at the frame event; with
+ * --stall-every and --stall-ms it blocks before some commits, like a
+ * compositor that stalls.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -91,6 +93,10 @@ struct tinywl_options {
 	int32_t mode_width, mode_height, mode_refresh_mhz;
 	/* Render at the frame deadline minus the render time, not at the frame event. */
 	bool deadline;
+	/* --stall-every/--stall-ms: every Nth render of an output sleeps M ms before
+	 * its commit; 0: never. */
+	long stall_every;
+	long stall_ms;
 	bool verbose;
 };
 
@@ -172,6 +178,23 @@ struct tinywl_output {
 	} starts[TINYWL_START_RING];
 	uint64_t latencies[TINYWL_STATS_WINDOW];
 	uint64_t n_latencies;
+	/* When each buffer commit returned, by the output's commit_seq after it:
+	 * what a present event is checked against, whatever the backend says. */
+	struct {
+		uint32_t commit_seq;
+		bool valid;
+		uint64_t done_ns;
+	} commit_times[TINYWL_START_RING];
+	uint64_t presents_checked;   /* presents whose commit time was known */
+	uint64_t unmatched_presents; /* presents naming no commit seen here */
+	uint64_t early_presents;     /* presented before their commit returned */
+	uint64_t gaps_checked;       /* presents checked for a queued gap */
+	uint64_t queued_gaps;        /* waited past a vblank they were committed for */
+	bool gap_prev_seen;
+	uint32_t gap_prev_seq;
+	uint64_t gap_prev_when_ns;
+	/* --stall-every: renders so far. */
+	uint64_t renders;
 	/* Process CPU time and frames presented at the first presented frame:
 	 * the per-frame figure leaves start-up out. */
 	bool cpu_started;
@@ -515,6 +538,17 @@ static void render_output(struct tinywl_output *output)
 	output->starts[key % TINYWL_START_RING].commit_seq = key;
 	output->starts[key % TINYWL_START_RING].start_ns = start;
 	output->starts[key % TINYWL_START_RING].valid = true;
+	if (server->opts.stall_every > 0 &&
+			++output->renders % (uint64_t)server->opts.stall_every == 0) {
+		/* Blocking the event loop is the point: this is the compositor that
+		 * stalls, and its render counts the stall as its own time. */
+		struct timespec stall = {
+			.tv_sec = server->opts.stall_ms / 1000,
+			.tv_nsec = (server->opts.stall_ms % 1000) * 1000000,
+		};
+		while (nanosleep(&stall, &stall) != 0 && errno == EINTR) {
+		}
+	}
 	wlr_scene_output_commit(scene_output);
 	if (wlr_output->commit_seq != seq_before) {
 		output->render_ns[output->n_render++ % TINYWL_RENDER_SAMPLES] = now_ns() - start;
@@ -613,6 +647,12 @@ static void handle_output_commit(struct wl_listener *listener, void *data)
 	output->commits++;
 	if (event->committed & WLR_OUTPUT_STATE_BUFFER) {
 		output->frames_committed++;
+		/* Not event->when: wlroots takes that before the backend's commit
+		 * even starts. commit_seq has already been advanced here. */
+		uint32_t key = output->wlr_output->commit_seq;
+		output->commit_times[key % TINYWL_START_RING].commit_seq = key;
+		output->commit_times[key % TINYWL_START_RING].done_ns = now_ns();
+		output->commit_times[key % TINYWL_START_RING].valid = true;
 	}
 }
 
@@ -657,17 +697,88 @@ static void check_present_seq(struct tinywl_output *output,
 	output->last_when = *event->when;
 }
 
+/* The refresh period a present event stands for, 0 if unknown. */
+static uint64_t present_period_ns(const struct tinywl_output *output,
+	const struct wlr_output_event_present *event)
+{
+	if (event->refresh > 0) {
+		return (uint64_t)event->refresh;
+	}
+	if (output->wlr_output->refresh > 0) {
+		/* wlroots' headless backend leaves refresh 0: its mode's. */
+		return (1000000000000u + (uint64_t)output->wlr_output->refresh / 2) /
+			(uint64_t)output->wlr_output->refresh;
+	}
+	return 0;
+}
+
+/*
+ * What the backend reports, checked against what tinywl saw itself: a frame
+ * must not be presented before its commit returned (early), and a frame
+ * committed before the vblank after the previous presented frame must latch
+ * at that vblank, not later (a queued gap: it waited while the display showed
+ * the old frame again).
+ */
+static void check_present_honest(struct tinywl_output *output,
+	const struct wlr_output_event_present *event)
+{
+	const char *name = output->wlr_output->name;
+	uint64_t when = event->when != NULL ? timespec_to_ns(event->when) : now_ns();
+	uint32_t key = event->commit_seq;
+	bool committed_known = false;
+	uint64_t committed_ns = 0;
+	if ((int32_t)(key - output->wlr_output->commit_seq) > 0) {
+		/* Sent from inside the commit (wlroots' headless backend does): the
+		 * commit returns after this, so after `when`. */
+		output->presents_checked++;
+		output->early_presents++;
+		wlr_log(WLR_DEBUG, "tinywl: output %s: commit %" PRIu32 " presented before "
+			"its commit returned", name, key);
+	} else if (output->commit_times[key % TINYWL_START_RING].valid &&
+			output->commit_times[key % TINYWL_START_RING].commit_seq == key) {
+		committed_known = true;
+		committed_ns = output->commit_times[key % TINYWL_START_RING].done_ns;
+		output->commit_times[key % TINYWL_START_RING].valid = false;
+		output->presents_checked++;
+		if (when < committed_ns) {
+			output->early_presents++;
+			wlr_log(WLR_DEBUG, "tinywl: output %s: commit %" PRIu32 " presented "
+				"%.3f ms before its commit returned", name, key,
+				(double)(committed_ns - when) / 1e6);
+		}
+	} else {
+		output->unmatched_presents++;
+	}
+
+	if (event->seq == 0) {
+		/* No vblank counter: nothing to tell a wait from. */
+		return;
+	}
+	uint64_t period = present_period_ns(output, event);
+	if (output->gap_prev_seen && committed_known && period > 0) {
+		output->gaps_checked++;
+		int32_t delta = (int32_t)(event->seq - output->gap_prev_seq);
+		if (delta > 1 && committed_ns < output->gap_prev_when_ns + period) {
+			output->queued_gaps++;
+			wlr_log(WLR_DEBUG, "tinywl: output %s: commit %" PRIu32 " latched %" PRId32
+				" vblanks after the previous frame though committed %.3f ms "
+				"after it", name, key, delta,
+				((double)committed_ns - (double)output->gap_prev_when_ns) / 1e6);
+		}
+	}
+	output->gap_prev_seen = true;
+	output->gap_prev_seq = event->seq;
+	output->gap_prev_when_ns = when;
+}
+
 /* Interval since the previous presented frame and latency since the render
  * of the commit the event names. */
 static void record_present(struct tinywl_output *output,
 	const struct wlr_output_event_present *event)
 {
-	if (event->refresh > 0) {
-		output->period_ns = (uint64_t)event->refresh;
-	} else if (output->wlr_output->refresh > 0) {
-		/* wlroots' headless backend leaves refresh 0: its mode's. */
-		output->period_ns = (1000000000000u + (uint64_t)output->wlr_output->refresh / 2) /
-			(uint64_t)output->wlr_output->refresh;
+	uint64_t period = present_period_ns(output, event);
+	if (period > 0) {
+		output->period_ns = period;
 	}
 	uint64_t when = event->when != NULL ? timespec_to_ns(event->when) : now_ns();
 	if (output->last_present_ns != 0 && when > output->last_present_ns) {
@@ -709,6 +820,7 @@ static void handle_output_present(struct wl_listener *listener, void *data)
 	}
 	output->frames_presented++;
 	check_present_seq(output, event);
+	check_present_honest(output, event);
 	record_present(output, event);
 
 	if (output != server->first_output) {
@@ -1105,6 +1217,10 @@ static void print_own_stats(struct tinywl_output *output, uint64_t *scratch)
 		" cpu_us_per_frame=%s", fmt_us(b[0], jitter.n > 0 && period > 0, jitter.p99),
 		fmt_u64(b[1], period > 0, skipped), latency_mean,
 		fmt_us(b[2], latency.n > 0, latency.p99), cpu);
+	printf(" early_presents=%s queued_gaps=%s unmatched_presents=%" PRIu64,
+		fmt_u64(b[3], output->presents_checked > 0, output->early_presents),
+		fmt_u64(b[4], output->gaps_checked > 0, output->queued_gaps),
+		output->unmatched_presents);
 }
 
 static void print_stats(struct tinywl_server *server)
@@ -1248,13 +1364,19 @@ static void usage(FILE *f, const char *prog)
 		"                              matches, else a custom mode; HZ default 60)\n"
 		"      --deadline              render each frame just before the output's frame\n"
 		"                              deadline, not at the frame event (wla only)\n"
+		"      --stall-every N         with --stall-ms: every Nth render of an output\n"
+		"      --stall-ms M            sleeps M ms (1..10000) right before its commit\n"
 		"  -v, --verbose               debug log (default: errors only)\n"
 		"  -h, --help                  this text\n"
 		"The background is 0x%06x. On exit one 'tinywl: stats output=...' line is\n"
 		"printed per output, and 'tinywl: buffer_locks=N' on the wla backend.\n"
 		"Times in the stats line are in microseconds; latency is from the start of a\n"
 		"frame's render to its presentation, cpu_us_per_frame is tinywl's user+system\n"
-		"time from the first presented frame on, per frame presented since.\n",
+		"time from the first presented frame on, per frame presented since.\n"
+		"Checked against tinywl's own clock: early_presents (presented before the\n"
+		"commit returned), queued_gaps (a frame committed before the vblank after the\n"
+		"previous presented frame that latched later; n/a without vblank counters),\n"
+		"unmatched_presents (present events naming no commit tinywl saw).\n",
 		prog, TINYWL_BACKGROUND);
 }
 
@@ -1339,6 +1461,8 @@ enum tinywl_option {
 	OPT_EXIT_AFTER_FRAMES,
 	OPT_MODE,
 	OPT_DEADLINE,
+	OPT_STALL_EVERY,
+	OPT_STALL_MS,
 };
 
 /* Returns -1 to go on, otherwise the exit status. */
@@ -1354,6 +1478,8 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 		{"exit-after-frames", required_argument, NULL, OPT_EXIT_AFTER_FRAMES},
 		{"mode", required_argument, NULL, OPT_MODE},
 		{"deadline", no_argument, NULL, OPT_DEADLINE},
+		{"stall-every", required_argument, NULL, OPT_STALL_EVERY},
+		{"stall-ms", required_argument, NULL, OPT_STALL_MS},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -1424,6 +1550,20 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 		case OPT_DEADLINE:
 			opts->deadline = true;
 			break;
+		case OPT_STALL_EVERY:
+			if (!parse_long(optarg, 1, &opts->stall_every)) {
+				fprintf(stderr, "tinywl: --stall-every '%s': expected a number "
+					">= 1\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_STALL_MS:
+			if (!parse_long(optarg, 1, &opts->stall_ms) || opts->stall_ms > 10000) {
+				fprintf(stderr, "tinywl: --stall-ms '%s': expected 1..10000\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'v':
 			opts->verbose = true;
 			break;
@@ -1446,6 +1586,12 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 	if (opts->capture_path != NULL && opts->backend != TINYWL_BACKEND_WLA) {
 		fprintf(stderr, "tinywl: --capture needs --backend wla (it reads the scanout "
 			"of the wlatomic display controller)\n");
+		return 2;
+	}
+	if ((opts->stall_every > 0) != (opts->stall_ms > 0)) {
+		fprintf(stderr, "tinywl: %s needs %s (see -h)\n",
+			opts->stall_every > 0 ? "--stall-every" : "--stall-ms",
+			opts->stall_every > 0 ? "--stall-ms" : "--stall-every");
 		return 2;
 	}
 	if (opts->deadline && opts->backend != TINYWL_BACKEND_WLA) {
