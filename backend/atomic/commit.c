@@ -364,6 +364,17 @@ static void discard_frame(struct wla_crtc_entry *victim, struct wla_atomic_state
 	complete_entry(victim, &event);
 }
 
+/* Whether the driver may write a state over what it holds armed on crtc:
+ * only non-frames, and only while the result still latches with them. */
+static bool can_rearm(struct wla_crtc *crtc)
+{
+	if (!crtc->rearm || crtc->pending_frames != crtc->waiting_frames) {
+		return false;
+	}
+	return !crtc->funcs || !crtc->funcs->rearm_in_time ||
+		crtc->funcs->rearm_in_time(crtc);
+}
+
 /* Whether the state's waiting entries can all go to the driver now. */
 static bool state_ready(struct wla_atomic_state *state)
 {
@@ -382,10 +393,9 @@ static bool state_ready(struct wla_atomic_state *state)
 		if (first != e) {
 			return false;
 		}
-		if (crtc->armed >= crtc->max_slots &&
-				!(crtc->rearm && crtc->pending_frames == crtc->waiting_frames)) {
+		if (crtc->armed >= crtc->max_slots && !can_rearm(crtc)) {
 			/* The slots are taken, and not by non-frames the driver
-			 * may write over. */
+			 * may still write over in time. */
 			return false;
 		}
 	}

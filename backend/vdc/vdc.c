@@ -260,7 +260,9 @@ static void output_process(struct wla_vdc_output *out, uint64_t now)
 			out->counters.missed += out->armed_ns < t;
 			continue;
 		}
+		bool latched_frame = out->armed_frame;
 		out->armed = false;
+		out->armed_frame = false;
 		out->scanout = out->shadow;
 		out->counters.latched++;
 		out->last_latch_index = k;
@@ -272,6 +274,11 @@ static void output_process(struct wla_vdc_output *out, uint64_t now)
 		struct timespec when = wla_timespec_from_ns(t);
 		wla_crtc_handle_latch(&out->crtc, out->seq, &when, out->period_ns,
 			vblank_flags);
+		if (!latched_frame && out->armed_frame && out->armed_ns < t) {
+			/* A frame that waited behind non-frames because it came
+			 * too late to be written over them missed this vblank. */
+			out->counters.missed++;
+		}
 		/* After the core's books: a capture callback may commit. The
 		 * scanout set is this latch's, whatever was armed since. */
 		if (!captured && out->running) {
@@ -320,6 +327,52 @@ static void catch_up(struct wla_vdc_output *out)
 	}
 }
 
+/* The first vblank at index k or later whose instant is at or after
+ * ready_ns: where a state written at ready_ns - slack latches. */
+static uint64_t first_vblank_from(const struct wla_vdc_output *grid, uint64_t k,
+	uint64_t ready_ns)
+{
+	if (ready_ns > grid->epoch_ns) {
+		uint64_t j = vblank_index_at(grid, ready_ns - 1) + 1;
+		if (j > k) {
+			k = j;
+		}
+	}
+	return k;
+}
+
+/* The vblank the armed state latches at, whether the timer has seen it or
+ * not (a late wake-up latches it there all the same). */
+static uint64_t armed_latch_time(const struct wla_vdc_output *out)
+{
+	uint64_t k = first_vblank_from(out, out->next_index,
+		out->armed_ns + out->vdc->latch_slack_ns);
+	return vblank_time(out, k);
+}
+
+/*
+ * Before a write over the armed state: the vblanks that passed since the
+ * last wake-up, which did not latch it (it is early enough only for a
+ * later one), are counted now, each a miss if the state was committed
+ * before it, since the write changes the time they are judged by. Nothing
+ * latches, no event.
+ */
+static void pass_unlatched_vblanks(struct wla_vdc_output *out, uint64_t now)
+{
+	if (vblank_time(out, out->next_index) > now) {
+		return;
+	}
+	uint64_t last = vblank_index_at(out, now);
+	assert(armed_latch_time(out) > vblank_time(out, last));
+	uint64_t passed = last - out->next_index + 1;
+	uint64_t first_missed = first_vblank_from(out, out->next_index, out->armed_ns + 1);
+	out->seq += passed;
+	out->counters.vblanks += passed;
+	out->counters.seq = out->seq;
+	out->counters.missed += last >= first_missed ? last - first_missed + 1 : 0;
+	out->next_index = last + 1;
+}
+
 static void output_enable(struct wla_vdc_output *out, const struct wla_mode *mode,
 	uint64_t now)
 {
@@ -337,6 +390,7 @@ static void output_disable(struct wla_vdc_output *out)
 {
 	out->running = false;
 	out->armed = false;
+	out->armed_frame = false;
 	memset(&out->scanout, 0, sizeof(out->scanout));
 	memset(&out->shadow, 0, sizeof(out->shadow));
 	update_timer(out);
@@ -396,12 +450,16 @@ static int vdc_commit_tail(struct wla_device *dev, struct wla_atomic_state *stat
 		} else {
 			catch_up(out);
 		}
-		/* Over an armed state (rearm): the latch waits for the last
-		 * write to be early enough. */
+		if (out->armed) {
+			/* Over an armed state (rearm), which the core allows only
+			 * while the result still makes that state's vblank. */
+			pass_unlatched_vblanks(out, now);
+		}
 		write_shadow(out, state, cs);
 		out->armed_ns = out->armed && out->armed_ns > state->commit_ns ?
 			out->armed_ns : state->commit_ns;
 		out->armed = true;
+		out->armed_frame |= e->frame;
 		update_timer(out);
 	}
 	return 0;
@@ -496,23 +554,51 @@ static int vdc_drm_fd(struct wla_device *dev)
 	return -1;
 }
 
+static bool vdc_rearm_in_time(struct wla_crtc *crtc)
+{
+	struct wla_vdc_output *out = wla_vdc_output_from_crtc(crtc);
+	if (!out->running || !out->armed) {
+		return true;
+	}
+	return vdc_now(out->vdc) + out->vdc->latch_slack_ns <= armed_latch_time(out);
+}
+
 bool wla_vdc_next_latch(struct wla_vdc_output *out, uint64_t *latch_ns)
 {
 	if (!out->running) {
 		return false;
 	}
-	/* The first vblank a commit made now can make, then one vblank per
-	 * state queued; a queued mode change restarts the timing where it
-	 * latches. */
-	uint64_t now = vdc_now(out->vdc) + out->vdc->latch_slack_ns;
+	/* Play the queue forward as output_process will: the armed states
+	 * latch together at the first vblank early enough for their last
+	 * write, each waiting one at the first vblank after the previous
+	 * latch that is early enough for its commit (it is handed over at that
+	 * latch), and a mode change restarts the timing where it latches. A
+	 * frame committed now comes after them, or joins armed non-frames
+	 * while that still makes their vblank (rearm). */
+	uint64_t slack = out->vdc->latch_slack_ns;
+	uint64_t ready_now = vdc_now(out->vdc) + slack;
 	struct wla_vdc_output grid = *out;
-	uint64_t k = now < grid.epoch_ns ? 1 : vblank_index_at(&grid, now) + 1;
-	if (k < grid.next_index) {
-		k = grid.next_index;
-	}
+	uint64_t k = grid.next_index;
+	bool armed_seen = false, waiting_seen = false;
+	uint64_t armed_t = 0;
 	struct wla_crtc_entry *e;
 	wl_list_for_each(e, &out->crtc.queue, link) {
+		uint64_t ready;
+		if (e->stage == WLA_QUEUE_ARMED) {
+			if (armed_seen) {
+				continue;
+			}
+			armed_seen = true;
+			ready = out->armed_ns + slack;
+		} else {
+			waiting_seen = true;
+			ready = e->state->commit_ns + slack;
+		}
+		k = first_vblank_from(&grid, k, ready);
 		uint64_t t = vblank_time(&grid, k);
+		if (e->stage == WLA_QUEUE_ARMED) {
+			armed_t = t;
+		}
 		const struct wla_mode *m = &e->new_state->mode;
 		if (!wla_mode_equal(m, &grid.mode)) {
 			set_timing(&grid, m, t);
@@ -521,7 +607,12 @@ bool wla_vdc_next_latch(struct wla_vdc_output *out, uint64_t *latch_ns)
 			k++;
 		}
 	}
-	*latch_ns = vblank_time(&grid, k);
+	if (armed_seen && !waiting_seen && out->crtc.rearm &&
+			out->crtc.pending_frames == 0 && ready_now <= armed_t) {
+		*latch_ns = armed_t;
+		return true;
+	}
+	*latch_ns = vblank_time(&grid, first_vblank_from(&grid, k, ready_now));
 	return true;
 }
 
@@ -630,8 +721,11 @@ static int crtc_atomic_check(struct wla_crtc *crtc, struct wla_atomic_state *sta
 	return 0;
 }
 
+static bool vdc_rearm_in_time(struct wla_crtc *crtc);
+
 static const struct wla_crtc_funcs crtc_funcs = {
 	.atomic_check = crtc_atomic_check,
+	.rearm_in_time = vdc_rearm_in_time,
 };
 
 static bool init_plane(struct wla_vdc_output *out, struct wla_plane *plane,

@@ -166,6 +166,11 @@ struct wla_format {
 struct wla_crtc_funcs {
 	/* Driver checks of a CRTC state, after the core's rules. */
 	int (*atomic_check)(struct wla_crtc *crtc, struct wla_atomic_state *state);
+	/* With rearm: whether a state written over the armed ones now still
+	 * makes the vblank they latch at (NULL: always). When it does not,
+	 * the state waits for their latch, as it would have missed that
+	 * vblank anyway, and the armed ones latch in time. */
+	bool (*rearm_in_time)(struct wla_crtc *crtc);
 };
 
 struct wla_plane_funcs {
@@ -265,8 +270,10 @@ enum wla_buffer_caps {
 /* Vblank counters of one CRTC, kept by the driver. */
 struct wla_vblank_counters {
 	uint64_t vblanks;        /* vblanks while active */
-	uint64_t missed;         /* a state was waiting and did not latch */
-	uint64_t latched;        /* states that latched */
+	uint64_t missed;         /* a frame committed before the vblank did
+	                          * not latch at it, though none was ahead */
+	uint64_t latched;        /* vblanks at which a state latched (states
+	                          * written over others latch as one) */
 	uint64_t seq;            /* sequence number of the last vblank */
 	uint64_t refresh_ns;     /* the current timing's period */
 };

@@ -605,21 +605,16 @@ static inline int move_cursor(struct qf *f, struct wla_fb *fb, int32_t x, int32_
 		0, 0, fb->width << 16, fb->height << 16);
 }
 
-/* Known defects (issue 9) have reproducers that fail today; they run with
- * WLA_TEST_KNOWN_BUGS=1, as in the unit tests. */
-static inline bool known_bugs(void)
-{
-	return getenv("WLA_TEST_KNOWN_BUGS") != NULL;
-}
-
 /*
  * A reference model of one CRTC's flip queue on the VDC, written from the
  * rules (not from the VDC's code) with the grid of vblank-grid.h: states
  * latch at the first vblank that starts at least the slack after they were
  * committed, one armed frame at a time, non-frames (cursor updates) armed
- * at once and written over by the frame after them (rearm), a late wake-up
- * replaying every vblank that passed, a vblank missed only by a state armed
- * before it but within the slack.
+ * at once and written over by the frame after them (rearm) if it still
+ * makes their vblank (else it waits for their latch), a late wake-up
+ * replaying every vblank that passed, a vblank missed only by a state
+ * committed before it but within the slack (armed, or waiting behind
+ * non-frames it came too late to be written over).
  */
 
 #define QM_MAX 16
@@ -696,7 +691,9 @@ static inline void qm_replay(struct qmodel *m, uint64_t k)
 			continue;
 		}
 		m->latched++;
+		bool latched_frame = false;
 		while (m->n > 0 && m->q[0].armed) {
+			latched_frame |= m->q[0].frame;
 			if (m->q[0].frame) {
 				if (m->n_ev == QM_MAX_EVENTS) {
 					m->overflow = true;
@@ -715,6 +712,7 @@ static inline void qm_replay(struct qmodel *m, uint64_t k)
 		if (m->n > 0) {
 			m->q[0].armed = true;
 			m->armed_ns = m->q[0].commit_ns;
+			m->missed += !latched_frame && m->q[0].frame && m->armed_ns < t;
 		}
 	}
 }
@@ -735,6 +733,15 @@ static inline bool qm_commit(struct qmodel *m, uint64_t commit_seq, uint64_t now
 		armed_frame |= m->q[i].armed && m->q[i].frame;
 	}
 	bool arm = !waiting && !armed_frame;
+	if (arm && qm_armed(m) > 0) {
+		/* Written over armed non-frames only while that still makes the
+		 * vblank they latch at. */
+		uint64_t k = m->processed + 1;
+		while (qm_vblank_ns(m, k) < m->armed_ns + m->slack) {
+			k++;
+		}
+		arm = now + m->slack <= qm_vblank_ns(m, k);
+	}
 	if (arm) {
 		/* Vblanks that passed before this write latched what the
 		 * registers held then (nothing, or a non-frame armed in time). */
