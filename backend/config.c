@@ -62,6 +62,8 @@ static const struct config_key config_keys[] = {
 	{ "cursor-size", "cursor_size", offsetof(struct wla_config, cursor_size), 16, 512 },
 	{ "flip-depth", "flip_depth", offsetof(struct wla_config, flip_depth),
 		1, WLA_MAX_FLIP_DEPTH },
+	{ "latch-slack-us", "latch_slack_us", offsetof(struct wla_config, latch_slack_us),
+		0, WLA_MAX_LATCH_SLACK_US },
 };
 
 /* Where wla_config_validate() names a field: "wla_config.cursor_size". */
@@ -164,6 +166,7 @@ WLA_EXPORT void wla_config_init(struct wla_config *cfg)
 	cfg->cursor_size = 64;
 	cfg->flip_depth = 1;
 	cfg->flip_mailbox = false;
+	cfg->latch_slack_us = WLA_DEFAULT_LATCH_SLACK_US;
 }
 
 WLA_EXPORT int wla_config_parse_mode(const char *origin, const char *str,
@@ -741,6 +744,7 @@ WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
 		{ "WLA_FLIP_DEPTH", "flip-depth" },
 		{ "WLA_FLIP_POLICY", "flip-policy" },
 		{ "WLA_GPIO_DRY_RUN", "gpio-dry-run" },
+		{ "WLA_LATCH_SLACK_US", "latch-slack-us" },
 	};
 	const char *value;
 

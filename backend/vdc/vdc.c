@@ -1004,7 +1004,7 @@ struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_conf
 	vdc->now_data = now_data;
 	vdc->cursor_size = cfg->cursor_size;
 	vdc->overlay_planes = cfg->overlay_planes;
-	vdc->latch_slack_ns = WLA_VDC_COMMIT_SLACK_NS;
+	vdc->latch_slack_ns = (uint64_t)cfg->latch_slack_us * 1000;
 	for (size_t i = 0; i < cfg->n_outputs; i++) {
 		const struct wla_config_output *co = &cfg->outputs[i];
 		if (!add_output(vdc, co->name, co->modes, co->n_modes)) {

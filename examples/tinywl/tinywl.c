@@ -758,7 +758,15 @@ static void check_present_honest(struct tinywl_output *output,
 	if (output->gap_prev_seen && committed_known && period > 0) {
 		output->gaps_checked++;
 		int32_t delta = (int32_t)(event->seq - output->gap_prev_seq);
-		if (delta > 1 && committed_ns < output->gap_prev_when_ns + period) {
+		/* The backend's latch minimum (wlatomic's frame deadline says it):
+		 * a frame committed within it of a vblank honestly misses it. */
+		uint64_t slack = 0;
+		struct wla_frame_deadline deadline;
+		if (wla_output_is_wla(output->wlr_output) &&
+				wla_output_get_frame_deadline(output->wlr_output, &deadline)) {
+			slack = timespec_to_ns(&deadline.latch) - timespec_to_ns(&deadline.commit_by);
+		}
+		if (delta > 1 && committed_ns + slack < output->gap_prev_when_ns + period) {
 			output->queued_gaps++;
 			wlr_log(WLR_DEBUG, "tinywl: output %s: commit %" PRIu32 " latched %" PRId32
 				" vblanks after the previous frame though committed %.3f ms "
@@ -1375,7 +1383,8 @@ static void usage(FILE *f, const char *prog)
 		"time from the first presented frame on, per frame presented since.\n"
 		"Checked against tinywl's own clock: early_presents (presented before the\n"
 		"commit returned), queued_gaps (a frame committed before the vblank after the\n"
-		"previous presented frame that latched later; n/a without vblank counters),\n"
+		"previous presented frame, by more than wlatomic's latch minimum, that latched\n"
+		"later; n/a without vblank counters),\n"
 		"unmatched_presents (present events naming no commit tinywl saw).\n",
 		prog, TINYWL_BACKGROUND);
 }

@@ -24,6 +24,7 @@
 
 static const char *const env_vars[] = {
 	"WLA_CONFIG", "WLA_OUTPUTS", "WLA_OVERLAY_PLANES", "WLA_CURSOR_SIZE",
+	"WLA_LATCH_SLACK_US",
 };
 
 static void clear_env(void)
@@ -219,7 +220,33 @@ static void set_accepts_keys_in_range(void)
 	CHECK_INT(cfg.cursor_size, 512);
 	CHECK_INT(wla_config_set(&cfg, "test", "cursor-size", "0128"), 0);
 	CHECK_INT(cfg.cursor_size, 128);
+	CHECK_INT(wla_config_set(&cfg, "test", "latch-slack-us", "0"), 0);
+	CHECK_INT(cfg.latch_slack_us, 0);
+	CHECK_INT(wla_config_set(&cfg, "test", "latch-slack-us", "10000"), 0);
+	CHECK_INT(cfg.latch_slack_us, 10000);
 	CHECK_INT(harness_log_n, 0);
+}
+
+static void latch_slack_defaults_to_200us_and_is_refused_above_10ms(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	CHECK_INT(cfg.latch_slack_us, 200);
+	harness_log_clear();
+	CHECK_INT(wla_config_set(&cfg, "test", "latch-slack-us", "10001"), -EINVAL);
+	CHECK_ONE_ERROR("config: test: latch-slack-us '10001': expected an integer 0..10000");
+	CHECK_INT(cfg.latch_slack_us, 200);
+
+	clear_env();
+	setenv("WLA_LATCH_SLACK_US", "1500", 1);
+	harness_log_clear();
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_INT(cfg.latch_slack_us, 1500);
+	setenv("WLA_LATCH_SLACK_US", "-5", 1);
+	CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("config: WLA_LATCH_SLACK_US: latch-slack-us '-5'");
+	clear_env();
+
 }
 
 static void set_refuses_bad_numbers(void)
@@ -895,6 +922,9 @@ static void validate_refuses_numbers_out_of_range(void)
 		{ offsetof(struct wla_config, cursor_size), 513, "cursor_size: cursor-size '513'" },
 		{ offsetof(struct wla_config, cursor_size), UINT32_MAX,
 			"cursor_size: cursor-size '4294967295'" },
+		{ offsetof(struct wla_config, latch_slack_us), 20000,
+			"config: wla_config.latch_slack_us: latch-slack-us '20000': expected an "
+			"integer 0..10000" },
 		{ offsetof(struct wla_config, overlay_planes), 9,
 			"config: wla_config.overlay_planes: overlay-planes '9': expected an integer "
 			"0..8" },
@@ -1186,6 +1216,7 @@ int main(void)
 	RUN_TEST(size_limits_are_inclusive);
 	RUN_TEST(overflowing_number);
 	RUN_TEST(set_accepts_keys_in_range);
+	RUN_TEST(latch_slack_defaults_to_200us_and_is_refused_above_10ms);
 	RUN_TEST(set_refuses_bad_numbers);
 	RUN_TEST(unknown_key_is_refused);
 	RUN_TEST(file_text_with_outputs_is_parsed);

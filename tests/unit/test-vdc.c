@@ -282,6 +282,49 @@ static void vdc_three_frames_queued_across_a_late_wakeup_latch_one_per_vblank(vo
 	fixture_teardown(&f);
 }
 
+/* The configured latch minimum is the VDC's: 2 ms makes a commit 1 ms
+ * before a vblank miss it, 0 lets one 1 ns before it latch there. */
+static void vdc_latch_slack_follows_the_configuration(void)
+{
+	static const struct {
+		uint32_t slack_us;
+		uint64_t before_ns;
+		uint64_t latch_seq;
+	} cases[] = {
+		{ 2000, 1000000, 3 },
+		{ 2000, 2000000, 2 },
+		{ 0, 1, 2 },
+		{ 0, 0, 3 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fixture f;
+		memset(&f, 0, sizeof(f));
+		wla_config_init(&f.cfg);
+		f.cfg.outputs[0].modes[0] = (struct wla_config_mode){ W, H, 60000 };
+		f.cfg.latch_slack_us = cases[i].slack_us;
+		CHECK(fixture_setup_config(&f));
+		CHECK_INT(f.vdc->latch_slack_ns, (uint64_t)cases[i].slack_us * 1000);
+		struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
+		struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
+		CHECK_INT(enable_output(&f, a), 0);
+		vblank(&f);
+		uint64_t latch = 0, commit_by = 0;
+		CHECK(f.vdc->dev.funcs->frame_deadline(&f.vdc->dev, f.crtc, &latch, &commit_by));
+		CHECK_INT(latch - commit_by, (uint64_t)cases[i].slack_us * 1000);
+		/* before_ns 0: at the vblank's instant, after it. */
+		size_t presents = f.n_presents;
+		f.clock = vblank_at(&f, 2) - cases[i].before_ns;
+		CHECK_INT(page_flip(&f, b), 0);
+		f.clock = vblank_at(&f, 3) + 1000;
+		wla_vdc_advance(f.vdc, f.clock);
+		CHECK_INT(f.n_presents, presents + 1);
+		CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
+		CHECK_INT(f.last_present.seq, cases[i].latch_seq);
+		CHECK_INT(f.out->counters.missed, cases[i].latch_seq == 3 && cases[i].before_ns > 0);
+		fixture_teardown(&f);
+	}
+}
+
 static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(void)
 {
 	struct fixture f;
@@ -1064,6 +1107,7 @@ int main(void)
 	RUN_TEST(vdc_commit_after_a_vblanks_instant_before_the_wakeup_latches_at_the_next_one);
 	RUN_TEST(vdc_three_frames_queued_across_a_late_wakeup_latch_one_per_vblank);
 	RUN_TEST(vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss);
+	RUN_TEST(vdc_latch_slack_follows_the_configuration);
 	RUN_TEST(vdc_stall_with_nothing_committed_counts_no_miss);
 	RUN_TEST(vdc_idle_output_stops_its_vblanks_after_the_off_delay_and_keeps_seq_exact);
 	RUN_TEST(vdc_commit_at_a_vblanks_instant_counts_no_miss_whether_the_timer_runs_or_not);
