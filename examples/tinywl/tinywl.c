@@ -73,7 +73,7 @@
 #define TINYWL_RENDER_SAMPLES 32
 /* Added to the longest recent render: the timer's own wake-up latency and a
  * render slower than any of the last few. */
-#define TINYWL_DEADLINE_SAFETY_NS 500000
+#define TINYWL_DEADLINE_SAFETY_NS 1500000
 
 enum tinywl_backend_kind {
 	TINYWL_BACKEND_WLA,
@@ -178,6 +178,10 @@ struct tinywl_output {
 	} starts[TINYWL_START_RING];
 	uint64_t latencies[TINYWL_STATS_WINDOW];
 	uint64_t n_latencies;
+	/* From the time a present event reports to tinywl's own clock when
+	 * it arrived: how late the backend's vblank reaches the compositor. */
+	uint64_t event_lags[TINYWL_STATS_WINDOW];
+	uint64_t n_event_lags;
 	/* When each buffer commit returned, by the output's commit_seq after it:
 	 * what a present event is checked against, whatever the backend says. */
 	struct {
@@ -204,6 +208,10 @@ struct tinywl_output {
 	/* --deadline: the last render durations and the timer that starts the
 	 * next render. */
 	uint64_t render_ns[TINYWL_RENDER_SAMPLES];
+	/* How late the deadline timer woke tinywl, the last samples. */
+	uint64_t wake_late_ns[TINYWL_RENDER_SAMPLES];
+	size_t n_wake;
+	uint64_t deadline_at_ns;
 	uint64_t n_render;
 	int deadline_fd;
 	struct wl_event_source *deadline_source;
@@ -569,7 +577,14 @@ static uint64_t render_margin_ns(const struct tinywl_output *output)
 	for (size_t i = 0; i < n; i++) {
 		max = output->render_ns[i] > max ? output->render_ns[i] : max;
 	}
-	return max + TINYWL_DEADLINE_SAFETY_NS;
+	/* The render starts when the timer wakes tinywl, which on a loaded
+	 * machine is later than asked. */
+	uint64_t late = 0;
+	n = output->n_wake < TINYWL_RENDER_SAMPLES ? output->n_wake : TINYWL_RENDER_SAMPLES;
+	for (size_t i = 0; i < n; i++) {
+		late = output->wake_late_ns[i] > late ? output->wake_late_ns[i] : late;
+	}
+	return max + late + TINYWL_DEADLINE_SAFETY_NS;
 }
 
 static int handle_deadline_timer(int fd, uint32_t mask, void *data)
@@ -581,6 +596,9 @@ static int handle_deadline_timer(int fd, uint32_t mask, void *data)
 			output->wlr_output->name);
 	}
 	output->deadline_armed = false;
+	uint64_t now = now_ns();
+	output->wake_late_ns[output->n_wake++ % TINYWL_RENDER_SAMPLES] =
+		now > output->deadline_at_ns ? now - output->deadline_at_ns : 0;
 	if (!output->server->shutting_down) {
 		render_output(output);
 	}
@@ -625,6 +643,7 @@ static void schedule_deadline_render(struct tinywl_output *output)
 		return;
 	}
 	output->deadline_armed = true;
+	output->deadline_at_ns = at;
 }
 
 static void handle_output_frame(struct wl_listener *listener, void *data)
@@ -788,7 +807,10 @@ static void record_present(struct tinywl_output *output,
 	if (period > 0) {
 		output->period_ns = period;
 	}
-	uint64_t when = event->when != NULL ? timespec_to_ns(event->when) : now_ns();
+	uint64_t received = now_ns();
+	uint64_t when = event->when != NULL ? timespec_to_ns(event->when) : received;
+	output->event_lags[output->n_event_lags++ % TINYWL_STATS_WINDOW] =
+		received > when ? received - when : 0;
 	if (output->last_present_ns != 0 && when > output->last_present_ns) {
 		uint64_t interval = when - output->last_present_ns;
 		output->intervals[output->n_intervals++ % TINYWL_STATS_WINDOW] = interval;
@@ -1209,6 +1231,8 @@ static void print_own_stats(struct tinywl_output *output, uint64_t *scratch)
 	distribution(scratch, n, scratch + TINYWL_STATS_WINDOW, &jitter);
 	struct tinywl_distribution latency;
 	distribution(output->latencies, output->n_latencies, scratch, &latency);
+	struct tinywl_distribution lag;
+	distribution(output->event_lags, output->n_event_lags, scratch, &lag);
 
 	uint64_t frames = output->frames_presented - output->cpu_start_frames;
 	bool cpu_known = output->cpu_started && frames > 0;
@@ -1225,6 +1249,8 @@ static void print_own_stats(struct tinywl_output *output, uint64_t *scratch)
 		" cpu_us_per_frame=%s", fmt_us(b[0], jitter.n > 0 && period > 0, jitter.p99),
 		fmt_u64(b[1], period > 0, skipped), latency_mean,
 		fmt_us(b[2], latency.n > 0, latency.p99), cpu);
+	printf(" event_lag_p99_us=%s event_lag_max_us=%s", fmt_us(b[3], lag.n > 0, lag.p99),
+		fmt_us(b[4], lag.n > 0, lag.max));
 	printf(" early_presents=%s queued_gaps=%s unmatched_presents=%" PRIu64,
 		fmt_u64(b[3], output->presents_checked > 0, output->early_presents),
 		fmt_u64(b[4], output->gaps_checked > 0, output->queued_gaps),
@@ -1380,7 +1406,8 @@ static void usage(FILE *f, const char *prog)
 		"printed per output, and 'tinywl: buffer_locks=N' on the wla backend.\n"
 		"Times in the stats line are in microseconds; latency is from the start of a\n"
 		"frame's render to its presentation, cpu_us_per_frame is tinywl's user+system\n"
-		"time from the first presented frame on, per frame presented since.\n"
+		"time from the first presented frame on, per frame presented since;\n"
+		"event_lag is from the time a present event reports to its arrival in tinywl.\n"
 		"Checked against tinywl's own clock: early_presents (presented before the\n"
 		"commit returned), queued_gaps (a frame committed before the vblank after the\n"
 		"previous presented frame, by more than wlatomic's latch minimum, that latched\n"
