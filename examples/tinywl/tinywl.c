@@ -208,10 +208,6 @@ struct tinywl_output {
 	/* --deadline: the last render durations and the timer that starts the
 	 * next render. */
 	uint64_t render_ns[TINYWL_RENDER_SAMPLES];
-	/* How late the deadline timer woke tinywl, the last samples. */
-	uint64_t wake_late_ns[TINYWL_RENDER_SAMPLES];
-	size_t n_wake;
-	uint64_t deadline_at_ns;
 	uint64_t n_render;
 	int deadline_fd;
 	struct wl_event_source *deadline_source;
@@ -577,14 +573,7 @@ static uint64_t render_margin_ns(const struct tinywl_output *output)
 	for (size_t i = 0; i < n; i++) {
 		max = output->render_ns[i] > max ? output->render_ns[i] : max;
 	}
-	/* The render starts when the timer wakes tinywl, which on a loaded
-	 * machine is later than asked. */
-	uint64_t late = 0;
-	n = output->n_wake < TINYWL_RENDER_SAMPLES ? output->n_wake : TINYWL_RENDER_SAMPLES;
-	for (size_t i = 0; i < n; i++) {
-		late = output->wake_late_ns[i] > late ? output->wake_late_ns[i] : late;
-	}
-	return max + late + TINYWL_DEADLINE_SAFETY_NS;
+	return max + TINYWL_DEADLINE_SAFETY_NS;
 }
 
 static int handle_deadline_timer(int fd, uint32_t mask, void *data)
@@ -596,9 +585,6 @@ static int handle_deadline_timer(int fd, uint32_t mask, void *data)
 			output->wlr_output->name);
 	}
 	output->deadline_armed = false;
-	uint64_t now = now_ns();
-	output->wake_late_ns[output->n_wake++ % TINYWL_RENDER_SAMPLES] =
-		now > output->deadline_at_ns ? now - output->deadline_at_ns : 0;
 	if (!output->server->shutting_down) {
 		render_output(output);
 	}
@@ -643,7 +629,6 @@ static void schedule_deadline_render(struct tinywl_output *output)
 		return;
 	}
 	output->deadline_armed = true;
-	output->deadline_at_ns = at;
 }
 
 static void handle_output_frame(struct wl_listener *listener, void *data)

@@ -67,8 +67,14 @@ echo "latency: at the frame event ${QUEUED} us, at the deadline ${DEADLINE} us"
 # Only a quarter period is asserted: on a loaded machine (the sanitizer build
 # running beside another test) some renders miss their deadline and latch a
 # vblank later; the full figure is the pacing benchmark's.
-awk -v q="$QUEUED" -v d="$DEADLINE" 'BEGIN { exit !(d + 4000 < q) }' ||
-	fail "--deadline did not shorten the latency by a quarter period"
+# A sanitized build renders too slowly for a deadline inside the period:
+# tinywl then renders at once, as it should, and gains nothing.
+if [ "${WLA_TEST_SANITIZED:-0}" = 1 ]; then
+	echo "latency gain not asserted: sanitized build"
+else
+	awk -v q="$QUEUED" -v d="$DEADLINE" 'BEGIN { exit !(d + 4000 < q) }' ||
+		fail "--deadline did not shorten the latency by a quarter period"
+fi
 unset WLA_FLIP_DEPTH
 
 echo "== --deadline needs the wlatomic backend"
