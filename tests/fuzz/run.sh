@@ -13,7 +13,8 @@
 # $FUZZ_BUILD_DIR), and fuzzes each target from a working copy of its seed
 # corpus in build-fuzz/corpus/TARGET (without the repro-* files, which crash
 # on purpose until their bug is fixed). New inputs stay in that copy, crashes
-# go to build-fuzz/crashes/TARGET/. For each target it prints the number of
+# go to build-fuzz/crashes/TARGET/; tests/fuzz/TARGET.dict, if there is one,
+# is its libFuzzer dictionary. For each target it prints the number of
 # inputs executed and the crashes found. Exit status 1 if any target crashed.
 set -uo pipefail
 
@@ -23,7 +24,7 @@ while getopts "t:kh" opt; do
 	case $opt in
 	t) seconds=$OPTARG ;;
 	k) keep_going=1 ;;
-	*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	*) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -91,6 +92,9 @@ for t in "$@"; do
 	log=$build/fuzz-$t.log
 	args=(-max_total_time="$seconds" -print_final_stats=1 -timeout=20
 		-artifact_prefix="$crashes/")
+	if [ -f "$src/tests/fuzz/$t.dict" ]; then
+		args+=(-dict="$src/tests/fuzz/$t.dict")
+	fi
 	if [ $keep_going -eq 1 ]; then
 		args+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 	fi
