@@ -24,8 +24,8 @@
  *     key/value agrees with the documented rules, checked independently;
  *   - every accepted config is within its documented limits: outputs, names,
  *     modes, plane and queue settings, and a panel description that
- *     wla_panel_create() takes, whose lines named 'backlight' have a safe
- *     off value of 0 and are switched on by no power-on step;
+ *     wla_panel_create() takes, whose lines named 'backlight' are switched
+ *     on by no power-on or power-off step and have a safe off value of 0;
  *   - an accepted config written back as config text parses to the same
  *     config (the text and file loaders agree on it too).
  */
@@ -111,6 +111,8 @@ static void check_panel(const struct wla_config_panel *p, const char *output)
 	for (size_t i = 0; i < p->n_off; i++) {
 		FUZZ_CHECK(p->off[i].mask && !(p->off[i].mask & ~all),
 			"output %s: off step %zu mask 0x%x", output, i, p->off[i].mask);
+		FUZZ_CHECK(!(p->off[i].values & p->off[i].mask & backlight),
+			"output %s: power-off step %zu switches the backlight on", output, i);
 		in_off |= p->off[i].mask;
 	}
 	FUZZ_CHECK(in_off == all, "output %s: lines 0x%x have no safe off value", output,
