@@ -97,22 +97,46 @@ static pixman_op_t layer_op(const struct wla_format_info *fmt)
 	return fmt->has_alpha ? PIXMAN_OP_OVER : PIXMAN_OP_SRC;
 }
 
+/*
+ * pixman refuses, without a word, to read a source image 0x7fff pixels wide
+ * or high or more: an unscaled layer is composited from tiles of its fb no
+ * larger than this, each wrapped where it starts.
+ */
+#define WLA_COMPOSE_TILE 4096
+
 /* A layer shown 1:1 from a whole fb pixel on: its fb is composited as it is. */
 static bool composite_direct(pixman_image_t *dst_img, const struct wla_layer *l, size_t i,
 	const struct wla_format_info *fmt, uint32_t src_x, uint32_t src_y, int32_t x0, int32_t y0,
 	size_t w, size_t h)
 {
-	/* pixman never writes to a source image; the cast only satisfies its API. */
-	pixman_image_t *src = pixman_image_create_bits_no_clear(fmt->pixman_format,
-		(int)l->width, (int)l->height, (uint32_t *)(uintptr_t)l->data, (int)l->stride);
-	if (!src) {
-		wlr_log(WLR_ERROR, "compose: layer %zu: cannot wrap %ux%u %s fb", i,
-			l->width, l->height, fmt->name);
-		return false;
+	uint32_t bpp = fmt->bytes_per_pixel;
+	/* Tiles start on a 32-bit word: pixman addresses rows in words. */
+	uint32_t px_per_word = 4 / bpp;
+	for (size_t ty = 0; ty < h; ty += WLA_COMPOSE_TILE) {
+		size_t th = h - ty < WLA_COMPOSE_TILE ? h - ty : WLA_COMPOSE_TILE;
+		for (size_t tx = 0; tx < w; tx += WLA_COMPOSE_TILE) {
+			size_t tw = w - tx < WLA_COMPOSE_TILE ? w - tx : WLA_COMPOSE_TILE;
+			size_t col = src_x + tx, row = src_y + ty;
+			size_t lead = col % px_per_word;
+			const uint8_t *base = (const uint8_t *)l->data + row * l->stride +
+				(col - lead) * bpp;
+			/* pixman never writes to a source image; the cast only
+			 * satisfies its API. */
+			pixman_image_t *src = pixman_image_create_bits_no_clear(
+				fmt->pixman_format, (int)(lead + tw), (int)th,
+				(uint32_t *)(uintptr_t)base, (int)l->stride);
+			if (!src) {
+				wlr_log(WLR_ERROR, "compose: layer %zu: cannot wrap a %zux%zu "
+					"tile of its %ux%u %s fb", i, lead + tw, th, l->width,
+					l->height, fmt->name);
+				return false;
+			}
+			pixman_image_composite32(layer_op(fmt), src, NULL, dst_img, (int32_t)lead,
+				0, 0, 0, x0 + (int32_t)tx, y0 + (int32_t)ty, (int32_t)tw,
+				(int32_t)th);
+			pixman_image_unref(src);
+		}
 	}
-	pixman_image_composite32(layer_op(fmt), src, NULL, dst_img, (int32_t)src_x,
-		(int32_t)src_y, 0, 0, x0, y0, (int32_t)w, (int32_t)h);
-	pixman_image_unref(src);
 	return true;
 }
 

@@ -24,18 +24,13 @@
 #include <wlr/util/log.h>
 #include "backend/atomic.h"
 #include "backend/vdc.h"
+#include "fuzz.h"
 
 #define N_FBS 8
 #define MAX_SEQ 4096
 
-#define FUZZ_CHECK(cond) \
-	do { \
-		if (!(cond)) { \
-			fprintf(stderr, "fuzz-atomic: invariant failed at %s:%d: %s\n", __FILE__, \
-				__LINE__, #cond); \
-			abort(); \
-		} \
-	} while (0)
+/* The core's invariants, in fuzz.h's form. */
+#define CHECK(cond) FUZZ_CHECK(cond, "atomic core")
 
 struct input {
 	const uint8_t *data;
@@ -92,13 +87,13 @@ static int ffb_prepare(struct wla_fb *fb)
 
 static void ffb_cleanup(struct wla_fb *fb)
 {
-	FUZZ_CHECK(ffb_of(fb)->locks > 0);
+	CHECK(ffb_of(fb)->locks > 0);
 	ffb_of(fb)->locks--;
 }
 
 static bool ffb_begin(struct wla_fb *fb, const void **data, uint32_t *stride)
 {
-	FUZZ_CHECK(!ffb_of(fb)->destroyed);
+	CHECK(!ffb_of(fb)->destroyed);
 	*data = ffb_of(fb)->pixels;
 	*stride = fb->width * 4;
 	return true;
@@ -111,7 +106,7 @@ static void ffb_end(struct wla_fb *fb)
 static void ffb_destroy(struct wla_fb *fb)
 {
 	struct ffb *f = ffb_of(fb);
-	FUZZ_CHECK(f->locks == 0);
+	CHECK(f->locks == 0);
 	for (size_t i = 0; i < N_FBS; i++) {
 		if (g->fbs[i] == f) {
 			g->fbs[i] = NULL;
@@ -188,10 +183,10 @@ static void check_unchanged(struct fuzz *f, const struct snapshot *s)
 	take_snapshot(f, &now);
 	struct wla_device *dev = &f->vdc->dev;
 	size_t n = dev->n_crtcs + dev->n_planes + dev->n_connectors;
-	FUZZ_CHECK(memcmp(now.states, s->states, n * sizeof(void *)) == 0);
-	FUZZ_CHECK(memcmp(now.locks, s->locks, sizeof(s->locks)) == 0);
-	FUZZ_CHECK(memcmp(now.queued, s->queued, sizeof(s->queued)) == 0);
-	FUZZ_CHECK(now.live == s->live);
+	CHECK(memcmp(now.states, s->states, n * sizeof(void *)) == 0);
+	CHECK(memcmp(now.locks, s->locks, sizeof(s->locks)) == 0);
+	CHECK(memcmp(now.queued, s->queued, sizeof(s->queued)) == 0);
+	CHECK(now.live == s->live);
 }
 
 static void count_prepared(const struct wla_plane_state *ps, int *counts)
@@ -223,12 +218,12 @@ static void check_invariants(struct fuzz *f)
 		struct wla_crtc_entry *e;
 		wl_list_for_each(e, &crtc->queue, link) {
 			queued++;
-			FUZZ_CHECK(!e->done && e->state->committed);
+			CHECK(!e->done && e->state->committed);
 			if (e->stage == WLA_QUEUE_ARMED) {
-				FUZZ_CHECK(!seen_waiting);
+				CHECK(!seen_waiting);
 				armed++;
 			} else {
-				FUZZ_CHECK(e->stage == WLA_QUEUE_WAITING);
+				CHECK(e->stage == WLA_QUEUE_WAITING);
 				seen_waiting = true;
 				waiting += e->frame;
 			}
@@ -244,16 +239,16 @@ static void check_invariants(struct fuzz *f)
 				}
 			}
 		}
-		FUZZ_CHECK(crtc->queued == queued);
-		FUZZ_CHECK(crtc->armed == armed);
-		FUZZ_CHECK(crtc->pending_frames == frames);
-		FUZZ_CHECK(crtc->waiting_frames == waiting);
-		FUZZ_CHECK(f->vdc->outputs[c]->armed == (armed > 0));
-		FUZZ_CHECK(armed <= crtc->max_slots || crtc->rearm);
+		CHECK(crtc->queued == queued);
+		CHECK(crtc->armed == armed);
+		CHECK(crtc->pending_frames == frames);
+		CHECK(crtc->waiting_frames == waiting);
+		CHECK(f->vdc->outputs[c]->armed == (armed > 0));
+		CHECK(armed <= crtc->max_slots || crtc->rearm);
 		if (crtc->mailbox) {
-			FUZZ_CHECK(waiting <= crtc->queue_depth);
+			CHECK(waiting <= crtc->queue_depth);
 		} else {
-			FUZZ_CHECK(frames <= crtc->queue_depth);
+			CHECK(frames <= crtc->queue_depth);
 		}
 	}
 	for (size_t i = 0; i < N_FBS; i++) {
@@ -261,12 +256,12 @@ static void check_invariants(struct fuzz *f)
 			continue;
 		}
 		struct ffb *fb = f->fbs[i];
-		FUZZ_CHECK(fb->locks == counts[i]);
-		FUZZ_CHECK(fb->base.prepared == counts[i]);
-		FUZZ_CHECK((fb->base.import != NULL) == (counts[i] > 0));
+		CHECK(fb->locks == counts[i]);
+		CHECK(fb->base.prepared == counts[i]);
+		CHECK((fb->base.import != NULL) == (counts[i] > 0));
 	}
 	for (uint64_t s = 0; s < f->next_seq && s < MAX_SEQ; s++) {
-		FUZZ_CHECK(f->events[s] <= 1);
+		CHECK(f->events[s] <= 1);
 	}
 }
 
@@ -293,7 +288,7 @@ static int commit(struct fuzz *f, struct wla_atomic_state *state, bool nonblock)
 	if (ret < 0) {
 		for (size_t i = 0; i < n; i++) {
 			if (seqs[i] < MAX_SEQ) {
-				FUZZ_CHECK(f->events[seqs[i]] == 0);
+				CHECK(f->events[seqs[i]] == 0);
 				f->frame[seqs[i]] = false;
 			}
 		}
@@ -375,13 +370,13 @@ static void present_handler(struct wla_crtc *crtc, const struct wla_present *ev,
 	struct fuzz *f = data;
 	if (ev->commit_seq < MAX_SEQ) {
 
-		FUZZ_CHECK(f->frame[ev->commit_seq]);
+		CHECK(f->frame[ev->commit_seq]);
 		f->events[ev->commit_seq]++;
-		FUZZ_CHECK(f->events[ev->commit_seq] == 1);
+		CHECK(f->events[ev->commit_seq] == 1);
 		if (ev->presented) {
 			uint64_t when = (uint64_t)ev->when.tv_sec * 1000000000u +
 				(uint64_t)ev->when.tv_nsec;
-			FUZZ_CHECK(when >= f->commit_ns[ev->commit_seq]);
+			CHECK(when >= f->commit_ns[ev->commit_seq]);
 		}
 	}
 	if (f->handler_commits > 0 && f->depth < 4) {
@@ -431,7 +426,7 @@ static void run(struct fuzz *f)
 				&out->connector.modes[take(f->in,
 					(uint32_t)out->connector.n_modes)] : NULL, fb, seq);
 			if (ret < 0 && seq < MAX_SEQ) {
-				FUZZ_CHECK(f->events[seq] == 0);
+				CHECK(f->events[seq] == 0);
 				f->frame[seq] = false;
 			}
 			break;
@@ -491,19 +486,9 @@ static void run(struct fuzz *f)
 	}
 }
 
-static void quiet_log(enum wlr_log_importance importance, const char *fmt, va_list args)
-{
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static bool init;
-	if (!init) {
-		wlr_log_init(WLR_SILENT, quiet_log);
-		init = true;
-	}
+	fuzz_init();
 	struct input in = { .data = data, .size = size };
 	struct fuzz *f = calloc(1, sizeof(*f));
 	g = f;
@@ -522,7 +507,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.overlay_planes = 1;
 	cfg.cursor_size = 64;
 	f->vdc = wla_vdc_create(NULL, &cfg, fuzz_clock, f);
-	FUZZ_CHECK(f->vdc);
+	CHECK(f->vdc);
 	for (size_t i = 0; i < 2; i++) {
 		struct wla_crtc *crtc = &f->vdc->outputs[i]->crtc;
 		crtc->present = present_handler;
@@ -539,18 +524,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	check_invariants(f);
 	for (uint64_t s = 0; s < f->next_seq && s < MAX_SEQ; s++) {
-		FUZZ_CHECK(!f->frame[s] || f->events[s] == 1);
+		CHECK(!f->frame[s] || f->events[s] == 1);
 	}
-	FUZZ_CHECK(f->vdc->dev.live_states == 0);
+	CHECK(f->vdc->dev.live_states == 0);
 	wla_vdc_destroy(f->vdc);
 	for (size_t i = 0; i < N_FBS; i++) {
 		if (f->fbs[i]) {
-			FUZZ_CHECK(f->fbs[i]->locks == 0);
+			CHECK(f->fbs[i]->locks == 0);
 			wla_fb_put(&f->fbs[i]->base);
 		}
 	}
 	for (size_t i = 0; i < N_FBS; i++) {
-		FUZZ_CHECK(f->fbs[i] == NULL);
+		CHECK(f->fbs[i] == NULL);
 	}
 	free(f);
 	g = NULL;

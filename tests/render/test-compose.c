@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "harness.h"
 #include "render-helpers.h"
 #include "util.h"
@@ -467,6 +468,46 @@ static void test_every_ratio_samples_inside_the_crop(void)
 	wla_image_destroy(fb);
 }
 
+static void test_unscaled_layers_of_the_largest_fbs_are_drawn(void)
+{
+	/* pixman reads no source image 32767 px wide or high: the composer
+	 * must still show 1:1 crops of such fbs, from their far end too, and
+	 * of a 16-bit format from an odd column. */
+	struct {
+		uint32_t w, h, src_x, src_y, format;
+	} cases[] = {
+		{ 32767, 1, 0, 0, DRM_FORMAT_XRGB8888 },
+		{ 32767, 1, 32767 - 40, 0, DRM_FORMAT_XRGB8888 },
+		{ 1, 32767, 0, 32767 - 40, DRM_FORMAT_XRGB8888 },
+		{ 32767, 3, 32767 - 41, 1, DRM_FORMAT_RGB565 },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		uint32_t bpp = cases[c].format == DRM_FORMAT_RGB565 ? 2 : 4;
+		uint32_t stride = (cases[c].w * bpp + 3) & ~3u;
+		uint8_t *data = calloc(cases[c].h, stride);
+		uint32_t w = cases[c].w - cases[c].src_x < 40 ? cases[c].w - cases[c].src_x : 40;
+		uint32_t h = cases[c].h - cases[c].src_y < 40 ? cases[c].h - cases[c].src_y : 40;
+		/* White where the crop is, black elsewhere. */
+		for (uint32_t y = cases[c].src_y; y < cases[c].src_y + h; y++) {
+			memset(data + (size_t)y * stride + (size_t)cases[c].src_x * bpp, 0xff,
+				(size_t)w * bpp);
+		}
+		struct wla_layer l = {
+			.data = data, .stride = stride, .width = cases[c].w, .height = cases[c].h,
+			.format = cases[c].format,
+			.src_x = cases[c].src_x << 16, .src_y = cases[c].src_y << 16,
+			.src_w = w << 16, .src_h = h << 16, .dst_w = w, .dst_h = h,
+		};
+		struct wla_image *dst = wla_image_create(w, h);
+		CHECK(wla_compose(dst, &l, 1));
+		for (uint32_t y = 0; y < h; y++) {
+			check_span(dst, 0, w, y, WHITE | BLACK);
+		}
+		wla_image_destroy(dst);
+		free(data);
+	}
+}
+
 static void test_empty_dst_rect_draws_nothing(void)
 {
 	struct wla_image *fb = solid_fb(2, 2, WHITE);
@@ -527,6 +568,7 @@ int main(void)
 	RUN_TEST(test_extreme_magnification_samples_inside_the_crop);
 	RUN_TEST(test_a_crop_across_a_pixel_edge_shows_both_sides);
 	RUN_TEST(test_every_ratio_samples_inside_the_crop);
+	RUN_TEST(test_unscaled_layers_of_the_largest_fbs_are_drawn);
 	RUN_TEST(test_empty_dst_rect_draws_nothing);
 	RUN_TEST(test_invalid_layers_are_refused);
 	HARNESS_EXIT();
