@@ -11,10 +11,11 @@
  *   any other byte: that byte % 4 picks one of the above, in this order.
  * For 'e' and 's' the rest is a list of KEY=VALUE records separated by NUL
  * bytes, or by newlines if it has no NUL. For 'e', KEY is a WLA_ variable's
- * name or one character that picks one (0..6 in the order WLA_CONFIG,
+ * name or one character that picks one (0..7 in the order WLA_CONFIG,
  * WLA_OUTPUTS, WLA_OVERLAY_PLANES, WLA_CURSOR_SIZE, WLA_FLIP_DEPTH,
- * WLA_FLIP_POLICY, WLA_GPIO_DRY_RUN; any other by its value % 7); other keys
- * are ignored, and WLA_CONFIG's value is the text of the file it will name.
+ * WLA_FLIP_POLICY, WLA_GPIO_DRY_RUN, WLA_LATCH_SLACK_US; any other by its
+ * value % 8); other keys are ignored, and WLA_CONFIG's value is the text of
+ * the file it will name.
  * The environment is restored after each input.
  *
  * Invariants:
@@ -42,7 +43,7 @@
 
 static const char *const env_vars[] = {
 	"WLA_CONFIG", "WLA_OUTPUTS", "WLA_OVERLAY_PLANES", "WLA_CURSOR_SIZE",
-	"WLA_FLIP_DEPTH", "WLA_FLIP_POLICY", "WLA_GPIO_DRY_RUN",
+	"WLA_FLIP_DEPTH", "WLA_FLIP_POLICY", "WLA_GPIO_DRY_RUN", "WLA_LATCH_SLACK_US",
 };
 #define N_ENV_VARS (sizeof(env_vars) / sizeof(env_vars[0]))
 
@@ -223,8 +224,9 @@ static void write_config(struct text *t, const struct wla_config *cfg)
 	t->len = 0;
 	t->buf[0] = '\0';
 	put(t, "overlay-planes = %u\ncursor-size = %u\nflip-depth = %u\nflip-policy = %s\n"
-		"gpio-dry-run = %d\n", cfg->overlay_planes, cfg->cursor_size, cfg->flip_depth,
-		cfg->flip_mailbox ? "mailbox" : "queue", cfg->gpio_dry_run ? 1 : 0);
+		"gpio-dry-run = %d\nlatch-slack-us = %u\n", cfg->overlay_planes, cfg->cursor_size,
+		cfg->flip_depth, cfg->flip_mailbox ? "mailbox" : "queue", cfg->gpio_dry_run ? 1 : 0,
+		cfg->latch_slack_us);
 	for (size_t i = 0; i < cfg->n_outputs; i++) {
 		const struct wla_config_output *o = &cfg->outputs[i];
 		put(t, "[output]\nname = %s\n", o->name);
@@ -462,6 +464,9 @@ static bool oracle_set(const struct wla_config *before, const char *key, const c
 	if (strcmp(key, "flip-depth") == 0) {
 		return oracle_uint(value, 1, WLA_MAX_FLIP_DEPTH, &after->flip_depth);
 	}
+	if (strcmp(key, "latch-slack-us") == 0) {
+		return oracle_uint(value, 0, WLA_MAX_LATCH_SLACK_US, &after->latch_slack_us);
+	}
 	return false;
 }
 
@@ -571,7 +576,8 @@ static void fuzz_env(const uint8_t *data, size_t size)
 			memcpy(&from, &want, sizeof(from));
 			if (env.set[i]) {
 				static const char *const keys[] = { NULL, NULL, "overlay-planes",
-					"cursor-size", "flip-depth", "flip-policy", "gpio-dry-run" };
+					"cursor-size", "flip-depth", "flip-policy", "gpio-dry-run",
+					"latch-slack-us" };
 				FUZZ_CHECK(oracle_set(&from, keys[i], env.values[i], &want),
 					"%s='%s' was accepted", env_vars[i], env.values[i]);
 			}

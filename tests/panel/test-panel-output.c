@@ -822,13 +822,164 @@ static void a_buffer_waiting_for_power_on_still_gets_its_frame_event(void)
 	finish();
 }
 
-int main(void)
+/*
+ * Fault injection (suite 'faults'): the k-th GPIO set fails, for every set
+ * of two power cycles (on, lit, off, on, lit). Wherever it fails, the lines
+ * end at their safe off levels and the backlight is never on after the
+ * failure, one error line names the chip, the output ends off and refuses
+ * enables, every buffer is released, and the compositor goes on.
+ */
+static void a_gpio_set_failing_at_each_panel_step_leaves_the_compositor_running(void)
 {
+	for (size_t k = 1; k <= 8; k++) {
+		CHECK(setup());
+		f.rec.fail_set = -EIO;
+		f.rec.fail_set_index = k;
+		CHECK(start());
+		clear_log();
+		bool gone[2];
+		struct wlr_buffer *bufs[2] = {
+			buffer_create(0xff102030, &gone[0]), buffer_create(0xff405060, &gone[1]),
+		};
+		bool failed = false;
+		for (int cycle = 0; cycle < 2 && !failed; cycle++) {
+			enable_output(bufs[0]);
+			WAIT_UNTIL(panel_state() == WLA_PANEL_LIT ||
+				panel_state() == WLA_PANEL_FAILED);
+			if (panel_state() == WLA_PANEL_LIT) {
+				commit_buffer(bufs[1]);
+				run_for(20);
+				wlr_output_enable(f.output, false);
+				wlr_output_commit(f.output);
+				WAIT_UNTIL(panel_state() == WLA_PANEL_OFF ||
+					panel_state() == WLA_PANEL_FAILED);
+			}
+			failed = panel_state() == WLA_PANEL_FAILED;
+		}
+		run_for(20);
+		if (!failed) {
+			fprintf(stderr, "  set %zu never failed (%zu calls)\n", k, f.rec.n_calls);
+		}
+		CHECK(failed);
+		CHECK_INT(f.errors, 1);
+		CHECK_LOGGED("DSI-1", "chip 'test-chip'", "Input/output error");
+		CHECK(!f.output->enabled);
+		CHECK(!crtc_active());
+		CHECK_INT(f.rec.levels, 0);
+		/* After the failed set (which changed nothing), the backlight is
+		 * never on. */
+		size_t sets = 0;
+		for (size_t i = 0; i < f.rec.n_calls; i++) {
+			const struct wla_gpio_call *c = &f.rec.calls[i];
+			if (c->kind == WLA_GPIO_CALL_SET && ++sets > k && (c->levels & BL)) {
+				fprintf(stderr, "  set %zu failing: call %zu leaves the backlight on\n",
+					k, i);
+				harness_test_failures++;
+			}
+		}
+		CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+		for (int i = 0; i < 2; i++) {
+			wlr_buffer_drop(bufs[i]);
+			CHECK(gone[i]);
+		}
+		check_enable_refused();
+		finish();
+		CHECK(!f.rec.requested);
+	}
+}
+
+/*
+ * Fault (suite 'faults'): the backend destroyed with frames queued, a
+ * capture pending and the panel mid-sequence, powering on or powering off.
+ * The lines end at their safe off levels and are released, the capture is
+ * answered (no image), every buffer is released and nothing is logged as an
+ * error.
+ */
+static void destroying_the_backend_mid_sequence_releases_everything(void)
+{
+	for (int moment = 0; moment < 2; moment++) {
+		setup_tweak = depth_3_and_a_25_ms_backlight_off;
+		CHECK(setup() && start());
+		setup_tweak = NULL;
+		bool gone[4];
+		struct wlr_buffer *bufs[4];
+		for (int i = 0; i < 4; i++) {
+			bufs[i] = buffer_create(0xff000000u + (uint32_t)i * 0x111111u, &gone[i]);
+		}
+		if (moment == 0) {
+			/* Powering on: the enable waits for the panel. */
+			CHECK(enable_output(bufs[0]));
+			CHECK(WAIT_UNTIL(f.rec.n_calls >= 2));
+			CHECK_INT(panel_state(), WLA_PANEL_POWERING_ON);
+		} else {
+			CHECK(light_up(bufs[0]));
+			CHECK(WAIT_UNTIL(f.frames >= 1));
+		}
+		/* Lit: fill the flip queue, its frame event comes at once while it
+		 * has room. Powering on: the enable's buffer owns wlroots' frame
+		 * wait, so wlroots refuses more (rolled back). */
+		for (int i = 1; i < 4; i++) {
+			int frames = f.frames;
+			if (!commit_buffer(bufs[i])) {
+				CHECK(moment == 0);
+				wlr_output_rollback(f.output);
+			} else if (i < 3) {
+				CHECK(WAIT_UNTIL(f.frames > frames));
+			}
+		}
+		/* A capture waits for the next latch of an active CRTC (while the
+		 * panel powers on, it is refused: nothing is on screen). */
+		f.capture_done = false;
+		if (moment == 1) {
+			CHECK(wla_output_capture(f.output, handle_capture, NULL) != NULL);
+			CHECK(f.out->crtc->pending_frames >= 2);
+			wlr_output_enable(f.output, false);
+			CHECK(wlr_output_commit(f.output));
+			CHECK(WAIT_UNTIL(panel_state() == WLA_PANEL_POWERING_OFF));
+			CHECK(f.out->crtc->pending_frames >= 1);
+			CHECK(!f.capture_done);
+		}
+		for (int i = 0; i < 4; i++) {
+			wlr_buffer_drop(bufs[i]);
+		}
+		clear_log();
+		wl_list_remove(&f.present.link);
+		wl_list_remove(&f.frame.link);
+		wl_list_remove(&f.enable.link);
+		wl_list_remove(&f.new_output.link);
+		wl_display_destroy(f.display);
+
+		fprintf(stderr, "# moment %d: destroyed %s\n", moment,
+			moment == 0 ? "powering on" : "powering off");
+		CHECK(moment == 0 || f.capture_done);
+		CHECK_INT(f.rec.levels, 0);
+		CHECK(!f.rec.requested);
+		for (int i = 0; i < 4; i++) {
+			if (!gone[i]) {
+				fprintf(stderr, "  buffer %d not released\n", i);
+				harness_test_failures++;
+			}
+		}
+		CHECK(!LOGGED("buffer locks still held"));
+		CHECK_INT(f.errors, 0);
+		wla_image_destroy(f.capture);
+		f.capture = NULL;
+	}
+}
+
+int main(int argc, char *argv[])
+{
+	bool faults = argc > 1 && strcmp(argv[1], "--faults") == 0;
 	harness_init();
 	wlr_log_init(WLR_DEBUG, log_func);
 	unsetenv("WLA_OUTPUTS");
 	unsetenv("WLA_CONFIG");
 	unsetenv("WLA_GPIO_DRY_RUN");
+	if (faults) {
+		RUN_TEST(a_gpio_set_failing_at_each_panel_step_leaves_the_compositor_running);
+		RUN_TEST(destroying_the_backend_mid_sequence_releases_everything);
+		HARNESS_EXIT();
+	}
 	RUN_TEST(enabling_powers_the_panel_on_before_the_crtc);
 	RUN_TEST(the_backlight_comes_on_only_after_the_first_latched_frame);
 	RUN_TEST(disabling_turns_the_backlight_off_first_and_the_supply_last);
