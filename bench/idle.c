@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "util.h"
+#include "bench-util.h"
 
 #define BENCH_OUTPUTS 8
 #define BENCH_OUTPUTS_STR "8"
@@ -80,20 +80,6 @@ struct sample {
 	long threads;
 	uint64_t at_ns;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return wla_timespec_to_ns(&ts);
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-	}
-}
 
 /* One thread's voluntary_ctxt_switches and run time; false if it is gone. */
 static bool read_task(pid_t pid, long tid, uint64_t *switches, uint64_t *cpu_ns)
@@ -148,7 +134,7 @@ static bool take_sample(pid_t pid, struct sample *sample)
 		}
 	}
 	closedir(dir);
-	sample->at_ns = now_ns();
+	sample->at_ns = bench_now_ns();
 	if (sample->threads == 0) {
 		fprintf(stderr, "wla-bench-idle: %s: no thread could be read\n", dir_path);
 		return false;
@@ -174,57 +160,11 @@ static bool in_event_loop(pid_t pid)
 	return read_ok && (strcmp(wchan, "do_epoll_wait") == 0 || strcmp(wchan, "ep_poll") == 0);
 }
 
-/* Remove path and, for a directory, all it holds (no symlinks followed). */
-static void remove_tree(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0) {
-		return;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		DIR *dir = opendir(path);
-		struct dirent *entry;
-		while (dir != NULL && (entry = readdir(dir)) != NULL) {
-			if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
-				continue;
-			}
-			char child[PATH_MAX];
-			snprintf(child, sizeof(child), "%s/%s", path, entry->d_name);
-			remove_tree(child);
-		}
-		if (dir != NULL) {
-			closedir(dir);
-		}
-	}
-	remove(path);
-}
-
-static void print_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		return;
-	}
-	char line[1024];
-	while (fgets(line, sizeof(line), f) != NULL) {
-		fprintf(stderr, "  | %s", line);
-	}
-	fclose(f);
-}
-
-static const char *const scrubbed_env[] = {
-	"WAYLAND_DISPLAY", "WAYLAND_SOCKET", "DISPLAY", "WLA_CONFIG", "WLA_OUTPUTS",
-	"WLA_OVERLAY_PLANES", "WLA_CURSOR_SIZE", "WLA_FLIP_DEPTH", "WLA_FLIP_POLICY",
-	"WLR_BACKENDS", "WLR_RENDERER", "WLR_HEADLESS_OUTPUTS", "WLR_LIBINPUT_NO_DEVICES",
-};
-
 /* In the child: the environment of one configuration, then tinywl. */
 static void exec_tinywl(const struct bench *bench, const struct config *config,
 	const char *runtime, const char *stdout_path, const char *stderr_path)
 {
-	for (size_t i = 0; i < WLA_ARRAY_SIZE(scrubbed_env); i++) {
-		unsetenv(scrubbed_env[i]);
-	}
+	bench_scrub_env();
 	setenv("XDG_RUNTIME_DIR", runtime, 1);
 	/* The same renderer for both: the CPU figures compare backends. */
 	setenv("WLR_RENDERER", "pixman", 1);
@@ -253,31 +193,6 @@ static void exec_tinywl(const struct bench *bench, const struct config *config,
 	argv[argc] = NULL;
 	execv(bench->tinywl, (char *const *)argv);
 	_exit(127);
-}
-
-/* tinywl's exit status within timeout_ms, or -1 (still running) or -2 (a
- * signal ended it). */
-static int wait_exit(pid_t pid, long timeout_ms, int *term_signal)
-{
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
-	for (;;) {
-		int status;
-		pid_t ret = waitpid(pid, &status, WNOHANG);
-		if (ret == pid) {
-			if (WIFSIGNALED(status)) {
-				*term_signal = WTERMSIG(status);
-				return -2;
-			}
-			return WEXITSTATUS(status);
-		}
-		if (ret < 0 && errno != EINTR) {
-			return -2;
-		}
-		if (now_ns() >= end) {
-			return -1;
-		}
-		sleep_ms(10);
-	}
 }
 
 /* The stats lines tinywl printed on exit: how many, and the frames presented
@@ -324,14 +239,14 @@ static bool run_once(const struct bench *bench, const struct config *config,
 	bool ok = false;
 	if (mkdir(runtime, 0700) != 0) {
 		fprintf(stderr, "wla-bench-idle: %s: %s\n", runtime, strerror(errno));
-		remove_tree(dir);
+		bench_remove_tree(dir);
 		return false;
 	}
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "wla-bench-idle: fork: %s\n", strerror(errno));
-		remove_tree(dir);
+		bench_remove_tree(dir);
 		return false;
 	}
 	if (pid == 0) {
@@ -345,29 +260,29 @@ static bool run_once(const struct bench *bench, const struct config *config,
 	 * machine creating 8 outputs can take most of a second); then the
 	 * warm-up, in which every output renders its first frame.
 	 */
-	uint64_t start_by = now_ns() + BENCH_START_TIMEOUT_MS * UINT64_C(1000000);
+	uint64_t start_by = bench_now_ns() + BENCH_START_TIMEOUT_MS * UINT64_C(1000000);
 	while (access(socket_path, F_OK) != 0 || !in_event_loop(pid)) {
-		status = wait_exit(pid, 0, &term_signal);
+		status = bench_wait_exit(pid, 0, &term_signal);
 		if (status != -1) {
 			fprintf(stderr, "wla-bench-idle: %s: tinywl ended before it was up\n",
 				config->name);
 			goto stop;
 		}
-		if (now_ns() >= start_by) {
+		if (bench_now_ns() >= start_by) {
 			fprintf(stderr, "wla-bench-idle: %s: not up after %d ms (no Wayland "
 				"socket, or never seen waiting in epoll_wait in /proc/%d/wchan)\n",
 				config->name, BENCH_START_TIMEOUT_MS, (int)pid);
 			goto stop;
 		}
-		sleep_ms(5);
+		bench_sleep_ms(5);
 	}
-	sleep_ms(bench->warmup_s * 1000);
+	bench_sleep_ms(bench->warmup_s * 1000);
 
 	struct sample before, after;
 	if (!take_sample(pid, &before)) {
 		goto stop;
 	}
-	sleep_ms(bench->duration_s * 1000);
+	bench_sleep_ms(bench->duration_s * 1000);
 	if (!take_sample(pid, &after)) {
 		goto stop;
 	}
@@ -387,7 +302,7 @@ static bool run_once(const struct bench *bench, const struct config *config,
 stop:
 	if (status == -1) {
 		kill(pid, SIGTERM);
-		status = wait_exit(pid, BENCH_STOP_TIMEOUT_MS, &term_signal);
+		status = bench_wait_exit(pid, BENCH_STOP_TIMEOUT_MS, &term_signal);
 		if (status == -1) {
 			fprintf(stderr, "wla-bench-idle: %s: tinywl still running %d ms after "
 				"SIGTERM, killed\n", config->name, BENCH_STOP_TIMEOUT_MS);
@@ -414,16 +329,10 @@ stop:
 	}
 	if (!ok) {
 		fprintf(stderr, "wla-bench-idle: tinywl's stderr:\n");
-		print_file(stderr_path);
+		bench_print_file(stderr_path);
 	}
-	remove_tree(dir);
+	bench_remove_tree(dir);
 	return ok;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 /* The median over the runs of the figure at offset in struct result. */
@@ -433,7 +342,7 @@ static double median(const struct bench *bench, size_t c, size_t offset)
 	for (long i = 0; i < bench->runs; i++) {
 		values[i] = *(const double *)((const char *)&bench->results[c][i] + offset);
 	}
-	qsort(values, (size_t)bench->runs, sizeof(values[0]), compare_double);
+	qsort(values, (size_t)bench->runs, sizeof(values[0]), bench_compare_double);
 	size_t n = (size_t)bench->runs;
 	return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
@@ -504,28 +413,6 @@ static void print_report(const struct bench *bench)
 		met ? "met" : "MISSED", detail);
 }
 
-/* The program built next to this one: BUILD/bench/x -> BUILD/rel. */
-static char *sibling_path(const char *rel)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0) {
-		return NULL;
-	}
-	self[n] = '\0';
-	char *slash = strrchr(self, '/');
-	if (slash == NULL) {
-		return NULL;
-	}
-	*slash = '\0';
-	size_t len = strlen(self) + strlen(rel) + 8;
-	char *path = malloc(len);
-	if (path != NULL) {
-		snprintf(path, len, "%s/../%s", self, rel);
-	}
-	return path;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -590,7 +477,7 @@ int main(int argc, char *argv[])
 	if (optind < argc) {
 		bench.tinywl = argv[optind++];
 	} else {
-		bench.tinywl = own_tinywl = sibling_path("examples/tinywl");
+		bench.tinywl = own_tinywl = bench_sibling_path("examples/tinywl");
 	}
 	if (optind < argc) {
 		fprintf(stderr, "wla-bench-idle: unexpected argument '%s'\n", argv[optind]);

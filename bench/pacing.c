@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "util.h"
+#include "bench-util.h"
 
 #define BENCH_REFRESH_HZ 60
 #define BENCH_MAX_RUNS 15
@@ -155,44 +155,11 @@ static bool parse_stats(const char *line, struct result *r)
 	return true;
 }
 
-/* Remove path and, for a directory, all it holds (no symlinks followed). */
-static void remove_tree(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0) {
-		return;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		DIR *dir = opendir(path);
-		struct dirent *entry;
-		while (dir != NULL && (entry = readdir(dir)) != NULL) {
-			if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
-				continue;
-			}
-			char child[PATH_MAX];
-			snprintf(child, sizeof(child), "%s/%s", path, entry->d_name);
-			remove_tree(child);
-		}
-		if (dir != NULL) {
-			closedir(dir);
-		}
-	}
-	remove(path);
-}
-
-static const char *const scrubbed_env[] = {
-	"WAYLAND_DISPLAY", "WAYLAND_SOCKET", "DISPLAY", "WLA_CONFIG", "WLA_OUTPUTS",
-	"WLA_OVERLAY_PLANES", "WLA_CURSOR_SIZE", "WLA_FLIP_DEPTH", "WLA_FLIP_POLICY",
-	"WLR_BACKENDS", "WLR_RENDERER", "WLR_HEADLESS_OUTPUTS", "WLR_LIBINPUT_NO_DEVICES",
-};
-
 /* In the child: the environment of one configuration, then tinywl. */
 static void exec_tinywl(const struct bench *bench, const struct config *config,
 	const char *runtime, int out_fd, const char *stderr_path)
 {
-	for (size_t i = 0; i < sizeof(scrubbed_env) / sizeof(scrubbed_env[0]); i++) {
-		unsetenv(scrubbed_env[i]);
-	}
+	bench_scrub_env();
 	setenv("XDG_RUNTIME_DIR", runtime, 1);
 	/* The same renderer for everyone: the CPU figures compare backends. */
 	setenv("WLR_RENDERER", "pixman", 1);
@@ -243,19 +210,6 @@ static void exec_tinywl(const struct bench *bench, const struct config *config,
 	argv[argc] = NULL;
 	execv(bench->tinywl, (char *const *)argv);
 	_exit(127);
-}
-
-static void print_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		return;
-	}
-	char line[512];
-	while (fgets(line, sizeof(line), f) != NULL) {
-		fprintf(stderr, "  | %s", line);
-	}
-	fclose(f);
 }
 
 static int64_t now_ms(void)
@@ -360,7 +314,7 @@ static bool run_once(const struct bench *bench, const struct config *config,
 	}
 	if (!ok) {
 		fprintf(stderr, "wla-bench-pacing: tinywl's stderr:\n");
-		print_file(stderr_path);
+		bench_print_file(stderr_path);
 	}
 out:
 	if (fds[0] >= 0) {
@@ -369,14 +323,8 @@ out:
 	if (fds[1] >= 0) {
 		close(fds[1]);
 	}
-	remove_tree(dir);
+	bench_remove_tree(dir);
 	return ok;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 /* The run whose CPU time per frame is the median of the configuration's. */
@@ -386,7 +334,7 @@ static size_t median_run(const struct bench *bench, size_t c)
 	for (long i = 0; i < bench->runs; i++) {
 		cpu[i] = bench->results[c][i].cpu_us;
 	}
-	qsort(cpu, (size_t)bench->runs, sizeof(cpu[0]), compare_double);
+	qsort(cpu, (size_t)bench->runs, sizeof(cpu[0]), bench_compare_double);
 	double median = cpu[(bench->runs - 1) / 2];
 	for (long i = 0; i < bench->runs; i++) {
 		if (bench->results[c][i].cpu_us == median) {
@@ -666,28 +614,6 @@ static void print_goals(const struct bench *bench)
 	print_honesty_goal(bench);
 }
 
-/* The program built next to this one: BUILD/bench/x -> BUILD/rel. */
-static char *sibling_path(const char *rel)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0) {
-		return NULL;
-	}
-	self[n] = '\0';
-	char *slash = strrchr(self, '/');
-	if (slash == NULL) {
-		return NULL;
-	}
-	*slash = '\0';
-	size_t len = strlen(self) + strlen(rel) + 8;
-	char *path = malloc(len);
-	if (path != NULL) {
-		snprintf(path, len, "%s/../%s", self, rel);
-	}
-	return path;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -744,12 +670,12 @@ int main(int argc, char *argv[])
 	if (optind < argc) {
 		bench.tinywl = argv[optind++];
 	} else {
-		bench.tinywl = own_tinywl = sibling_path("examples/tinywl");
+		bench.tinywl = own_tinywl = bench_sibling_path("examples/tinywl");
 	}
 	if (optind < argc) {
 		bench.client = argv[optind++];
 	} else {
-		bench.client = own_client = sibling_path("tests/clients/wla-pattern-client");
+		bench.client = own_client = bench_sibling_path("tests/clients/wla-pattern-client");
 	}
 	if (optind < argc) {
 		fprintf(stderr, "wla-bench-pacing: unexpected argument '%s'\n", argv[optind]);

@@ -126,6 +126,21 @@ static void complete_entry(struct wla_crtc_entry *e, const struct wla_present *e
 	maybe_free(state);
 }
 
+void wla_crtc_drop_events(struct wla_crtc *crtc)
+{
+	struct wla_device *dev = crtc->dev;
+	struct wla_crtc_entry *e, *tmp;
+	wl_list_for_each_safe(e, tmp, &dev->events, event_link) {
+		if (e->ptr != crtc) {
+			continue;
+		}
+		wl_list_remove(&e->event_link);
+		e->event_queued = false;
+		e->state->pending_events--;
+		maybe_free(e->state);
+	}
+}
+
 void wla_device_deliver_events(struct wla_device *dev)
 {
 	/* A handler's commit delivers nothing itself: this loop goes on with
@@ -354,6 +369,11 @@ static void discard_frame(struct wla_crtc_entry *victim, struct wla_atomic_state
 	new->mode_changed = old->enable != new->enable ||
 		(new->enable && !wla_mode_equal(&old->mode, &new->mode));
 	new->active_changed = old->active != new->active;
+	/* The victim's mode change is the replacement's now, and so is its
+	 * leave to change modes (KMS: ALLOW_MODESET). */
+	if (new->mode_changed || new->active_changed) {
+		replace->allow_modeset |= victim->state->allow_modeset;
+	}
 	new->connectors_changed |= victim->new_state->connectors_changed;
 	new->planes_changed |= victim->new_state->planes_changed;
 	wla_crtc_state_destroy(victim->new_state);

@@ -280,6 +280,9 @@ void wla_device_remove_crtc(struct wla_device *dev, struct wla_crtc *crtc)
 {
 	assert(dev->crtcs[crtc->index] == crtc);
 	assert(wl_list_empty(&crtc->queue) && !crtc->commit && !crtc->state->active);
+	/* Events not yet delivered (a handler removed the CRTC while the
+	 * device delivers) go with it: nobody is left to hear them. */
+	wla_crtc_drop_events(crtc);
 	wla_crtc_state_destroy(crtc->state);
 	crtc->state = NULL;
 	dev->crtcs[crtc->index] = NULL;

@@ -256,8 +256,9 @@ static void output_process(struct wla_vdc_output *out, uint64_t now)
 			break;
 		}
 		if (out->armed_ns + out->vdc->latch_slack_ns > t) {
-			/* Committed too late for this vblank (or after it). */
-			out->counters.missed += out->armed_ns < t;
+			/* Committed too late for this vblank (or after it): a miss
+			 * if it is a frame (a cursor update is no frame). */
+			out->counters.missed += out->armed_frame && out->armed_ns < t;
 			continue;
 		}
 		bool latched_frame = out->armed_frame;
@@ -369,7 +370,8 @@ static void pass_unlatched_vblanks(struct wla_vdc_output *out, uint64_t now)
 	out->seq += passed;
 	out->counters.vblanks += passed;
 	out->counters.seq = out->seq;
-	out->counters.missed += last >= first_missed ? last - first_missed + 1 : 0;
+	out->counters.missed += out->armed_frame && last >= first_missed ?
+		last - first_missed + 1 : 0;
 	out->next_index = last + 1;
 }
 

@@ -429,6 +429,9 @@ static void output_destroy(struct wlr_output *wlr_output)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
 	struct wla_crtc *crtc = output_crtc(out);
+	if (out->destroyed) {
+		*out->destroyed = true;
+	}
 	if (out->frame_idle) {
 		wl_event_source_remove(out->frame_idle);
 	}
@@ -560,7 +563,18 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 		 * a frame event now would come inside the disabling commit. */
 		frame_done_without_event(out);
 	}
+	/* A present listener may commit, or destroy the output. */
+	bool destroyed = false;
+	bool *outer = out->destroyed;
+	out->destroyed = &destroyed;
 	wlr_output_send_present(&out->base, &event);
+	if (destroyed) {
+		if (outer) {
+			*outer = true;
+		}
+		return;
+	}
+	out->destroyed = outer;
 	/* Not for a frame that never latched: that happens inside the commit
 	 * disabling the output, where a frame handler must not commit again. */
 	if (ev->presented) {

@@ -52,6 +52,7 @@
 
 #include <wlatomic/backend.h>
 #include <wlatomic/capture.h>
+#include <wlatomic/config.h>
 
 /*
  * What tinywl clears the screen to, as 0xRRGGBB. wlr_scene alone would leave
@@ -97,6 +98,9 @@ struct tinywl_options {
 	 * its commit; 0: never. */
 	long stall_every;
 	long stall_ms;
+	/* --churn-ms: every N ms change the first output's mode, or plug or
+	 * unplug a connector (soak runs); 0: never. */
+	long churn_ms;
 	bool verbose;
 };
 
@@ -134,6 +138,8 @@ struct tinywl_server {
 	struct wl_event_source *sigint_source;
 	struct wl_event_source *sigterm_source;
 	struct wl_event_source *sigchld_source;
+	struct wl_event_source *churn_source;
+	uint64_t churn_steps;
 
 	struct wl_listener new_output;
 	struct wl_listener new_input;
@@ -158,6 +164,7 @@ struct tinywl_output {
 	uint64_t frames_presented;
 	uint64_t seq_errors;
 	bool seq_seen;
+	bool seq_checked; /* a vblank counter was seen at all */
 	uint32_t last_seq;
 	struct timespec last_when;
 
@@ -649,6 +656,13 @@ static void handle_output_commit(struct wl_listener *listener, void *data)
 	struct tinywl_output *output = wl_container_of(listener, output, commit);
 	struct wlr_output_event_commit *event = data;
 	output->commits++;
+	if ((event->committed & WLR_OUTPUT_STATE_MODE) ||
+			((event->committed & WLR_OUTPUT_STATE_ENABLED) && !output->wlr_output->enabled)) {
+		/* A new timing, or no vblanks while off (a display controller
+		 * without a hardware counter does not count them): the next
+		 * present starts the sequence check afresh. */
+		output->seq_seen = false;
+	}
 	if (event->committed & WLR_OUTPUT_STATE_BUFFER) {
 		output->frames_committed++;
 		/* Not event->when: wlroots takes that before the backend's commit
@@ -697,6 +711,7 @@ static void check_present_seq(struct tinywl_output *output,
 		}
 	}
 	output->seq_seen = true;
+	output->seq_checked = true;
 	output->last_seq = event->seq;
 	output->last_when = *event->when;
 }
@@ -1075,6 +1090,67 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	wl_signal_add(&xdg_surface->events.destroy, &view->destroy);
 }
 
+#define TINYWL_CHURN_CONNECTOR "SOAK-1"
+
+/* The first output's next mode in its list, wrapping; NULL if it has none. */
+static struct wlr_output_mode *next_mode(struct wlr_output *wlr_output)
+{
+	struct wl_list *link = &wlr_output->modes;
+	if (wl_list_empty(link)) {
+		return NULL;
+	}
+	if (wlr_output->current_mode != NULL) {
+		link = &wlr_output->current_mode->link;
+	}
+	link = link->next == &wlr_output->modes ? wlr_output->modes.next : link->next;
+	struct wlr_output_mode *mode = wl_container_of(link, mode, link);
+	return mode;
+}
+
+/*
+ * --churn-ms: one change of the outputs per tick, in turn: the first
+ * output's next mode (it goes with the next rendered frame, one atomic
+ * state), a connector plugged in (wla only), that connector unplugged.
+ * Each tick prints a line with the buffer locks the backend holds.
+ */
+static int handle_churn_timer(void *data)
+{
+	struct tinywl_server *server = data;
+	uint64_t step = server->churn_steps++;
+	bool wla = wla_backend_is_wla(server->backend);
+	const char *what = "mode";
+	if (step % 3 == 0 || !wla) {
+		struct tinywl_output *output = server->first_output;
+		struct wlr_output_mode *mode = output ? next_mode(output->wlr_output) : NULL;
+		if (mode != NULL && output->wlr_output->enabled) {
+			wlr_output_set_mode(output->wlr_output, mode);
+			wlr_output_schedule_frame(output->wlr_output);
+		}
+	} else if (step % 3 == 1) {
+		const struct wla_config_mode modes[] = { { 640, 480, 60000 }, { 800, 600, 75000 } };
+		what = "plug";
+		if (wla_backend_plug_connector(server->backend, TINYWL_CHURN_CONNECTOR, modes,
+				2) != 0) {
+			wlr_log(WLR_ERROR, "tinywl: churn: cannot plug %s", TINYWL_CHURN_CONNECTOR);
+		}
+	} else {
+		what = "unplug";
+		if (wla_backend_unplug_connector(server->backend, TINYWL_CHURN_CONNECTOR) != 0) {
+			wlr_log(WLR_ERROR, "tinywl: churn: cannot unplug %s",
+				TINYWL_CHURN_CONNECTOR);
+		}
+	}
+	size_t outputs = (size_t)wl_list_length(&server->outputs);
+	printf("tinywl: churn step=%" PRIu64 " %s outputs=%zu", step, what, outputs);
+	if (wla) {
+		printf(" buffer_locks=%zu", wla_backend_buffer_locks(server->backend));
+	}
+	printf("\n");
+	fflush(stdout);
+	wl_event_source_timer_update(server->churn_source, (int)server->opts.churn_ms);
+	return 0;
+}
+
 static int handle_terminate_signal(int signal_number, void *data)
 {
 	struct tinywl_server *server = data;
@@ -1254,7 +1330,7 @@ static void print_stats(struct tinywl_server *server)
 	wl_list_for_each(output, &server->outputs, link) {
 		char b[8][32];
 		char seq_errors[32];
-		if (output->seq_seen) {
+		if (output->seq_checked) {
 			snprintf(seq_errors, sizeof(seq_errors), "%" PRIu64, output->seq_errors);
 		} else {
 			snprintf(seq_errors, sizeof(seq_errors), "n/a");
@@ -1385,6 +1461,9 @@ static void usage(FILE *f, const char *prog)
 		"                              deadline, not at the frame event (wla only)\n"
 		"      --stall-every N         with --stall-ms: every Nth render of an output\n"
 		"      --stall-ms M            sleeps M ms (1..10000) right before its commit\n"
+		"      --churn-ms N            every N ms (10..600000) in turn: the first output's\n"
+		"                              next mode, a connector SOAK-1 plugged (wla), it\n"
+		"                              unplugged; prints 'tinywl: churn step=...' each time\n"
 		"  -v, --verbose               debug log (default: errors only)\n"
 		"  -h, --help                  this text\n"
 		"The background is 0x%06x. On exit one 'tinywl: stats output=...' line is\n"
@@ -1484,6 +1563,7 @@ enum tinywl_option {
 	OPT_DEADLINE,
 	OPT_STALL_EVERY,
 	OPT_STALL_MS,
+	OPT_CHURN_MS,
 };
 
 /* Returns -1 to go on, otherwise the exit status. */
@@ -1501,6 +1581,7 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 		{"deadline", no_argument, NULL, OPT_DEADLINE},
 		{"stall-every", required_argument, NULL, OPT_STALL_EVERY},
 		{"stall-ms", required_argument, NULL, OPT_STALL_MS},
+		{"churn-ms", required_argument, NULL, OPT_CHURN_MS},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -1575,6 +1656,13 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 			if (!parse_long(optarg, 1, &opts->stall_every)) {
 				fprintf(stderr, "tinywl: --stall-every '%s': expected a number "
 					">= 1\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_CHURN_MS:
+			if (!parse_long(optarg, 10, &opts->churn_ms) || opts->churn_ms > 600000) {
+				fprintf(stderr, "tinywl: --churn-ms '%s': expected 10..600000\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -1705,6 +1793,15 @@ static bool server_init(struct tinywl_server *server)
 		handle_terminate_signal, server);
 	server->sigchld_source = wl_event_loop_add_signal(server->loop, SIGCHLD,
 		handle_sigchld, server);
+	if (server->opts.churn_ms > 0) {
+		server->churn_source = wl_event_loop_add_timer(server->loop, handle_churn_timer,
+			server);
+		if (server->churn_source == NULL) {
+			wlr_log(WLR_ERROR, "tinywl: cannot create the churn timer");
+			return false;
+		}
+		wl_event_source_timer_update(server->churn_source, (int)server->opts.churn_ms);
+	}
 	return true;
 }
 
@@ -1729,6 +1826,9 @@ static void server_finish(struct tinywl_server *server)
 	}
 	if (server->sigchld_source != NULL) {
 		wl_event_source_remove(server->sigchld_source);
+	}
+	if (server->churn_source != NULL) {
+		wl_event_source_remove(server->churn_source);
 	}
 	if (server->capture != NULL) {
 		wla_capture_cancel(server->capture);

@@ -405,6 +405,8 @@ bool wla_device_add_connector(struct wla_device *dev, struct wla_connector *conn
  * current state and what the core allocated for it (formats, modes). The
  * object itself belongs to the driver. */
 void wla_device_remove_crtc(struct wla_device *dev, struct wla_crtc *crtc);
+/* Forget the CRTC's events not yet delivered (wla_device_remove_crtc). */
+void wla_crtc_drop_events(struct wla_crtc *crtc);
 void wla_device_remove_plane(struct wla_device *dev, struct wla_plane *plane);
 void wla_device_remove_connector(struct wla_device *dev, struct wla_connector *conn);
 /* Free the current states of every object (after every commit completed). */

@@ -81,6 +81,9 @@ struct wla_output {
 	uint64_t intervals[WLA_STATS_WINDOW];
 	uint64_t n_intervals;
 	uint64_t last_present_ns;
+	/* While the glue calls out to the compositor (present listeners): set
+	 * to true by output_destroy, so the caller touches nothing after. */
+	bool *destroyed;
 };
 
 struct wla_backend *wla_backend_from_wlr(struct wlr_backend *backend);

@@ -529,11 +529,32 @@ static void a_capture_asked_for_while_the_vdc_is_destroyed_is_refused(void)
 }
 
 /* Issue 9 defect f: a replaced frame's mode change stays a mode change. */
+/* What the driver was handed last: a state changing a mode must carry the
+ * leave to (KMS refuses a modeset without ALLOW_MODESET). */
+static int (*spied_commit_tail)(struct wla_device *dev, struct wla_atomic_state *state);
+static int spy_modesets_without_leave;
+
+static int spy_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
+{
+	wla_for_each_crtc_in_state(state, e) {
+		if (e->new_state->mode_changed && !state->allow_modeset) {
+			spy_modesets_without_leave++;
+		}
+	}
+	return spied_commit_tail(dev, state);
+}
+
 static void a_mailbox_replacement_keeps_the_replaced_frames_mode_change(void)
 {
 	struct rf f;
 	CHECK(rf_setup(&f, 1, 1, true));
 	struct wla_vdc_output *o = out_of(&f, 0);
+	static struct wla_driver_funcs spy;
+	spy = *f.vdc->dev.funcs;
+	spied_commit_tail = spy.commit_tail;
+	spy.commit_tail = spy_commit_tail;
+	spy_modesets_without_leave = 0;
+	f.vdc->dev.funcs = &spy;
 	struct wla_fb *big[2] = { rf_fb(&f, W, H, 0xff111111), rf_fb(&f, W, H, 0xff222222) };
 	struct wla_fb *small[2] = { rf_fb(&f, 32, 32, 0xff333333), rf_fb(&f, 32, 32, 0xff444444) };
 	CHECK_INT(enable(&f, 0, big[0], 1), 0);
@@ -556,6 +577,8 @@ static void a_mailbox_replacement_keeps_the_replaced_frames_mode_change(void)
 	CHECK_INT(o->mode.refresh_mhz, 30000);
 	/* The 30 Hz timing starts where it latched. */
 	CHECK_INT(o->epoch_ns, vblank60(T0, 3));
+	/* The replacement took over the leave to change modes too. */
+	CHECK_INT(spy_modesets_without_leave, 0);
 	rf_finish(&f);
 }
 

@@ -33,6 +33,10 @@ struct gf_output {
 	bool destroyed;
 	bool render_on_frame;
 	int commits;
+	/* At its first presented frame: destroy the wlr_output (1) or unplug
+	 * the connector named unplug_name (2). */
+	int on_present;
+	const char *unplug_name;
 };
 
 struct gf {
@@ -55,6 +59,13 @@ static void handle_present(struct wl_listener *listener, void *data)
 		o->presented++;
 	} else {
 		o->not_presented++;
+	}
+	int action = ev->presented ? o->on_present : 0;
+	o->on_present = 0;
+	if (action == 1) {
+		wlr_output_destroy(o->output);
+	} else if (action == 2) {
+		wla_backend_unplug_connector(o->f->backend, o->unplug_name);
 	}
 }
 
@@ -291,6 +302,38 @@ static void an_output_whose_driver_fails_a_frame_goes_off(void)
 }
 
 /* A configuration passed in code is checked like the environment. */
+/*
+ * A present listener may destroy its output or unplug a connector, its own
+ * or another one with frames queued: the backend must not touch what went
+ * (heap-use-after-free under ASan before the fix), and every lock goes.
+ */
+static void a_present_listener_may_destroy_or_unplug_outputs(void)
+{
+	for (int variant = 0; variant < 3; variant++) {
+		struct gf f;
+		struct wla_config cfg;
+		gf_config(&cfg, 3, false);
+		CHECK(gf_init(&f, &cfg));
+		struct wla_config_mode modes[] = { { W, H, 60000 } };
+		CHECK_INT(wla_backend_plug_connector(f.backend, "HP-1", modes, 1), 0);
+		struct gf_output *a = &f.outputs[0], *b = &f.outputs[1];
+		CHECK(enable(a) && enable(b));
+		CHECK(wait_until(&f, &a->frames, 1) && wait_until(&f, &b->frames, 1));
+		/* Both with frames queued. */
+		CHECK(commit_next(a) && commit_next(b));
+		if (variant == 0) {
+			a->on_present = 1;
+		} else {
+			a->on_present = 2;
+			a->unplug_name = variant == 1 ? "Virtual-1" : "HP-1";
+		}
+		run_ms(&f, 80);
+		CHECK(variant == 2 ? b->destroyed && !a->destroyed : a->destroyed);
+		CHECK_INT(wla_backend_buffer_locks(f.backend) > 0, !a->destroyed || !b->destroyed);
+		gf_finish(&f);
+	}
+}
+
 static void a_bad_configuration_in_code_is_refused_with_one_error(void)
 {
 	static const struct {
@@ -321,6 +364,7 @@ int main(void)
 	RUN_TEST(mailbox_frame_events_are_paced_at_one_per_vblank);
 	RUN_TEST(framebuffer_wrappers_do_not_outlive_the_backend);
 	RUN_TEST(an_output_whose_driver_fails_a_frame_goes_off);
+	RUN_TEST(a_present_listener_may_destroy_or_unplug_outputs);
 	RUN_TEST(a_bad_configuration_in_code_is_refused_with_one_error);
 	HARNESS_EXIT();
 }

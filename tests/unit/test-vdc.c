@@ -284,6 +284,26 @@ static void vdc_three_frames_queued_across_a_late_wakeup_latch_one_per_vblank(vo
 
 /* The configured latch minimum is the VDC's: 2 ms makes a commit 1 ms
  * before a vblank miss it, 0 lets one 1 ns before it latch there. */
+/* Only frames miss vblanks: a cursor update inside the slack latches a
+ * vblank later without a miss counted. */
+static void vdc_a_cursor_update_within_the_slack_is_no_miss(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
+	struct wla_fb *c = fixture_fb(&f, 16, 16, DRM_FORMAT_ARGB8888, OPAQUE(BLUE), NULL);
+	CHECK_INT(enable_output(&f, a), 0);
+	vblank(&f);
+	f.clock = vblank_at(&f, 2) - WLA_VDC_COMMIT_SLACK_NS / 2;
+	CHECK_INT(move_cursor(&f, c, 4, 4), 0);
+	for (int i = 0; i < 3; i++) {
+		vblank(&f);
+	}
+	CHECK_INT(f.out->counters.latched, 2);
+	CHECK_INT(f.out->counters.missed, 0);
+	fixture_teardown(&f);
+}
+
 static void vdc_latch_slack_follows_the_configuration(void)
 {
 	static const struct {
@@ -1108,6 +1128,7 @@ int main(void)
 	RUN_TEST(vdc_three_frames_queued_across_a_late_wakeup_latch_one_per_vblank);
 	RUN_TEST(vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss);
 	RUN_TEST(vdc_latch_slack_follows_the_configuration);
+	RUN_TEST(vdc_a_cursor_update_within_the_slack_is_no_miss);
 	RUN_TEST(vdc_stall_with_nothing_committed_counts_no_miss);
 	RUN_TEST(vdc_idle_output_stops_its_vblanks_after_the_off_delay_and_keeps_seq_exact);
 	RUN_TEST(vdc_commit_at_a_vblanks_instant_counts_no_miss_whether_the_timer_runs_or_not);

@@ -1,0 +1,148 @@
+/*
+ * What the benchmark programs share: each is one file that starts tinywl in
+ * a scrubbed environment and a private XDG_RUNTIME_DIR and watches it. Only
+ * included by the programs in bench/: the helpers are static inline.
+ */
+#ifndef BENCH_BENCH_UTIL_H
+#define BENCH_BENCH_UTIL_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "util.h"
+
+static inline uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return wla_timespec_to_ns(&ts);
+}
+
+static inline void bench_sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+	}
+}
+
+/* Remove path and, for a directory, all it holds (no symlinks followed). */
+static inline void bench_remove_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0) {
+		return;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		DIR *dir = opendir(path);
+		struct dirent *entry;
+		while (dir != NULL && (entry = readdir(dir)) != NULL) {
+			if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
+				continue;
+			}
+			char child[PATH_MAX];
+			int n = snprintf(child, sizeof(child), "%s/%s", path, entry->d_name);
+			if (n > 0 && (size_t)n < sizeof(child)) {
+				bench_remove_tree(child);
+			}
+		}
+		if (dir != NULL) {
+			closedir(dir);
+		}
+	}
+	remove(path);
+}
+
+/* A file on stderr, each line indented (what a failed run printed). */
+static inline void bench_print_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		return;
+	}
+	char line[1024];
+	while (fgets(line, sizeof(line), f) != NULL) {
+		fprintf(stderr, "  | %s", line);
+	}
+	fclose(f);
+}
+
+/* In the child, before the configuration's own variables: nothing of the
+ * caller's session or configuration leaks into a run. */
+static inline void bench_scrub_env(void)
+{
+	static const char *const vars[] = {
+		"WAYLAND_DISPLAY", "WAYLAND_SOCKET", "DISPLAY", "WLA_CONFIG", "WLA_OUTPUTS",
+		"WLA_OVERLAY_PLANES", "WLA_CURSOR_SIZE", "WLA_FLIP_DEPTH", "WLA_FLIP_POLICY",
+		"WLA_GPIO_DRY_RUN", "WLA_LATCH_SLACK_US", "WLR_BACKENDS", "WLR_RENDERER",
+		"WLR_HEADLESS_OUTPUTS", "WLR_LIBINPUT_NO_DEVICES",
+	};
+	for (size_t i = 0; i < WLA_ARRAY_SIZE(vars); i++) {
+		unsetenv(vars[i]);
+	}
+}
+
+/* The exit status of pid within timeout_ms, or -1 (still running) or -2 (a
+ * signal ended it, in *term_signal, or it cannot be waited for). */
+static inline int bench_wait_exit(pid_t pid, long timeout_ms, int *term_signal)
+{
+	uint64_t end = bench_now_ns() + (uint64_t)timeout_ms * 1000000u;
+	for (;;) {
+		int status;
+		pid_t ret = waitpid(pid, &status, WNOHANG);
+		if (ret == pid) {
+			if (WIFSIGNALED(status)) {
+				*term_signal = WTERMSIG(status);
+				return -2;
+			}
+			return WEXITSTATUS(status);
+		}
+		if (ret < 0 && errno != EINTR) {
+			*term_signal = 0;
+			return -2;
+		}
+		if (bench_now_ns() >= end) {
+			return -1;
+		}
+		bench_sleep_ms(10);
+	}
+}
+
+static inline int bench_compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The program built next to this one: BUILD/bench/x -> BUILD/rel (malloc'd). */
+static inline char *bench_sibling_path(const char *rel)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		return NULL;
+	}
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	if (slash == NULL) {
+		return NULL;
+	}
+	*slash = '\0';
+	size_t len = strlen(self) + strlen(rel) + 8;
+	char *path = malloc(len);
+	if (path != NULL) {
+		snprintf(path, len, "%s/../%s", self, rel);
+	}
+	return path;
+}
+
+#endif

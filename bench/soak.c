@@ -1,0 +1,604 @@
+/*
+ * wla-bench-soak: does anything grow while the example compositor runs for
+ * a long time? tinywl runs on wlatomic's virtual display controller and, as
+ * the peer in the same run and at the same time, on wlroots' own headless
+ * backend, each in a fresh XDG_RUNTIME_DIR, with clients starting and
+ * quitting (one or two at a time), DPMS cycles (wla-power-client; not on
+ * headless, whose outputs wlroots 0.15 cannot switch back on), and
+ * tinywl's --churn-ms: the first output's mode changed, a connector plugged
+ * and unplugged (wla; headless has no modes to change and no hot-plug).
+ * Every second the compositor is looked at from outside: resident memory
+ * (VmRSS), open fds (/proc/PID/fd) and, on wla, the buffer locks the backend
+ * holds (from tinywl's churn lines). The table gives the figures at start,
+ * after the warm-up and at the end; the goal is that nothing grows after the
+ * warm-up. Reported, not asserted: the exit status says only whether the
+ * runs worked.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "bench-util.h"
+
+#define SOAK_MAX_SECONDS 86400
+#define SOAK_START_TIMEOUT_MS 10000
+#define SOAK_STOP_TIMEOUT_MS 10000
+/* RSS may move by allocator noise; growth beyond this much is a leak. */
+#define GOAL_RSS_GROWTH_KIB 1024.0
+#define GOAL_RSS_GROWTH_RATIO 0.01
+
+enum backend_kind {
+	BACKEND_WLA,
+	BACKEND_HEADLESS,
+};
+
+struct sample {
+	double t_s;
+	long rss_kib;
+	long fds;
+	long locks; /* -1: not known */
+};
+
+struct run {
+	const char *name;
+	enum backend_kind backend;
+	char runtime[PATH_MAX];
+	char out_path[PATH_MAX + 16], err_path[PATH_MAX + 16], script_path[PATH_MAX + 16];
+	pid_t pid;
+	bool failed;
+	struct sample *samples;
+	size_t n_samples, cap_samples;
+	int exit_status, term_signal;
+	long final_locks;
+	long clients, dpms_cycles, churn_steps, seq_errors;
+};
+
+struct bench {
+	long duration_s, warmup_s, churn_ms;
+	const char *tinywl, *client, *power;
+};
+
+static const char *const client_script =
+	/* $1 client, $2 power client or "-": clients one or two at a time, a
+	 * DPMS cycle every fourth round, until tinywl ends the script. */
+	"i=0\n"
+	"while :; do\n"
+	"  i=$((i + 1))\n"
+	"  if [ $((i % 3)) -eq 0 ]; then\n"
+	"    \"$1\" --frames 40 >/dev/null 2>&1 & \"$1\" --frames 70 >/dev/null 2>&1; wait\n"
+	"    echo 'soak: client' >&2\n"
+	"  else\n"
+	"    \"$1\" --frames $((20 + i % 7 * 15)) >/dev/null 2>&1\n"
+	"  fi\n"
+	"  echo 'soak: client' >&2\n"
+	"  if [ \"$2\" != - ] && [ $((i % 4)) -eq 0 ]; then\n"
+	"    \"$2\" off >/dev/null 2>&1 && sleep 0.2 && \"$2\" on >/dev/null 2>&1 &&\n"
+	"      echo 'soak: dpms' >&2\n"
+	"  fi\n"
+	"done\n";
+
+static bool write_script(struct run *r)
+{
+	snprintf(r->script_path, sizeof(r->script_path), "%s/clients.sh", r->runtime);
+	FILE *f = fopen(r->script_path, "w");
+	if (f == NULL) {
+		fprintf(stderr, "wla-bench-soak: %s: %s\n", r->script_path, strerror(errno));
+		return false;
+	}
+	bool ok = fputs(client_script, f) >= 0;
+	return fclose(f) == 0 && ok;
+}
+
+/* A command line for tinywl -s: each path quoted for /bin/sh. */
+static bool quote(char *buf, size_t size, const char *s)
+{
+	size_t n = 0;
+	if (n + 1 >= size) {
+		return false;
+	}
+	buf[n++] = '\'';
+	for (const char *c = s; *c; c++) {
+		const char *piece = *c == '\'' ? "'\\''" : NULL;
+		size_t len = piece ? strlen(piece) : 1;
+		if (n + len + 2 >= size) {
+			return false;
+		}
+		if (piece) {
+			memcpy(buf + n, piece, len);
+		} else {
+			buf[n] = *c;
+		}
+		n += len;
+	}
+	buf[n++] = '\'';
+	buf[n] = '\0';
+	return true;
+}
+
+static void exec_tinywl(const struct bench *bench, const struct run *r)
+{
+	bench_scrub_env();
+	setenv("XDG_RUNTIME_DIR", r->runtime, 1);
+	setenv("WLR_RENDERER", "pixman", 1);
+	if (r->backend == BACKEND_WLA) {
+		setenv("WLA_OUTPUTS", "1920x1080@60,1280x720@60,1024x768@75", 1);
+	} else {
+		setenv("WLR_BACKENDS", "headless", 1);
+		setenv("WLR_HEADLESS_OUTPUTS", "1", 1);
+	}
+	int out_fd = open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int err_fd = open(r->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out_fd < 0 || err_fd < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+			dup2(err_fd, STDERR_FILENO) < 0) {
+		_exit(127);
+	}
+	char script[PATH_MAX * 2], client[PATH_MAX * 2], power[PATH_MAX * 2];
+	char startup[PATH_MAX * 6 + 16];
+	if (!quote(script, sizeof(script), r->script_path) ||
+			!quote(client, sizeof(client), bench->client) ||
+			!quote(power, sizeof(power),
+				r->backend == BACKEND_WLA ? bench->power : "-")) {
+		_exit(127);
+	}
+	snprintf(startup, sizeof(startup), "sh %s %s %s", script, client, power);
+	char churn[32];
+	snprintf(churn, sizeof(churn), "%ld", bench->churn_ms);
+	const char *argv[12];
+	size_t argc = 0;
+	argv[argc++] = bench->tinywl;
+	argv[argc++] = "-s";
+	argv[argc++] = startup;
+	argv[argc++] = "--churn-ms";
+	argv[argc++] = churn;
+	if (r->backend == BACKEND_HEADLESS) {
+		argv[argc++] = "--backend";
+		argv[argc++] = "auto";
+		argv[argc++] = "--mode";
+		argv[argc++] = "1920x1080@60";
+	}
+	argv[argc] = NULL;
+	execv(bench->tinywl, (char *const *)argv);
+	_exit(127);
+}
+
+static bool start_run(const struct bench *bench, struct run *r)
+{
+	char tmpl[] = "/tmp/wla-bench-soak.XXXXXX";
+	if (mkdtemp(tmpl) == NULL) {
+		fprintf(stderr, "wla-bench-soak: mkdtemp: %s\n", strerror(errno));
+		return false;
+	}
+	snprintf(r->runtime, sizeof(r->runtime), "%s", tmpl);
+	snprintf(r->out_path, sizeof(r->out_path), "%s/stdout", r->runtime);
+	snprintf(r->err_path, sizeof(r->err_path), "%s/stderr", r->runtime);
+	if (!write_script(r)) {
+		return false;
+	}
+	r->final_locks = -1;
+	r->pid = fork();
+	if (r->pid < 0) {
+		fprintf(stderr, "wla-bench-soak: fork: %s\n", strerror(errno));
+		return false;
+	}
+	if (r->pid == 0) {
+		exec_tinywl(bench, r);
+	}
+	return true;
+}
+
+/* Whether tinywl has its Wayland socket, within the start timeout. */
+static bool wait_for_socket(struct run *r)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/wayland-0", r->runtime);
+	uint64_t end = bench_now_ns() + (uint64_t)SOAK_START_TIMEOUT_MS * 1000000u;
+	while (bench_now_ns() < end) {
+		if (access(path, F_OK) == 0) {
+			return true;
+		}
+		bench_sleep_ms(20);
+	}
+	fprintf(stderr, "wla-bench-soak: %s: no Wayland socket after %d ms\n", r->name,
+		SOAK_START_TIMEOUT_MS);
+	return false;
+}
+
+static long read_rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		return -1;
+	}
+	long kib = -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return kib;
+}
+
+static long count_fds(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	DIR *dir = opendir(path);
+	if (dir == NULL) {
+		return -1;
+	}
+	long n = 0;
+	struct dirent *entry;
+	while ((entry = readdir(dir)) != NULL) {
+		n += entry->d_name[0] != '.';
+	}
+	closedir(dir);
+	return n;
+}
+
+/* The value of the last "key=N" in a file, -1 if none; *count how many
+ * lines contain match (NULL: not counted). */
+static long last_value(const char *path, const char *key, const char *match, long *count)
+{
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		return -1;
+	}
+	long value = -1;
+	char line[4096];
+	if (count) {
+		*count = 0;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (count && strstr(line, match)) {
+			(*count)++;
+		}
+		const char *at = strstr(line, key);
+		if (at != NULL) {
+			value = strtol(at + strlen(key), NULL, 10);
+		}
+	}
+	fclose(f);
+	return value;
+}
+
+static bool add_sample(struct run *r, double t_s)
+{
+	if (r->n_samples == r->cap_samples) {
+		size_t cap = r->cap_samples ? r->cap_samples * 2 : 256;
+		struct sample *grown = realloc(r->samples, cap * sizeof(*grown));
+		if (grown == NULL) {
+			return false;
+		}
+		r->samples = grown;
+		r->cap_samples = cap;
+	}
+	struct sample s = {
+		.t_s = t_s,
+		.rss_kib = read_rss_kib(r->pid),
+		.fds = count_fds(r->pid),
+		.locks = r->backend == BACKEND_WLA ?
+			last_value(r->out_path, "buffer_locks=", NULL, NULL) : -1,
+	};
+	if (s.rss_kib < 0 || s.fds < 0) {
+		return false; /* gone */
+	}
+	r->samples[r->n_samples++] = s;
+	return true;
+}
+
+static void stop_run(struct run *r)
+{
+	if (r->pid <= 0) {
+		return;
+	}
+	kill(r->pid, SIGTERM);
+	r->exit_status = bench_wait_exit(r->pid, SOAK_STOP_TIMEOUT_MS, &r->term_signal);
+	if (r->exit_status == -1) {
+		kill(r->pid, SIGKILL);
+		r->exit_status = bench_wait_exit(r->pid, SOAK_STOP_TIMEOUT_MS, &r->term_signal);
+		fprintf(stderr, "wla-bench-soak: %s: tinywl did not stop on SIGTERM\n", r->name);
+		r->failed = true;
+	}
+	r->pid = 0;
+	if (r->exit_status != 0) {
+		fprintf(stderr, "wla-bench-soak: %s: tinywl exit status %d (signal %d)\n",
+			r->name, r->exit_status, r->term_signal);
+		r->failed = true;
+	}
+	r->final_locks = last_value(r->out_path, "tinywl: buffer_locks=", NULL, NULL);
+	last_value(r->err_path, "", "soak: client", &r->clients);
+	last_value(r->err_path, "", "soak: dpms", &r->dpms_cycles);
+	last_value(r->out_path, "", "tinywl: churn step=", &r->churn_steps);
+	long seq = last_value(r->out_path, "seq_errors=", NULL, NULL);
+	r->seq_errors = seq;
+	if (r->failed) {
+		fprintf(stderr, "--- %s stderr:\n", r->name);
+		bench_print_file(r->err_path);
+	}
+}
+
+/* The first sample at or after t_s (the last one if none). */
+static const struct sample *sample_at(const struct run *r, double t_s)
+{
+	for (size_t i = 0; i < r->n_samples; i++) {
+		if (r->samples[i].t_s >= t_s) {
+			return &r->samples[i];
+		}
+	}
+	return &r->samples[r->n_samples - 1];
+}
+
+/* The highest RSS sampled in [from_s, to_s). */
+static long peak_rss(const struct run *r, double from_s, double to_s)
+{
+	long peak = 0;
+	for (size_t i = 0; i < r->n_samples; i++) {
+		const struct sample *s = &r->samples[i];
+		if (s->t_s >= from_s && s->t_s < to_s && s->rss_kib > peak) {
+			peak = s->rss_kib;
+		}
+	}
+	return peak;
+}
+
+/* The most fds sampled in [from_s, to_s). */
+static long peak_fds(const struct run *r, double from_s, double to_s)
+{
+	long peak = 0;
+	for (size_t i = 0; i < r->n_samples; i++) {
+		const struct sample *s = &r->samples[i];
+		if (s->t_s >= from_s && s->t_s < to_s && s->fds > peak) {
+			peak = s->fds;
+		}
+	}
+	return peak;
+}
+
+/* Least-squares slope of RSS over the samples from t_s on, KiB per minute. */
+static double rss_slope(const struct run *r, double t_s)
+{
+	double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+	for (size_t i = 0; i < r->n_samples; i++) {
+		const struct sample *s = &r->samples[i];
+		if (s->t_s < t_s) {
+			continue;
+		}
+		n++;
+		sx += s->t_s;
+		sy += (double)s->rss_kib;
+		sxx += s->t_s * s->t_s;
+		sxy += s->t_s * (double)s->rss_kib;
+	}
+	double d = n * sxx - sx * sx;
+	return n >= 2 && d > 0 ? (n * sxy - sx * sy) / d * 60.0 : 0.0;
+}
+
+static void fmt_locks(char buf[32], long locks)
+{
+	if (locks < 0) {
+		snprintf(buf, 32, "n/a");
+	} else {
+		snprintf(buf, 32, "%ld", locks);
+	}
+}
+
+static void print_report(const struct bench *bench, struct run *runs, size_t n)
+{
+	printf("\nSoak, %ld s with a %ld s warm-up; clients start and quit, DPMS cycles, "
+		"--churn-ms %ld\n(mode change, plug, unplug in turn on wla); sampled every "
+		"second from /proc\n\n", bench->duration_s, bench->warmup_s, bench->churn_ms);
+	printf("%-18s %-8s %10s %6s %6s\n", "backend", "at", "rss KiB", "fds", "locks");
+	for (size_t i = 0; i < n; i++) {
+		struct run *r = &runs[i];
+		const struct sample *points[] = {
+			&r->samples[0], sample_at(r, (double)bench->warmup_s),
+			&r->samples[r->n_samples - 1],
+		};
+		const char *names[] = { "start", "warm-up", "end" };
+		for (size_t p = 0; p < 3; p++) {
+			char locks[32];
+			fmt_locks(locks, points[p]->locks);
+			printf("%-18s %-8s %10ld %6ld %6s   (t=%.0f s)\n", p == 0 ? r->name : "",
+				names[p], points[p]->rss_kib, points[p]->fds, locks, points[p]->t_s);
+		}
+		long max_locks = -1, max_fds = 0, max_rss = 0;
+		for (size_t s = 0; s < r->n_samples; s++) {
+			if (r->samples[s].t_s < (double)bench->warmup_s) {
+				continue;
+			}
+			max_locks = r->samples[s].locks > max_locks ? r->samples[s].locks : max_locks;
+			max_fds = r->samples[s].fds > max_fds ? r->samples[s].fds : max_fds;
+			max_rss = r->samples[s].rss_kib > max_rss ? r->samples[s].rss_kib : max_rss;
+		}
+		char locks[32], final_locks[32];
+		fmt_locks(locks, max_locks);
+		fmt_locks(final_locks, r->final_locks);
+		printf("%-18s %-8s %10ld %6ld %6s   (after warm-up)\n", "", "max", max_rss,
+			max_fds, locks);
+		printf("%-18s rss slope after warm-up %+.1f KiB/min; %ld clients, %ld DPMS "
+			"cycles, %ld churn steps;\n%-18s locks at exit %s, seq errors %ld\n", "",
+			rss_slope(r, (double)bench->warmup_s), r->clients, r->dpms_cycles,
+			r->churn_steps, "", final_locks, r->seq_errors);
+	}
+
+	printf("\nGoals (issue 10), for wla; headless is the peer:\n");
+	const struct run *wla = &runs[0], *peer = &runs[1];
+	const struct sample *w0 = sample_at(wla, (double)bench->warmup_s);
+	const struct sample *w1 = &wla->samples[wla->n_samples - 1];
+	/* RSS follows the buffers of the current mode and outputs: peaks over
+	 * windows that span several churn cycles are compared, not points. */
+	double window = ((double)bench->duration_s - (double)bench->warmup_s) / 4;
+	long first_peak = peak_rss(wla, (double)bench->warmup_s, (double)bench->warmup_s + window);
+	long last_peak = peak_rss(wla, (double)bench->duration_s - window, 1e18);
+	long peer_growth = peak_rss(peer, (double)bench->duration_s - window, 1e18) -
+		peak_rss(peer, (double)bench->warmup_s, (double)bench->warmup_s + window);
+	double growth = (double)(last_peak - first_peak);
+	double allowed = (double)first_peak * GOAL_RSS_GROWTH_RATIO;
+	allowed = allowed > GOAL_RSS_GROWTH_KIB ? allowed : GOAL_RSS_GROWTH_KIB;
+	char detail[256];
+	snprintf(detail, sizeof(detail), "peak %ld -> %ld KiB: %+.0f (allowed %.0f), "
+		"headless %+ld", first_peak, last_peak, growth, allowed, peer_growth);
+	printf("  %-44s %-6s %s\n", "resident memory (peaks) stops growing",
+		growth <= allowed ? "met" : "MISSED", detail);
+	/* Clients come and go with their fds: peaks again. */
+	long first_fds = peak_fds(wla, (double)bench->warmup_s, (double)bench->warmup_s + window);
+	long last_fds = peak_fds(wla, (double)bench->duration_s - window, 1e18);
+	snprintf(detail, sizeof(detail), "peak %ld -> %ld, headless %ld -> %ld", first_fds,
+		last_fds, peak_fds(peer, (double)bench->warmup_s, (double)bench->warmup_s + window),
+		peak_fds(peer, (double)bench->duration_s - window, 1e18));
+	printf("  %-44s %-6s %s\n", "open fds (peaks) do not grow",
+		last_fds <= first_fds ? "met" : "MISSED", detail);
+	/* Per output: the one on screen and a full queue; two outputs at most
+	 * (the plugged one), and a cursor buffer each. */
+	snprintf(detail, sizeof(detail), "end %ld, after warm-up at most %ld; at exit %ld",
+		w1->locks, w0->locks, wla->final_locks);
+	printf("  %-44s %-6s %s\n", "buffer locks back to 0 at exit, not growing",
+		wla->final_locks == 0 && w1->locks <= 2 * (3 + 1 + 1) ? "met" : "MISSED", detail);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: wla-bench-soak [options] [TINYWL CLIENT POWER_CLIENT]\n"
+		"  -d, --duration S   seconds to run (default 600)\n"
+		"  -w, --warmup S     seconds before the reference sample (default: a fifth\n"
+		"                     of the duration, at least 5)\n"
+		"  -c, --churn-ms N   tinywl --churn-ms (default 500)\n"
+		"  -h, --help         this text\n"
+		"The programs default to those of the build tree this one is in.\n");
+}
+
+int main(int argc, char *argv[])
+{
+	struct bench bench = { .duration_s = 600, .warmup_s = -1, .churn_ms = 500 };
+	static const struct option long_options[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "churn-ms", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	opterr = 0;
+	int opt;
+	while ((opt = getopt_long(argc, argv, "d:w:c:h", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			if (!wla_parse_long(optarg, 10, SOAK_MAX_SECONDS, &bench.duration_s)) {
+				fprintf(stderr, "wla-bench-soak: --duration '%s': expected 10..%d\n",
+					optarg, SOAK_MAX_SECONDS);
+				return 2;
+			}
+			break;
+		case 'w':
+			if (!wla_parse_long(optarg, 1, SOAK_MAX_SECONDS, &bench.warmup_s)) {
+				fprintf(stderr, "wla-bench-soak: --warmup '%s': expected 1..%d\n",
+					optarg, SOAK_MAX_SECONDS);
+				return 2;
+			}
+			break;
+		case 'c':
+			if (!wla_parse_long(optarg, 10, 600000, &bench.churn_ms)) {
+				fprintf(stderr, "wla-bench-soak: --churn-ms '%s': expected "
+					"10..600000\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "wla-bench-soak: bad option '%s' (see -h)\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (bench.warmup_s < 0) {
+		bench.warmup_s = bench.duration_s / 5 > 5 ? bench.duration_s / 5 : 5;
+	}
+	if (bench.warmup_s >= bench.duration_s) {
+		fprintf(stderr, "wla-bench-soak: the warm-up must be shorter than the run\n");
+		return 2;
+	}
+	char *own[3] = { NULL, NULL, NULL };
+	const char *rel[3] = { "examples/tinywl", "tests/clients/wla-pattern-client",
+		"tests/clients/wla-power-client" };
+	const char **paths[3] = { &bench.tinywl, &bench.client, &bench.power };
+	int status = EXIT_SUCCESS;
+	if (argc - optind != 0 && argc - optind != 3) {
+		fprintf(stderr, "wla-bench-soak: give all three programs or none (see -h)\n");
+		return 2;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		*paths[i] = optind < argc ? argv[optind + (int)i] :
+			(own[i] = bench_sibling_path(rel[i]));
+		if (*paths[i] == NULL || access(*paths[i], X_OK) != 0) {
+			fprintf(stderr, "wla-bench-soak: cannot run '%s'\n",
+				*paths[i] ? *paths[i] : rel[i]);
+			status = 2;
+		}
+	}
+	struct run runs[2] = {
+		{ .name = "wlatomic (VDC)", .backend = BACKEND_WLA },
+		{ .name = "wlroots headless", .backend = BACKEND_HEADLESS },
+	};
+	bool started = status == EXIT_SUCCESS;
+	for (size_t i = 0; started && i < 2; i++) {
+		started = start_run(&bench, &runs[i]) && wait_for_socket(&runs[i]);
+	}
+	if (started) {
+		printf("tinywl: %s\nsoaking for %ld s, both backends at once\n", bench.tinywl,
+			bench.duration_s);
+		fflush(stdout);
+		uint64_t t0 = bench_now_ns();
+		for (long s = 0; s <= bench.duration_s && started; s++) {
+			uint64_t due = t0 + (uint64_t)s * 1000000000u;
+			uint64_t now = bench_now_ns();
+			if (due > now) {
+				bench_sleep_ms((long)((due - now) / 1000000u));
+			}
+			double t = (double)(bench_now_ns() - t0) / 1e9;
+			for (size_t i = 0; i < 2; i++) {
+				if (!add_sample(&runs[i], t)) {
+					fprintf(stderr, "wla-bench-soak: %s: tinywl is gone at %.0f s\n",
+						runs[i].name, t);
+					runs[i].failed = true;
+					started = false;
+				}
+			}
+		}
+	}
+	for (size_t i = 0; i < 2; i++) {
+		stop_run(&runs[i]);
+		status = runs[i].failed ? EXIT_FAILURE : status;
+	}
+	if (status == EXIT_SUCCESS && started) {
+		print_report(&bench, runs, 2);
+	} else if (status == EXIT_SUCCESS) {
+		status = EXIT_FAILURE;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		if (runs[i].runtime[0]) {
+			bench_remove_tree(runs[i].runtime);
+		}
+		free(runs[i].samples);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		free(own[i]);
+	}
+	return status;
+}
