@@ -67,6 +67,7 @@ struct run {
 
 struct bench {
 	long duration_s, warmup_s, churn_ms;
+	bool verbose;
 	const char *tinywl, *client, *power;
 };
 
@@ -479,6 +480,7 @@ static void usage(FILE *f)
 		"  -w, --warmup S     seconds before the reference sample (default: a fifth\n"
 		"                     of the duration, at least 5)\n"
 		"  -c, --churn-ms N   tinywl --churn-ms (default 500)\n"
+		"  -v, --verbose      print every sample\n"
 		"  -h, --help         this text\n"
 		"The programs default to those of the build tree this one is in.\n");
 }
@@ -490,12 +492,13 @@ int main(int argc, char *argv[])
 		{ "duration", required_argument, NULL, 'd' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "churn-ms", required_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	opterr = 0;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "d:w:c:h", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:w:c:vh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			if (!wla_parse_long(optarg, 10, SOAK_MAX_SECONDS, &bench.duration_s)) {
@@ -517,6 +520,9 @@ int main(int argc, char *argv[])
 					"10..600000\n", optarg);
 				return 2;
 			}
+			break;
+		case 'v':
+			bench.verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -578,6 +584,10 @@ int main(int argc, char *argv[])
 						runs[i].name, t);
 					runs[i].failed = true;
 					started = false;
+				} else if (bench.verbose) {
+					const struct sample *x = &runs[i].samples[runs[i].n_samples - 1];
+					printf("  %5.1f s %-18s rss %ld KiB, %ld fds, locks %ld\n", t,
+						runs[i].name, x->rss_kib, x->fds, x->locks);
 				}
 			}
 		}

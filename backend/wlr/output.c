@@ -62,8 +62,33 @@ static int apply_cursor(struct wla_output *out, struct wla_atomic_state *state, 
 	return 0;
 }
 
-/* The timing of a wlroots mode: the connector's mode of that size and rate
- * if it has one (wlr_output_mode carries no timing), else a CVT timing. */
+/* A wlr_output_mode of ours, with the connector's timing it stands for
+ * (wlroots' modes carry only size and rate, and a connector may list two
+ * timings of one size and rate). */
+struct wla_output_mode {
+	struct wlr_output_mode base;
+	struct wla_mode mode;
+};
+
+/* The timing of one of the output's own modes; false if mode is not one. */
+static bool listed_mode(struct wla_output *out, const struct wlr_output_mode *mode,
+	struct wla_mode *timing)
+{
+	struct wlr_output_mode *m;
+	wl_list_for_each(m, &out->base.modes, link) {
+		if (m == mode) {
+			const struct wla_output_mode *om = wl_container_of(m, om, base);
+			*timing = om->mode;
+			timing->preferred = false;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The timing of a wlroots mode asked for by size and rate: the connector's
+ * first mode of that size and rate if it has one, else the driver's timing
+ * for a custom mode. */
 static bool mode_from_wlr(struct wla_output *out, int32_t width, int32_t height,
 	int32_t refresh_mhz, struct wla_mode *mode)
 {
@@ -89,8 +114,9 @@ static bool current_mode(struct wla_output *out, struct wla_mode *mode)
 		*mode = crtc->state->mode;
 		return true;
 	}
-	if (wo->current_mode && mode_from_wlr(out, wo->current_mode->width,
-			wo->current_mode->height, wo->current_mode->refresh, mode)) {
+	if (wo->current_mode && (listed_mode(out, wo->current_mode, mode) ||
+			mode_from_wlr(out, wo->current_mode->width, wo->current_mode->height,
+				wo->current_mode->refresh, mode))) {
 		return true;
 	}
 	const struct wla_connector *conn = out->conn;
@@ -123,8 +149,9 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 		req->has_mode = true;
 		bool ok;
 		if (pending->mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
-			ok = mode_from_wlr(out, pending->mode->width, pending->mode->height,
-				pending->mode->refresh, &req->mode);
+			ok = listed_mode(out, pending->mode, &req->mode) ||
+				mode_from_wlr(out, pending->mode->width, pending->mode->height,
+					pending->mode->refresh, &req->mode);
 		} else {
 			/* wlroots: refresh 0 means "whatever the backend likes". */
 			int32_t refresh = pending->custom_mode.refresh;
@@ -446,8 +473,9 @@ static void output_destroy(struct wlr_output *wlr_output)
 	wla_fb_put(out->cursor_fb);
 	struct wlr_output_mode *mode, *tmp;
 	wl_list_for_each_safe(mode, tmp, &wlr_output->modes, link) {
+		struct wla_output_mode *om = wl_container_of(mode, om, base);
 		wl_list_remove(&mode->link);
-		free(mode);
+		free(om);
 	}
 	wlr_drm_format_set_finish(&out->primary_formats);
 	wlr_drm_format_set_finish(&out->cursor_formats);
@@ -602,17 +630,18 @@ static bool add_formats(struct wlr_drm_format_set *set, const struct wla_plane *
 static bool add_modes(struct wlr_output *wo, const struct wla_connector *conn)
 {
 	for (size_t i = 0; i < conn->n_modes; i++) {
-		struct wlr_output_mode *mode = calloc(1, sizeof(*mode));
+		struct wla_output_mode *mode = calloc(1, sizeof(*mode));
 		if (!mode) {
 			wlr_log(WLR_ERROR, "output %s: out of memory for mode %zu of %zu",
 				conn->name, i, conn->n_modes);
 			return false;
 		}
-		mode->width = conn->modes[i].width;
-		mode->height = conn->modes[i].height;
-		mode->refresh = conn->modes[i].refresh_mhz;
-		mode->preferred = conn->modes[i].preferred;
-		wl_list_insert(wo->modes.prev, &mode->link);
+		mode->mode = conn->modes[i];
+		mode->base.width = conn->modes[i].width;
+		mode->base.height = conn->modes[i].height;
+		mode->base.refresh = conn->modes[i].refresh_mhz;
+		mode->base.preferred = conn->modes[i].preferred;
+		wl_list_insert(wo->modes.prev, &mode->base.link);
 	}
 	return true;
 }

@@ -297,11 +297,23 @@ struct wla_driver_funcs {
 	 * CRTC entry with `program` set (wla_for_each_crtc_in_state), turned
 	 * off, on, or to its new planes and mode, and the planes on them. The
 	 * core calls it once the driver holds fewer than max_slots states on
-	 * each of those CRTCs. Later the driver calls wla_crtc_handle_latch for
-	 * each CRTC that stays active. A CRTC turned off stops scanning out
-	 * before this returns (nothing of the old states is read afterwards).
+	 * each CRTC the state latches on. Later the driver calls
+	 * wla_crtc_handle_latch for each CRTC that stays active.
+	 *
+	 * A CRTC turned off is the exception: it is programmed at once, even
+	 * with the driver's slots full, and stops scanning out before this
+	 * returns (the core then releases what was queued or armed there, and
+	 * nothing of the old states is read afterwards). KMS does this as
+	 * wlroots' DRM backend does a disable: a blocking commit (no NONBLOCK),
+	 * which the kernel holds until the flip in flight is done; the
+	 * page-flip event of that flip then names a state the core has already
+	 * completed, and the driver drops it instead of reporting a latch.
+	 *
 	 * 0, or a negative errno: nothing of the state reached the hardware,
 	 * and the core turns those CRTCs off (turning off must not fail).
+	 * state->allow_modeset says whether the state may change modes (KMS:
+	 * ALLOW_MODESET); a state the core merged from a mailbox replacement
+	 * carries the replaced one's.
 	 */
 	int (*commit_tail)(struct wla_device *dev, struct wla_atomic_state *state);
 	/* Deliver the driver's own deferred callbacks (captures that failed

@@ -15,6 +15,8 @@
 #include <wlr/types/wlr_output.h>
 #include <wlatomic/backend.h>
 #include <wlatomic/config.h>
+#include "backend/mode.h"
+#include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "harness.h"
 #include "test-buffer.h"
@@ -116,6 +118,17 @@ static void gf_config(struct wla_config *cfg, unsigned depth, bool mailbox)
 	cfg->flip_mailbox = mailbox;
 }
 
+/* The new_output listener and the test's buffers (backend created). */
+static void gf_listen(struct gf *f)
+{
+	f->new_output.notify = handle_new_output;
+	wl_signal_add(&f->backend->events.new_output, &f->new_output);
+	for (size_t i = 0; i < 8; i++) {
+		f->bufs[i] = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff000000u + (uint32_t)i,
+			&f->gone[i]);
+	}
+}
+
 static bool gf_init(struct gf *f, const struct wla_config *cfg)
 {
 	memset(f, 0, sizeof(*f));
@@ -125,12 +138,7 @@ static bool gf_init(struct gf *f, const struct wla_config *cfg)
 	if (!f->backend) {
 		return false;
 	}
-	f->new_output.notify = handle_new_output;
-	wl_signal_add(&f->backend->events.new_output, &f->new_output);
-	for (size_t i = 0; i < 8; i++) {
-		f->bufs[i] = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff000000u + (uint32_t)i,
-			&f->gone[i]);
-	}
+	gf_listen(f);
 	return wlr_backend_start(f->backend) && f->n_outputs > 0;
 }
 
@@ -334,6 +342,62 @@ static void a_present_listener_may_destroy_or_unplug_outputs(void)
 	}
 }
 
+/*
+ * Issue 9 item 3: two modes of the same size and rate with different
+ * timings (CVT and CVT reduced blanking) are two wlr_output modes, and
+ * picking one programs that timing.
+ */
+static void two_timings_of_one_size_and_rate_are_two_modes(void)
+{
+	struct wla_mode modes[2];
+	CHECK(wla_mode_cvt(&modes[0], 1920, 1080, 60000, false));
+	CHECK(wla_mode_cvt(&modes[1], 1920, 1080, 60000, true));
+	CHECK_INT(modes[0].refresh_mhz, modes[1].refresh_mhz);
+	CHECK(!wla_mode_equal(&modes[0], &modes[1]));
+	modes[0].preferred = true;
+	struct gf f;
+	memset(&f, 0, sizeof(f));
+	struct wla_config cfg;
+	gf_config(&cfg, 2, false);
+	cfg.outputs[0].modes[0] = (struct wla_config_mode){ 1920, 1080, 60000 };
+	f.display = wl_display_create();
+	f.loop = wl_display_get_event_loop(f.display);
+	f.backend = wla_backend_create(f.display, &cfg);
+	CHECK(f.backend != NULL);
+	struct wla_vdc *vdc = wla_backend_from_wlr(f.backend)->vdc;
+	CHECK(wla_connector_set_modes(&vdc->outputs[0]->connector, modes, 2));
+	gf_listen(&f);
+	CHECK(wlr_backend_start(f.backend) && f.n_outputs == 1);
+	struct wlr_output *wo = f.outputs[0].output;
+	CHECK_INT(wl_list_length(&wo->modes), 2);
+	struct wla_output *out = wl_container_of(wo, out, base);
+	for (int pick = 1; pick >= 0; pick--) {
+		struct wlr_output_mode *m = NULL, *it;
+		int i = 0;
+		wl_list_for_each(it, &wo->modes, link) {
+			if (i++ == pick) {
+				m = it;
+			}
+		}
+		struct test_buffer *buf = test_buffer_create(1920, 1080, DRM_FORMAT_XRGB8888,
+			0xff101010, NULL);
+		wlr_output_set_mode(wo, m);
+		wlr_output_enable(wo, true);
+		wlr_output_attach_buffer(wo, &buf->base);
+		CHECK(wlr_output_commit(wo));
+		wlr_buffer_drop(&buf->base);
+		char got[128], want[128];
+		wla_mode_describe(&out->crtc->state->mode, got, sizeof(got));
+		wla_mode_describe(&modes[pick], want, sizeof(want));
+		if (!wla_mode_equal(&out->crtc->state->mode, &modes[pick])) {
+			fprintf(stderr, "  picked mode %d: programmed %s, want %s\n", pick, got, want);
+			harness_test_failures++;
+		}
+		CHECK(wait_until(&f, &f.outputs[0].frames, 2 - pick));
+	}
+	gf_finish(&f);
+}
+
 static void a_bad_configuration_in_code_is_refused_with_one_error(void)
 {
 	static const struct {
@@ -365,6 +429,7 @@ int main(void)
 	RUN_TEST(framebuffer_wrappers_do_not_outlive_the_backend);
 	RUN_TEST(an_output_whose_driver_fails_a_frame_goes_off);
 	RUN_TEST(a_present_listener_may_destroy_or_unplug_outputs);
+	RUN_TEST(two_timings_of_one_size_and_rate_are_two_modes);
 	RUN_TEST(a_bad_configuration_in_code_is_refused_with_one_error);
 	HARNESS_EXIT();
 }
