@@ -686,6 +686,22 @@ static void vdc_destroy_device(struct wla_device *dev)
 	wla_vdc_destroy(wla_vdc_from_device(dev));
 }
 
+static int vdc_plug_connector(struct wla_device *dev, const char *name,
+	const struct wla_config_mode *modes, size_t n_modes)
+{
+	return wla_vdc_plug(wla_vdc_from_device(dev), name, modes, n_modes) ? 0 : -EINVAL;
+}
+
+static int vdc_unplug_connector(struct wla_device *dev, const char *name)
+{
+	struct wla_vdc_output *out = wla_vdc_find(wla_vdc_from_device(dev), name);
+	if (!out) {
+		return -ENOENT;
+	}
+	wla_vdc_unplug(out);
+	return 0;
+}
+
 static const struct wla_driver_funcs vdc_funcs = {
 	.prepare_fb = vdc_prepare_fb,
 	.cleanup_fb = vdc_cleanup_fb,
@@ -699,6 +715,8 @@ static const struct wla_driver_funcs vdc_funcs = {
 	.vblank_counters = vdc_vblank_counters,
 	.capture = vdc_capture,
 	.capture_cancel = vdc_capture_cancel,
+	.plug_connector = vdc_plug_connector,
+	.unplug_connector = vdc_unplug_connector,
 	.destroy = vdc_destroy_device,
 };
 
@@ -978,6 +996,13 @@ void wla_vdc_unplug(struct wla_vdc_output *out)
 	wla_crtc_force_off(&out->crtc);
 	fail_captures(out);
 	output_free(out);
+}
+
+struct wla_device *wla_vdc_device_create(struct wl_event_loop *loop,
+	const struct wla_config *cfg)
+{
+	struct wla_vdc *vdc = wla_vdc_create(loop, cfg, NULL, NULL);
+	return vdc ? &vdc->dev : NULL;
 }
 
 struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_config *cfg,

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <wlr/util/log.h>
 #include <wlatomic/backend.h>
+#include "backend/vdc.h" /* its constructor, the one driver today */
 #include "backend/wlr.h"
 #include "util.h"
 
@@ -163,17 +164,21 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 	backend->gpio_provider = cfg.gpio_dry_run ? wla_dryrun_provider() : wla_gpiod_provider();
 	wl_list_init(&backend->outputs);
 	wl_list_init(&backend->fbs);
-	backend->vdc = wla_vdc_create(wl_display_get_event_loop(display), &cfg, NULL, NULL);
-	if (!backend->vdc) {
+	/* The drivers, each through its constructor only: the virtual
+	 * display controller (KMS will be chosen here by the configuration). */
+	struct wla_device *dev = wla_vdc_device_create(wl_display_get_event_loop(display), &cfg);
+	if (!dev) {
 		free(backend);
 		return NULL;
 	}
-	backend->devices[backend->n_devices++] = &backend->vdc->dev;
-	backend->vdc->dev.listener = (struct wla_device_listener){
-		.connector_added = handle_connector_added,
-		.connector_removed = handle_connector_removed,
-		.data = backend,
-	};
+	backend->devices[backend->n_devices++] = dev;
+	for (size_t d = 0; d < backend->n_devices; d++) {
+		backend->devices[d]->listener = (struct wla_device_listener){
+			.connector_added = handle_connector_added,
+			.connector_removed = handle_connector_removed,
+			.data = backend,
+		};
+	}
 	wlr_backend_init(&backend->base, &backend_impl);
 	backend->display_destroy.notify = handle_display_destroy;
 	wl_display_add_destroy_listener(display, &backend->display_destroy);
@@ -203,6 +208,17 @@ WLA_EXPORT int wla_backend_plug_connector(struct wlr_backend *wlr_backend, const
 		return -EINVAL;
 	}
 	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
+	struct wla_device *dev = NULL;
+	for (size_t d = 0; d < backend->n_devices && !dev; d++) {
+		if (backend->devices[d]->funcs->plug_connector) {
+			dev = backend->devices[d];
+		}
+	}
+	if (!dev) {
+		wlr_log(WLR_ERROR, "hot-plug: connector %s: no device of this backend has "
+			"virtual connectors", name);
+		return -EINVAL;
+	}
 	for (size_t i = 0; i < n_modes; i++) {
 		/* The same rules as a configured mode. */
 		if (modes[i].width < 1 || modes[i].width > WLA_MODE_MAX_SIZE ||
@@ -216,7 +232,7 @@ WLA_EXPORT int wla_backend_plug_connector(struct wlr_backend *wlr_backend, const
 			return -EINVAL;
 		}
 	}
-	return wla_vdc_plug(backend->vdc, name, modes, n_modes) ? 0 : -EINVAL;
+	return dev->funcs->plug_connector(dev, name, modes, n_modes);
 }
 
 WLA_EXPORT int wla_backend_unplug_connector(struct wlr_backend *wlr_backend, const char *name)
@@ -226,11 +242,13 @@ WLA_EXPORT int wla_backend_unplug_connector(struct wlr_backend *wlr_backend, con
 		return -EINVAL;
 	}
 	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
-	struct wla_vdc_output *out = wla_vdc_find(backend->vdc, name);
-	if (!out) {
-		wlr_log(WLR_ERROR, "hot-plug: no connector named %s", name);
-		return -ENOENT;
+	for (size_t d = 0; d < backend->n_devices; d++) {
+		struct wla_device *dev = backend->devices[d];
+		if (dev->funcs->unplug_connector &&
+				dev->funcs->unplug_connector(dev, name) == 0) {
+			return 0;
+		}
 	}
-	wla_vdc_unplug(out);
-	return 0;
+	wlr_log(WLR_ERROR, "hot-plug: no connector named %s", name);
+	return -ENOENT;
 }

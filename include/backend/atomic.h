@@ -45,6 +45,8 @@
 #include <wayland-util.h>
 #include "backend/mode.h"
 
+struct wla_config_mode;
+
 /* Objects are indexed by bits of a uint32_t mask. */
 #define WLA_MAX_CRTCS 8
 #define WLA_MAX_PLANES 32
@@ -342,6 +344,14 @@ struct wla_driver_funcs {
 		void (*func)(struct wla_capture *capture, const struct wla_image *image,
 			uint64_t seq, void *data), void *data);
 	void (*capture_cancel)(struct wla_device *dev, struct wla_capture *capture);
+	/* Virtual connectors (a driver of virtual hardware; NULL otherwise):
+	 * plug one in with modes (preferred first), announced through the
+	 * device listener: 0 or -EINVAL, logged. Unplug it, its CRTC off and
+	 * the listener told first: 0, or -ENOENT (not logged) if the device
+	 * has no connector of that name. */
+	int (*plug_connector)(struct wla_device *dev, const char *name,
+		const struct wla_config_mode *modes, size_t n_modes);
+	int (*unplug_connector)(struct wla_device *dev, const char *name);
 	/* Free the device (every CRTC is off and every state freed). */
 	void (*destroy)(struct wla_device *dev);
 };

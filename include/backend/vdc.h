@@ -102,6 +102,10 @@ struct wla_vdc {
  */
 struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_config *cfg,
 	uint64_t (*now)(void *data), void *now_data);
+/* The same, for the glue: the VDC as a device of the driver interface
+ * (CLOCK_MONOTONIC, freed by the device's destroy). */
+struct wla_device *wla_vdc_device_create(struct wl_event_loop *loop,
+	const struct wla_config *cfg);
 /* Turn every CRTC off (what is queued completes as not presented, captures
  * fail), then free everything. */
 void wla_vdc_destroy(struct wla_vdc *vdc);

@@ -12,17 +12,19 @@
 #include <wlr/render/drm_format_set.h>
 #include <wlatomic/backend.h>
 #include <wlatomic/config.h>
+#include "backend/atomic.h"
 #include "backend/panel.h"
-#include "backend/vdc.h"
+
+#define WLA_BACKEND_MAX_DEVICES 4
 
 struct wla_backend {
 	struct wlr_backend base;
 	struct wl_display *display;
 	struct wla_config config;
-	/* The devices outputs are made from; the VDC is the default one. */
-	struct wla_device *devices[1];
+	/* The devices outputs are made from, known only through the driver
+	 * interface; the VDC is the default one. */
+	struct wla_device *devices[WLA_BACKEND_MAX_DEVICES];
 	size_t n_devices;
-	struct wla_vdc *vdc;
 	struct wl_list outputs; /* wla_output.link */
 	/* Every wla_fb wrapper made for this backend (wla_wlr_fb.link): they
 	 * end with it, not with the buffers they wrap. */

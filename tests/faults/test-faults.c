@@ -21,6 +21,7 @@
 #include <wlatomic/backend.h>
 #include <wlatomic/capture.h>
 #include <wlatomic/config.h>
+#include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "harness.h"
 #include "test-buffer.h"
@@ -302,7 +303,7 @@ static void driver_refusals_at_each_commit_leave_it_running(void)
 			s.new_output.notify = sc_new_output;
 			wl_signal_add(&s.backend->events.new_output, &s.new_output);
 			wlr_backend_start(s.backend);
-			struct wla_vdc *vdc = wla_backend_from_wlr(s.backend)->vdc;
+			struct wla_vdc *vdc = wla_vdc_from_device(wla_backend_from_wlr(s.backend)->devices[0]);
 			wlr_output_set_mode(s.output, wlr_output_preferred_mode(s.output));
 			wlr_output_enable(s.output, true);
 			harness_log_clear();

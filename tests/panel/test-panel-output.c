@@ -18,6 +18,7 @@
 #include <wlatomic/capture.h>
 #include <wlatomic/config.h>
 #include "backend/panel.h"
+#include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "harness.h"
 #include "test-buffer.h"

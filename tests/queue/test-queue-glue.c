@@ -20,6 +20,7 @@
 #include <wlatomic/backend.h>
 #include <wlatomic/capture.h>
 #include <wlatomic/config.h>
+#include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "harness.h"
 #include "test-buffer.h"
@@ -171,8 +172,8 @@ static bool gf_init(struct gf *f, uint32_t depth, bool mailbox, bool fake_clock)
 	f->wla = wla_backend_from_wlr(f->backend);
 	if (fake_clock) {
 		f->now = T0;
-		f->wla->vdc->now = gf_clock;
-		f->wla->vdc->now_data = f;
+		wla_vdc_from_device(f->wla->devices[0])->now = gf_clock;
+		wla_vdc_from_device(f->wla->devices[0])->now_data = f;
 	}
 	f->new_output.notify = handle_new_output;
 	wl_signal_add(&f->backend->events.new_output, &f->new_output);
@@ -193,7 +194,7 @@ static void gf_finish(struct gf *f)
 static void gf_advance_to(struct gf *f, uint64_t t)
 {
 	f->now = t;
-	wla_vdc_advance(f->wla->vdc, t);
+	wla_vdc_advance(wla_vdc_from_device(f->wla->devices[0]), t);
 	wl_event_loop_dispatch_idle(f->loop);
 }
 
@@ -256,7 +257,7 @@ static uint32_t screen_pixel(struct gf *f, uint32_t x, uint32_t y)
 
 static size_t live_states(struct gf *f)
 {
-	return f->wla->vdc->dev.live_states;
+	return wla_vdc_from_device(f->wla->devices[0])->dev.live_states;
 }
 
 static void frame_events_come_while_the_queue_has_room(void)

@@ -295,7 +295,7 @@ static void an_output_whose_driver_fails_a_frame_goes_off(void)
 	struct gf_output *o = &f.outputs[0];
 	CHECK(enable(o));
 	CHECK(wait_until(&f, &o->presented, 1));
-	wla_backend_from_wlr(f.backend)->vdc->fail_commit_tail = EIO;
+	wla_vdc_from_device(wla_backend_from_wlr(f.backend)->devices[0])->fail_commit_tail = EIO;
 	harness_log_clear();
 	CHECK(commit_next(o)); /* accepted: the driver only fails it now */
 	CHECK_INT(o->not_presented, 1);
@@ -364,7 +364,7 @@ static void two_timings_of_one_size_and_rate_are_two_modes(void)
 	f.loop = wl_display_get_event_loop(f.display);
 	f.backend = wla_backend_create(f.display, &cfg);
 	CHECK(f.backend != NULL);
-	struct wla_vdc *vdc = wla_backend_from_wlr(f.backend)->vdc;
+	struct wla_vdc *vdc = wla_vdc_from_device(wla_backend_from_wlr(f.backend)->devices[0]);
 	CHECK(wla_connector_set_modes(&vdc->outputs[0]->connector, modes, 2));
 	gf_listen(&f);
 	CHECK(wlr_backend_start(f.backend) && f.n_outputs == 1);
