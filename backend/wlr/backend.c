@@ -32,7 +32,12 @@ static bool backend_start(struct wlr_backend *wlr_backend)
 		struct wla_device *dev = backend->devices[d];
 		for (size_t i = 0; i < dev->n_connectors; i++) {
 			struct wla_connector *conn = dev->connectors[i];
-			if (conn && !wla_output_create(backend, dev, conn)) {
+			/* Nothing plugged in: an output comes when it is (the
+			 * driver's connector_added). */
+			if (!conn || conn->status == WLA_CONNECTOR_DISCONNECTED) {
+				continue;
+			}
+			if (!wla_output_create(backend, dev, conn)) {
 				return false;
 			}
 		}

@@ -39,6 +39,9 @@ static struct wla_crtc *output_crtc(struct wla_output *out)
 static int apply_cursor(struct wla_output *out, struct wla_atomic_state *state, bool enabled)
 {
 	struct wla_plane *plane = out->crtc->cursor;
+	if (!plane) {
+		return 0; /* no cursor plane: wlroots draws the cursor */
+	}
 	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, plane);
 	if (!ps) {
 		return -ENOMEM;
@@ -404,6 +407,10 @@ static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
 	struct wla_fb *fb = NULL;
+	if (!out->crtc->cursor) {
+		/* No cursor plane: false makes wlroots draw a software cursor. */
+		return buffer == NULL;
+	}
 	if (buffer) {
 		fb = wla_fb_from_wlr_buffer(out->backend, buffer);
 		if (!fb) {
@@ -444,6 +451,9 @@ static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *
 static bool output_move_cursor(struct wlr_output *wlr_output, int x, int y)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
+	if (!out->crtc->cursor) {
+		return false;
+	}
 	if (out->cursor_x == x && out->cursor_y == y) {
 		return true;
 	}
@@ -498,8 +508,9 @@ static const struct wlr_drm_format_set *output_get_cursor_formats(
 static void output_get_cursor_size(struct wlr_output *wlr_output, int *width, int *height)
 {
 	struct wla_plane *cursor = output_from_wlr(wlr_output)->crtc->cursor;
-	*width = (int)cursor->max_fb_width;
-	*height = (int)cursor->max_fb_height;
+	/* Without a cursor plane set_cursor refuses every buffer anyway. */
+	*width = cursor ? (int)cursor->max_fb_width : 64;
+	*height = cursor ? (int)cursor->max_fb_height : 64;
 }
 
 static const struct wlr_output_impl output_impl = {
@@ -671,15 +682,24 @@ struct wla_output *wla_output_find(struct wla_backend *backend, struct wla_conne
 struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_device *dev,
 	struct wla_connector *conn)
 {
+	/* The first CRTC the connector can use that no other output has and
+	 * that has a primary plane (a cursor plane is optional). */
 	struct wla_crtc *crtc = NULL;
 	for (size_t i = 0; i < dev->n_crtcs && !crtc; i++) {
-		if (dev->crtcs[i] && (conn->possible_crtcs & (1u << i))) {
-			crtc = dev->crtcs[i];
+		struct wla_crtc *c = dev->crtcs[i];
+		if (!c || !c->primary || !(conn->possible_crtcs & (1u << i))) {
+			continue;
 		}
+		bool taken = false;
+		struct wla_output *other;
+		wl_list_for_each(other, &backend->outputs, link) {
+			taken |= other->crtc == c;
+		}
+		crtc = taken ? NULL : c;
 	}
-	if (!crtc || !crtc->primary || !crtc->cursor) {
-		wlr_log(WLR_ERROR, "output %s: no CRTC with a primary and a cursor plane for it",
-			conn->name);
+	if (!crtc) {
+		wlr_log(WLR_ERROR, "output %s: no free CRTC with a primary plane among its "
+			"possible_crtcs 0x%" PRIx32, conn->name, conn->possible_crtcs);
 		return NULL;
 	}
 	struct wla_output *out = calloc(1, sizeof(*out));
@@ -692,7 +712,7 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 	out->conn = conn;
 	out->crtc = crtc;
 	if (!add_formats(&out->primary_formats, crtc->primary) ||
-			!add_formats(&out->cursor_formats, crtc->cursor)) {
+			(crtc->cursor && !add_formats(&out->cursor_formats, crtc->cursor))) {
 		wlr_log(WLR_ERROR, "output %s: out of memory for formats", conn->name);
 		wlr_drm_format_set_finish(&out->primary_formats);
 		wlr_drm_format_set_finish(&out->cursor_formats);

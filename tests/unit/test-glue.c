@@ -398,6 +398,59 @@ static void two_timings_of_one_size_and_rate_are_two_modes(void)
 	gf_finish(&f);
 }
 
+/*
+ * Hardware the VDC does not have by default, as KMS will show it: CRTCs
+ * that several connectors could use (each output gets one of its own), a
+ * CRTC without a cursor plane (wlroots is told to draw the cursor itself),
+ * and a connector with nothing plugged in (no output until there is).
+ */
+static void outputs_fit_the_crtcs_planes_and_connectors_they_are_given(void)
+{
+	struct gf f;
+	memset(&f, 0, sizeof(f));
+	struct wla_config cfg;
+	gf_config(&cfg, 2, false);
+	cfg.n_outputs = 3;
+	for (size_t i = 1; i < 3; i++) {
+		cfg.outputs[i] = cfg.outputs[0];
+		snprintf(cfg.outputs[i].name, sizeof(cfg.outputs[i].name), "Virtual-%zu", i + 1);
+	}
+	f.display = wl_display_create();
+	f.loop = wl_display_get_event_loop(f.display);
+	f.backend = wla_backend_create(f.display, &cfg);
+	CHECK(f.backend != NULL);
+	struct wla_vdc *vdc = wla_vdc_from_device(wla_backend_from_wlr(f.backend)->devices[0]);
+	/* Connectors 0 and 1 may both use CRTC 0 or 1, CRTC 1 has no cursor
+	 * plane, connector 2 is disconnected. */
+	vdc->outputs[0]->connector.possible_crtcs = 0x3;
+	vdc->outputs[1]->connector.possible_crtcs = 0x3;
+	struct wla_plane *cursor1 = vdc->outputs[1]->crtc.cursor;
+	vdc->outputs[1]->crtc.cursor = NULL;
+	vdc->outputs[2]->connector.status = WLA_CONNECTOR_DISCONNECTED;
+	gf_listen(&f);
+	CHECK(wlr_backend_start(f.backend));
+	CHECK_INT(f.n_outputs, 2);
+	if (f.n_outputs == 2) {
+		struct wla_output *a = wl_container_of(f.outputs[0].output, a, base);
+		struct wla_output *b = wl_container_of(f.outputs[1].output, b, base);
+		CHECK(a->crtc == &vdc->outputs[0]->crtc);
+		CHECK(b->crtc == &vdc->outputs[1]->crtc);
+		/* No cursor plane: set_cursor refuses a buffer, hiding is fine. */
+		struct test_buffer *cur = test_buffer_create(16, 16, DRM_FORMAT_ARGB8888,
+			0xffffffff, NULL);
+		CHECK(!b->base.impl->set_cursor(&b->base, &cur->base, 0, 0));
+		CHECK(b->base.impl->set_cursor(&b->base, NULL, 0, 0));
+		CHECK(!b->base.impl->move_cursor(&b->base, 3, 3));
+		wlr_buffer_drop(&cur->base);
+		CHECK(enable(&f.outputs[1]));
+		CHECK(wait_until(&f, &f.outputs[1].presented, 1));
+		CHECK(commit_next(&f.outputs[1]));
+		CHECK(wait_until(&f, &f.outputs[1].presented, 2));
+	}
+	vdc->outputs[1]->crtc.cursor = cursor1;
+	gf_finish(&f);
+}
+
 static void a_bad_configuration_in_code_is_refused_with_one_error(void)
 {
 	static const struct {
@@ -430,6 +483,7 @@ int main(void)
 	RUN_TEST(an_output_whose_driver_fails_a_frame_goes_off);
 	RUN_TEST(a_present_listener_may_destroy_or_unplug_outputs);
 	RUN_TEST(two_timings_of_one_size_and_rate_are_two_modes);
+	RUN_TEST(outputs_fit_the_crtcs_planes_and_connectors_they_are_given);
 	RUN_TEST(a_bad_configuration_in_code_is_refused_with_one_error);
 	HARNESS_EXIT();
 }
