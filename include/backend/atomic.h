@@ -287,7 +287,11 @@ struct wla_vblank_counters {
  */
 struct wla_driver_funcs {
 	/* Whole-state driver limits, after every per-object check (KMS: the
-	 * state with TEST_ONLY). 0 or a negative errno, logged. */
+	 * state with TEST_ONLY). 0 or a negative errno, logged. The state is
+	 * relative to the tail of the flip queue (what the CRTCs will show once
+	 * everything queued has latched), not to what the hardware shows now:
+	 * a KMS driver tests, and later programs, every property of each plane
+	 * and CRTC in the state, never a delta against the hardware. */
 	int (*atomic_check)(struct wla_device *dev, struct wla_atomic_state *state);
 	/* Import fb for scanout (its first scanout reference): set
 	 * fb->import. 0 or a negative errno, logged. */
