@@ -65,6 +65,23 @@ static int apply_cursor(struct wla_output *out, struct wla_atomic_state *state, 
 	return 0;
 }
 
+static void release_cursor_buffer(struct wla_output *out, struct wlr_buffer *buffer)
+{
+	if (buffer) {
+		out->backend->buffer_locks--;
+		wlr_buffer_unlock(buffer);
+	}
+}
+
+/* A committed state has the cursor's state now (and, prepared, its
+ * buffer): nothing waits, and set_cursor's hold on the buffer can go. */
+static void cursor_sent(struct wla_output *out)
+{
+	out->cursor_dirty = false;
+	release_cursor_buffer(out, out->cursor_buffer);
+	out->cursor_buffer = NULL;
+}
+
 /* A wlr_output_mode of ours, with the connector's timing it stands for
  * (wlroots' modes carry only size and rate, and a connector may list two
  * timings of one size and rate). */
@@ -305,7 +322,7 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
 		wla_atomic_state_free(state);
 		return ret;
 	}
-	out->cursor_dirty = false;
+	cursor_sent(out);
 	if (req->buffer) {
 		out->stats.frames_committed++;
 		schedule_frame(out);
@@ -385,6 +402,15 @@ static bool commit_cursor(struct wla_output *out)
 		out->cursor_dirty = true;
 		return true;
 	}
+	if (!crtc->rearm) {
+		/* One state in flight and nothing written over it (KMS): a
+		 * cursor-only state would hold the slot that a frame committed
+		 * right after needs. As wlroots' DRM backend does, the cursor goes
+		 * with the next frame, which needs_frame asks the compositor for. */
+		out->cursor_dirty = true;
+		wlr_output_update_needs_frame(&out->base);
+		return true;
+	}
 	struct wla_atomic_state *state = wla_atomic_state_alloc(crtc->dev);
 	if (!state) {
 		return false;
@@ -398,9 +424,10 @@ static bool commit_cursor(struct wla_output *out)
 		wla_atomic_state_free(state);
 		return false;
 	}
-	out->cursor_dirty = false;
+	cursor_sent(out);
 	return true;
 }
+
 
 static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *buffer,
 	int hotspot_x, int hotspot_y)
@@ -431,20 +458,33 @@ static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *
 		}
 	}
 	struct wla_fb *old_fb = out->cursor_fb;
+	struct wlr_buffer *old_buffer = out->cursor_buffer;
 	int old_hx = out->hotspot_x, old_hy = out->hotspot_y;
+	/* wlroots unlocks the buffer once this returns, and the cursor may go
+	 * to the hardware only with a later frame: it is held until a
+	 * committed state has it (cursor_sent) or it is replaced. */
+	if (buffer) {
+		wlr_buffer_lock(buffer);
+		out->backend->buffer_locks++;
+	}
 	out->cursor_fb = fb;
+	out->cursor_buffer = buffer;
 	out->hotspot_x = hotspot_x;
 	out->hotspot_y = hotspot_y;
-	if (!commit_cursor(out)) {
+	bool ok = commit_cursor(out);
+	if (!ok) {
 		/* Refused (e.g. larger than the cursor plane): wlroots falls back
 		 * to a software cursor, and ours stays as it was. */
+		release_cursor_buffer(out, out->cursor_buffer);
 		out->cursor_fb = old_fb;
+		out->cursor_buffer = old_buffer;
 		out->hotspot_x = old_hx;
 		out->hotspot_y = old_hy;
 		wla_fb_put(fb);
 		return false;
 	}
 	wla_fb_put(old_fb);
+	release_cursor_buffer(out, old_buffer);
 	return true;
 }
 
@@ -481,6 +521,7 @@ static void output_destroy(struct wlr_output *wlr_output)
 	wla_crtc_force_off(crtc);
 	wla_output_panel_finish(out);
 	wla_fb_put(out->cursor_fb);
+	release_cursor_buffer(out, out->cursor_buffer);
 	struct wlr_output_mode *mode, *tmp;
 	wl_list_for_each_safe(mode, tmp, &wlr_output->modes, link) {
 		struct wla_output_mode *om = wl_container_of(mode, om, base);

@@ -61,6 +61,7 @@ struct wla_output {
 	/* What set_cursor and move_cursor asked for; the cursor plane follows
 	 * it with legacy cursor commits while the CRTC is on. */
 	struct wla_fb *cursor_fb; /* wrapper reference, NULL: hidden */
+	struct wlr_buffer *cursor_buffer; /* its buffer, locked while it is ours */
 	int cursor_x, cursor_y;   /* hotspot position, output buffer coords */
 	int hotspot_x, hotspot_y;
 	bool cursor_dirty;

@@ -36,8 +36,13 @@ run_and_check() {
 			cpu_us_per_frame; do
 		number "$key" "$(stats_field Virtual-1 $key)"
 	done
-	[ "$(stats_field Virtual-1 frames_presented)" = $FRAMES ] ||
-		fail "expected $FRAMES presented frames"
+	# tinywl stops at the present event of frame FRAMES; a late wake-up of
+	# a loaded machine reports the latches of every vblank it passed at
+	# once, so a frame or two more may be counted.
+	local presented
+	presented=$(stats_field Virtual-1 frames_presented)
+	[ "$presented" -ge $FRAMES ] && [ "$presented" -le $((FRAMES + 2)) ] ||
+		fail "expected $FRAMES presented frames (or up to 2 more), got $presented"
 	[ "$(stats_field Virtual-1 frames_discarded)" = 0 ] || fail "frames discarded in queue mode"
 	[ "$(stats_field Virtual-1 refused_queue_full)" = 0 ] ||
 		fail "commits refused although tinywl waits for frame events"

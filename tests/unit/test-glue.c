@@ -451,6 +451,43 @@ static void outputs_fit_the_crtcs_planes_and_connectors_they_are_given(void)
 	gf_finish(&f);
 }
 
+/*
+ * A driver that cannot write over what it holds (KMS: one flip in flight):
+ * a cursor move on an idle output takes no flip of its own, it asks for a
+ * frame and goes with it, so that frame does not wait a vblank for it.
+ */
+static void without_rearm_a_cursor_move_goes_with_the_next_frame(void)
+{
+	struct gf f;
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	CHECK(gf_init(&f, &cfg));
+	struct gf_output *o = &f.outputs[0];
+	struct wla_output *out = wl_container_of(o->output, out, base);
+	out->crtc->rearm = false;
+	CHECK(enable(o));
+	CHECK(wait_until(&f, &o->presented, 1));
+	run_ms(&f, 20);
+	struct test_buffer *cur = test_buffer_create(16, 16, DRM_FORMAT_ARGB8888, 0xffffffff,
+		NULL);
+	CHECK(o->output->impl->set_cursor(o->output, &cur->base, 0, 0));
+	CHECK(o->output->impl->move_cursor(o->output, 10, 12));
+	wlr_buffer_drop(&cur->base);
+	/* Nothing of its own in flight: the compositor is asked for a frame. */
+	CHECK_INT(out->crtc->queued, 0);
+	CHECK(o->output->needs_frame);
+	int presented = o->presented;
+	CHECK(commit_next(o));
+	CHECK(wait_until(&f, &o->presented, presented + 1));
+	const struct wla_plane_state *ps = out->crtc->cursor->state;
+	CHECK(ps->fb != NULL && ps->crtc == out->crtc);
+	CHECK_INT(ps->crtc_x, 10);
+	CHECK_INT(ps->crtc_y, 12);
+	o->output->impl->set_cursor(o->output, NULL, 0, 0);
+	run_ms(&f, 40);
+	gf_finish(&f);
+}
+
 static void a_bad_configuration_in_code_is_refused_with_one_error(void)
 {
 	static const struct {
@@ -484,6 +521,7 @@ int main(void)
 	RUN_TEST(a_present_listener_may_destroy_or_unplug_outputs);
 	RUN_TEST(two_timings_of_one_size_and_rate_are_two_modes);
 	RUN_TEST(outputs_fit_the_crtcs_planes_and_connectors_they_are_given);
+	RUN_TEST(without_rearm_a_cursor_move_goes_with_the_next_frame);
 	RUN_TEST(a_bad_configuration_in_code_is_refused_with_one_error);
 	HARNESS_EXIT();
 }
