@@ -4,7 +4,9 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <wlr/util/log.h>
 #include <wlatomic/backend.h>
@@ -64,6 +66,13 @@ static void handle_connector_removed(struct wla_device *dev, struct wla_connecto
 	}
 }
 
+/* An unplug waiting for the present event of the connector's output to end. */
+struct wla_unplug {
+	struct wl_list link; /* wla_backend.unplugs */
+	struct wla_device *dev;
+	char name[sizeof(((struct wla_connector *)0)->name)];
+};
+
 static void backend_destroy(struct wlr_backend *wlr_backend)
 {
 	if (!wlr_backend) {
@@ -76,14 +85,22 @@ static void backend_destroy(struct wlr_backend *wlr_backend)
 		wlr_output_destroy(&out->base);
 	}
 	wlr_backend_finish(wlr_backend);
+	if (backend->unplug_idle) {
+		wl_event_source_remove(backend->unplug_idle);
+	}
+	struct wla_unplug *u, *utmp;
+	wl_list_for_each_safe(u, utmp, &backend->unplugs, link) {
+		wl_list_remove(&u->link);
+		free(u);
+	}
 	for (size_t d = 0; d < backend->n_devices; d++) {
 		struct wla_device *dev = backend->devices[d];
 		dev->funcs->destroy(dev);
 	}
 	wla_backend_finish_fbs(backend);
-	if (backend->buffer_locks) {
-		wlr_log(WLR_ERROR, "backend: %zu buffer locks still held at destroy",
-			backend->buffer_locks);
+	if (backend->buffer_locks || backend->cursor_locks) {
+		wlr_log(WLR_ERROR, "backend: %zu buffer locks and %zu cursor locks still held "
+			"at destroy", backend->buffer_locks, backend->cursor_locks);
 	}
 	free(backend);
 }
@@ -169,6 +186,7 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 	backend->gpio_provider = cfg.gpio_dry_run ? wla_dryrun_provider() : wla_gpiod_provider();
 	wl_list_init(&backend->outputs);
 	wl_list_init(&backend->fbs);
+	wl_list_init(&backend->unplugs);
 	/* The drivers, each through its constructor only: the virtual
 	 * display controller (KMS will be chosen here by the configuration). */
 	struct wla_device *dev = wla_vdc_device_create(wl_display_get_event_loop(display), &cfg);
@@ -240,6 +258,48 @@ WLA_EXPORT int wla_backend_plug_connector(struct wlr_backend *wlr_backend, const
 	return dev->funcs->plug_connector(dev, name, modes, n_modes);
 }
 
+static void handle_unplug_idle(void *data)
+{
+	struct wla_backend *backend = data;
+	backend->unplug_idle = NULL;
+	while (!wl_list_empty(&backend->unplugs)) {
+		struct wla_unplug *u = wl_container_of(backend->unplugs.next, u, link);
+		wl_list_remove(&u->link);
+		/* Gone already (another unplug) is fine: nothing to do. */
+		int ret = u->dev->funcs->unplug_connector(u->dev, u->name);
+		if (ret < 0 && ret != -ENOENT) {
+			wlr_log(WLR_ERROR, "hot-plug: device %s cannot unplug connector %s: %s",
+				u->dev->name, u->name, strerror(-ret));
+		}
+		free(u);
+	}
+}
+
+static int defer_unplug(struct wla_backend *backend, struct wla_device *dev, const char *name)
+{
+	struct wla_unplug *u = calloc(1, sizeof(*u));
+	if (!u) {
+		wlr_log(WLR_ERROR, "hot-plug: connector %s: out of memory", name);
+		return -ENOMEM;
+	}
+	u->dev = dev;
+	snprintf(u->name, sizeof(u->name), "%s", name);
+	if (!backend->unplug_idle) {
+		struct wl_event_loop *loop = wl_display_get_event_loop(backend->display);
+		backend->unplug_idle = wl_event_loop_add_idle(loop, handle_unplug_idle, backend);
+		if (!backend->unplug_idle) {
+			wlr_log(WLR_ERROR, "hot-plug: connector %s: cannot add an idle source",
+				name);
+			free(u);
+			return -ENOMEM;
+		}
+	}
+	wl_list_insert(backend->unplugs.prev, &u->link);
+	wlr_log(WLR_DEBUG, "hot-plug: connector %s unplugged once its present event is over",
+		name);
+	return 0;
+}
+
 WLA_EXPORT int wla_backend_unplug_connector(struct wlr_backend *wlr_backend, const char *name)
 {
 	if (!wla_backend_is_wla(wlr_backend)) {
@@ -247,11 +307,26 @@ WLA_EXPORT int wla_backend_unplug_connector(struct wlr_backend *wlr_backend, con
 		return -EINVAL;
 	}
 	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
+	struct wla_output *out;
+	wl_list_for_each(out, &backend->outputs, link) {
+		if (out->destroyed && strcmp(out->conn->name, name) == 0) {
+			/* Inside this output's present event: wlroots' emission
+			 * goes on over the output's listeners once we return. */
+			return defer_unplug(backend, out->dev, name);
+		}
+	}
 	for (size_t d = 0; d < backend->n_devices; d++) {
 		struct wla_device *dev = backend->devices[d];
-		if (dev->funcs->unplug_connector &&
-				dev->funcs->unplug_connector(dev, name) == 0) {
-			return 0;
+		if (!dev->funcs->unplug_connector) {
+			continue;
+		}
+		int ret = dev->funcs->unplug_connector(dev, name);
+		if (ret != -ENOENT) {
+			if (ret < 0) {
+				wlr_log(WLR_ERROR, "hot-plug: device %s cannot unplug connector %s: "
+					"%s", dev->name, name, strerror(-ret));
+			}
+			return ret;
 		}
 	}
 	wlr_log(WLR_ERROR, "hot-plug: no connector named %s", name);

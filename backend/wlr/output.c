@@ -68,18 +68,15 @@ static int apply_cursor(struct wla_output *out, struct wla_atomic_state *state, 
 static void release_cursor_buffer(struct wla_output *out, struct wlr_buffer *buffer)
 {
 	if (buffer) {
-		out->backend->buffer_locks--;
+		out->backend->cursor_locks--;
 		wlr_buffer_unlock(buffer);
 	}
 }
 
-/* A committed state has the cursor's state now (and, prepared, its
- * buffer): nothing waits, and set_cursor's hold on the buffer can go. */
+/* A committed state has the cursor's state now: nothing waits. */
 static void cursor_sent(struct wla_output *out)
 {
 	out->cursor_dirty = false;
-	release_cursor_buffer(out, out->cursor_buffer);
-	out->cursor_buffer = NULL;
 }
 
 /* A wlr_output_mode of ours, with the connector's timing it stands for
@@ -460,12 +457,13 @@ static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *
 	struct wla_fb *old_fb = out->cursor_fb;
 	struct wlr_buffer *old_buffer = out->cursor_buffer;
 	int old_hx = out->hotspot_x, old_hy = out->hotspot_y;
-	/* wlroots unlocks the buffer once this returns, and the cursor may go
-	 * to the hardware only with a later frame: it is held until a
-	 * committed state has it (cursor_sent) or it is replaced. */
+	/* wlroots unlocks the buffer once this returns, and sets no cursor
+	 * again when the output comes back on after being off: the cursor is
+	 * held for as long as it is the output's, until it is replaced or
+	 * hidden or the output ends (a state showing it locks it too). */
 	if (buffer) {
 		wlr_buffer_lock(buffer);
-		out->backend->buffer_locks++;
+		out->backend->cursor_locks++;
 	}
 	out->cursor_fb = fb;
 	out->cursor_buffer = buffer;
@@ -519,6 +517,10 @@ static void output_destroy(struct wlr_output *wlr_output)
 	crtc->present = NULL;
 	crtc->present_data = NULL;
 	wla_crtc_force_off(crtc);
+	/* Inside the device's delivery (a present listener destroyed us) the
+	 * frames just cancelled wait to be delivered: an output made next on
+	 * this CRTC must not hear of them. */
+	wla_crtc_drop_events(crtc);
 	wla_output_panel_finish(out);
 	wla_fb_put(out->cursor_fb);
 	release_cursor_buffer(out, out->cursor_buffer);
@@ -643,18 +645,19 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 		 * a frame event now would come inside the disabling commit. */
 		frame_done_without_event(out);
 	}
-	/* A present listener may commit, or destroy the output. */
+	/* A present listener may commit, or end the output (unplugging its
+	 * connector waits for the event to be over, wla_backend_unplug_connector;
+	 * a wlr_output_destroy of its own is unsafe inside wlroots' emission,
+	 * but at least we touch nothing after it). Events are not delivered
+	 * from inside a listener: this does not nest. */
+	assert(!out->destroyed);
 	bool destroyed = false;
-	bool *outer = out->destroyed;
 	out->destroyed = &destroyed;
 	wlr_output_send_present(&out->base, &event);
 	if (destroyed) {
-		if (outer) {
-			*outer = true;
-		}
 		return;
 	}
-	out->destroyed = outer;
+	out->destroyed = NULL;
 	/* Not for a frame that never latched: that happens inside the commit
 	 * disabling the output, where a frame handler must not commit again. */
 	if (ev->presented) {

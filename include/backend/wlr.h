@@ -33,6 +33,13 @@ struct wla_backend {
 	/* wlr_buffer locks taken by prepare_fb (and by outputs waiting for
 	 * their panel) and not yet dropped. */
 	size_t buffer_locks;
+	/* Locks on cursor images: held while an output's cursor names one,
+	 * whatever the output's state. */
+	size_t cursor_locks;
+	/* Unplugs asked for from inside the present event of the connector's
+	 * own output (wla_unplug.link), done by unplug_idle. */
+	struct wl_list unplugs;
+	struct wl_event_source *unplug_idle;
 	/* Where panels get their GPIO lines (libgpiod unless a test says). */
 	struct wla_gpio_provider *gpio_provider;
 	struct wl_listener display_destroy;

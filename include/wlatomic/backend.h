@@ -70,9 +70,12 @@ bool wla_output_get_frame_deadline(struct wlr_output *output,
 	struct wla_frame_deadline *deadline);
 
 /*
- * Number of wlr_buffer locks the backend holds right now (framebuffers of
- * current and pending states, the cursor image waiting for a commit). Zero
- * once every output is disabled: a leak check for tests.
+ * Number of wlr_buffer locks the backend's states hold right now
+ * (framebuffers of current and pending states, a buffer waiting for its
+ * panel). Zero once every output is disabled: a leak check for tests. An
+ * output's cursor image is not counted: it is held apart for as long as it
+ * is the output's cursor, whatever the output's state, and let go when the
+ * cursor is hidden or replaced or the output is destroyed.
  */
 size_t wla_backend_buffer_locks(struct wlr_backend *backend);
 
@@ -86,8 +89,10 @@ int wla_backend_plug_connector(struct wlr_backend *backend, const char *name,
 	const struct wla_config_mode *modes, size_t n_modes);
 /*
  * Unplug it: its CRTC is turned off (what it had queued is reported not
- * presented and released), then its wlr_output is destroyed. 0, or -ENOENT
- * (logged) if no connector has that name.
+ * presented and released), then its wlr_output is destroyed. Called from a
+ * present listener of that connector's own output, the unplug happens once
+ * the present event is over (wlroots emits it on the output). 0, -ENOENT
+ * (logged) if no connector has that name, or the driver's negative errno.
  */
 int wla_backend_unplug_connector(struct wlr_backend *backend, const char *name);
 
