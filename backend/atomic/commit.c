@@ -369,12 +369,11 @@ static void discard_frame(struct wla_crtc_entry *victim, struct wla_atomic_state
 	new->mode_changed = old->enable != new->enable ||
 		(new->enable && !wla_mode_equal(&old->mode, &new->mode));
 	new->active_changed = old->active != new->active;
-	/* The victim's mode change is the replacement's now, and so is its
-	 * leave to change modes (KMS: ALLOW_MODESET). */
-	if (new->mode_changed || new->active_changed) {
-		replace->allow_modeset |= victim->state->allow_modeset;
-	}
 	new->connectors_changed |= victim->new_state->connectors_changed;
+	/* The victim's modeset is the replacement's now; commit_common gave
+	 * it the leave before its check (KMS: ALLOW_MODESET). */
+	assert(!(new->mode_changed || new->active_changed || new->connectors_changed) ||
+		replace->allow_modeset);
 	new->planes_changed |= victim->new_state->planes_changed;
 	wla_crtc_state_destroy(victim->new_state);
 	re->old_state = old;
@@ -528,6 +527,37 @@ static void commit_swapped(struct wla_atomic_state *state,
 	maybe_free(state);
 }
 
+/* Whether replacing victim with the state's new CRTC state is a modeset
+ * for the hardware, which still holds what came before victim. */
+static bool replacement_is_modeset(const struct wla_crtc_entry *victim,
+	const struct wla_crtc_state *new)
+{
+	const struct wla_crtc_state *old = victim->old_state;
+	return old->enable != new->enable ||
+		(new->enable && !wla_mode_equal(&old->mode, &new->mode)) ||
+		old->active != new->active || new->connectors_changed ||
+		victim->new_state->connectors_changed;
+}
+
+/* A state replacing a queued frame carries that frame's modeset, and with
+ * it its leave to change modes: give it the leave before the driver checks
+ * it (KMS: a TEST_ONLY without ALLOW_MODESET fails). Whether it did. */
+static bool adopt_victims_leave(struct wla_atomic_state *state,
+	struct wla_crtc_entry *victims[static WLA_MAX_CRTCS])
+{
+	if (state->allow_modeset) {
+		return false;
+	}
+	wla_for_each_crtc_in_state(state, e) {
+		struct wla_crtc_entry *v = victims[e->ptr->index];
+		if (v && v->state->allow_modeset && replacement_is_modeset(v, e->new_state)) {
+			state->allow_modeset = true;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int commit_common(struct wla_atomic_state *state, bool nonblock)
 {
 	assert(!state->committed && !state->swapped);
@@ -538,6 +568,16 @@ static int commit_common(struct wla_atomic_state *state, bool nonblock)
 	}
 	if (ret == 0) {
 		ret = plan_queue(state, nonblock, victims);
+	}
+	if (ret == 0 && adopt_victims_leave(state, victims)) {
+		/* Checked again as what it now is; the queue is unchanged. */
+		ret = wla_atomic_check(state);
+		if (ret == 0) {
+			ret = plan_queue(state, nonblock, victims);
+		}
+		if (ret < 0) {
+			state->allow_modeset = false;
+		}
 	}
 	if (ret == 0) {
 		ret = prepare_planes(state);

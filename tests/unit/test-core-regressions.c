@@ -537,11 +537,44 @@ static int spy_modesets_without_leave;
 static int spy_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
 {
 	wla_for_each_crtc_in_state(state, e) {
-		if (e->new_state->mode_changed && !state->allow_modeset) {
+		const struct wla_crtc_state *cs = e->new_state;
+		if ((cs->mode_changed || cs->active_changed || cs->connectors_changed) &&
+				!state->allow_modeset) {
 			spy_modesets_without_leave++;
 		}
 	}
 	return spied_commit_tail(dev, state);
+}
+
+/* The driver's check of the state with commit_seq spy_check_seq: whether
+ * it had the leave (a KMS driver's TEST_ONLY of a state that replaces a
+ * queued mode change is a modeset for the kernel). */
+static uint64_t spy_check_seq;
+static int spy_check_leave;
+
+static int spy_atomic_check(struct wla_device *dev, struct wla_atomic_state *state)
+{
+	(void)dev;
+	wla_for_each_crtc_in_state(state, e) {
+		if (e->new_state->commit_seq == spy_check_seq) {
+			spy_check_leave = state->allow_modeset;
+		}
+	}
+	return 0;
+}
+
+static void spy_on(struct rf *f, uint64_t check_seq)
+{
+	static struct wla_driver_funcs spy;
+	spy = *f->vdc->dev.funcs;
+	CHECK(spy.atomic_check == NULL);
+	spied_commit_tail = spy.commit_tail;
+	spy.commit_tail = spy_commit_tail;
+	spy.atomic_check = spy_atomic_check;
+	spy_modesets_without_leave = 0;
+	spy_check_seq = check_seq;
+	spy_check_leave = -1;
+	f->vdc->dev.funcs = &spy;
 }
 
 static void a_mailbox_replacement_keeps_the_replaced_frames_mode_change(void)
@@ -549,12 +582,7 @@ static void a_mailbox_replacement_keeps_the_replaced_frames_mode_change(void)
 	struct rf f;
 	CHECK(rf_setup(&f, 1, 1, true));
 	struct wla_vdc_output *o = out_of(&f, 0);
-	static struct wla_driver_funcs spy;
-	spy = *f.vdc->dev.funcs;
-	spied_commit_tail = spy.commit_tail;
-	spy.commit_tail = spy_commit_tail;
-	spy_modesets_without_leave = 0;
-	f.vdc->dev.funcs = &spy;
+	spy_on(&f, 4);
 	struct wla_fb *big[2] = { rf_fb(&f, W, H, 0xff111111), rf_fb(&f, W, H, 0xff222222) };
 	struct wla_fb *small[2] = { rf_fb(&f, 32, 32, 0xff333333), rf_fb(&f, 32, 32, 0xff444444) };
 	CHECK_INT(enable(&f, 0, big[0], 1), 0);
@@ -577,8 +605,48 @@ static void a_mailbox_replacement_keeps_the_replaced_frames_mode_change(void)
 	CHECK_INT(o->mode.refresh_mhz, 30000);
 	/* The 30 Hz timing starts where it latched. */
 	CHECK_INT(o->epoch_ns, vblank60(T0, 3));
-	/* The replacement took over the leave to change modes too. */
+	/* The replacement took over the leave to change modes too, and had
+	 * it when the driver checked it. */
 	CHECK_INT(spy_modesets_without_leave, 0);
+	CHECK_INT(spy_check_leave, 1);
+	rf_finish(&f);
+}
+
+/* The same for a frame whose only modeset is a connector it routes to its
+ * CRTC (a clone): the replacement carries the routing, and the leave. */
+static void a_mailbox_replacement_keeps_the_replaced_frames_connector_change(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 2, 1, true));
+	struct wla_vdc_output *o = out_of(&f, 0), *o1 = out_of(&f, 1);
+	o1->connector.possible_crtcs |= 1u << o->crtc.index;
+	spy_on(&f, 4);
+	struct wla_fb *fb[4];
+	for (int i = 0; i < 4; i++) {
+		fb[i] = rf_fb(&f, W, H, 0xff600000u + (uint32_t)i);
+	}
+	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(flip(&f, 0, fb[1], 2), 0); /* armed */
+	struct wla_atomic_state *s = frame_state(&f, &o->crtc, 3, &o->primary, fb[2]);
+	s->allow_modeset = true;
+	struct wla_connector_state *conn = wla_atomic_get_connector_state(s, &o1->connector);
+	CHECK_INT(wla_atomic_set_crtc_for_connector(s, conn, &o->crtc), 0);
+	CHECK_INT(commit_nb(s), 0);
+	CHECK(o->crtc.state->connectors_changed);
+	CHECK_INT(flip(&f, 0, fb[3], 4), 0);
+	CHECK(ev_of(&f, 3)->discarded);
+	CHECK(o->crtc.state->connectors_changed);
+	CHECK_INT(spy_check_leave, 1);
+	rf_advance(&f, vblank60(T0, 2));
+	rf_advance(&f, vblank60(T0, 3));
+	CHECK(ev_of(&f, 4)->presented);
+	CHECK(o1->connector.state->crtc == &o->crtc);
+	CHECK_INT(o->crtc.state->connector_mask, (1u << 0) | (1u << 1));
+	CHECK_INT(spy_modesets_without_leave, 0);
+	for (int i = 0; i < 4; i++) {
+		CHECK_INT(locks(&f, fb[i]), i == 3);
+	}
 	rf_finish(&f);
 }
 
@@ -806,6 +874,7 @@ int main(void)
 	RUN_TEST(switching_active_off_and_on_shows_the_planes_again);
 	RUN_TEST(a_capture_asked_for_while_the_vdc_is_destroyed_is_refused);
 	RUN_TEST(a_mailbox_replacement_keeps_the_replaced_frames_mode_change);
+	RUN_TEST(a_mailbox_replacement_keeps_the_replaced_frames_connector_change);
 	RUN_TEST(a_mode_below_one_hertz_is_refused);
 	RUN_TEST(a_state_the_driver_cannot_program_turns_the_crtc_off);
 	RUN_TEST(a_refused_state_turning_a_crtc_off_still_stops_it);
