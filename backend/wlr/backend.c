@@ -23,6 +23,80 @@ struct wla_backend *wla_backend_from_wlr(struct wlr_backend *wlr_backend)
 	return backend;
 }
 
+/*
+ * The CRTCs of a device for its connected connectors without an output:
+ * as many of them as can get one (a bipartite matching, found by
+ * augmenting paths), so that a connector that could use either of two
+ * CRTCs does not take the only one another connector can use.
+ */
+struct crtc_match {
+	struct wla_backend *backend;
+	struct wla_device *dev;
+	int owner[WLA_MAX_CRTCS]; /* connector index, or -1 */
+	bool seen[WLA_MAX_CRTCS];
+};
+
+static bool wants_output(struct crtc_match *m, size_t i)
+{
+	struct wla_connector *conn = m->dev->connectors[i];
+	return conn && conn->status != WLA_CONNECTOR_DISCONNECTED &&
+		!wla_output_find(m->backend, conn);
+}
+
+static bool augment(struct crtc_match *m, size_t i)
+{
+	struct wla_connector *conn = m->dev->connectors[i];
+	/* A free CRTC first, then one whose connector can move. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t c = 0; c < m->dev->n_crtcs; c++) {
+			if (m->seen[c] || (m->owner[c] < 0) != (pass == 0) ||
+					!wla_output_crtc_usable(m->backend, conn, m->dev->crtcs[c])) {
+				continue;
+			}
+			m->seen[c] = true;
+			if (m->owner[c] < 0 || augment(m, (size_t)m->owner[c])) {
+				m->owner[c] = (int)i;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static void create_outputs(struct wla_backend *backend, struct wla_device *dev)
+{
+	struct crtc_match m = { .backend = backend, .dev = dev };
+	for (size_t c = 0; c < WLA_MAX_CRTCS; c++) {
+		m.owner[c] = -1;
+	}
+	for (size_t i = 0; i < dev->n_connectors; i++) {
+		if (wants_output(&m, i)) {
+			memset(m.seen, 0, sizeof(m.seen));
+			augment(&m, i);
+		}
+	}
+	struct wla_crtc *crtc_of[WLA_MAX_CONNECTORS] = { 0 };
+	for (size_t c = 0; c < dev->n_crtcs; c++) {
+		if (m.owner[c] >= 0) {
+			crtc_of[m.owner[c]] = dev->crtcs[c];
+		}
+	}
+	for (size_t i = 0; i < dev->n_connectors; i++) {
+		if (!wants_output(&m, i)) {
+			continue;
+		}
+		struct wla_connector *conn = dev->connectors[i];
+		if (!crtc_of[i]) {
+			wlr_log(WLR_ERROR, "output %s: every CRTC among its possible_crtcs 0x%"
+				PRIx32 " drives another output or has no primary plane; no output "
+				"for it", conn->name, conn->possible_crtcs);
+			continue;
+		}
+		/* A failure (memory) is logged; the other outputs still come. */
+		wla_output_create(backend, dev, conn, crtc_of[i]);
+	}
+}
+
 static bool backend_start(struct wlr_backend *wlr_backend)
 {
 	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
@@ -30,19 +104,10 @@ static bool backend_start(struct wlr_backend *wlr_backend)
 		return true;
 	}
 	backend->started = true;
+	/* Connectors with nothing plugged in get an output when they are (the
+	 * driver's connector_added). */
 	for (size_t d = 0; d < backend->n_devices; d++) {
-		struct wla_device *dev = backend->devices[d];
-		for (size_t i = 0; i < dev->n_connectors; i++) {
-			struct wla_connector *conn = dev->connectors[i];
-			/* Nothing plugged in: an output comes when it is (the
-			 * driver's connector_added). */
-			if (!conn || conn->status == WLA_CONNECTOR_DISCONNECTED) {
-				continue;
-			}
-			if (!wla_output_create(backend, dev, conn)) {
-				return false;
-			}
-		}
+		create_outputs(backend, backend->devices[d]);
 	}
 	return true;
 }
@@ -51,8 +116,9 @@ static void handle_connector_added(struct wla_device *dev, struct wla_connector 
 	void *data)
 {
 	struct wla_backend *backend = data;
-	if (backend->started) {
-		wla_output_create(backend, dev, conn);
+	/* Told again for a connector that has its output: nothing changes. */
+	if (backend->started && !wla_output_find(backend, conn)) {
+		wla_output_create(backend, dev, conn, NULL);
 	}
 }
 

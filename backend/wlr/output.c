@@ -723,29 +723,39 @@ struct wla_output *wla_output_find(struct wla_backend *backend, struct wla_conne
 	return NULL;
 }
 
-struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_device *dev,
-	struct wla_connector *conn)
+bool wla_output_crtc_usable(struct wla_backend *backend, struct wla_connector *conn,
+	struct wla_crtc *crtc)
 {
-	/* The first CRTC the connector can use that no other output has and
-	 * that has a primary plane (a cursor plane is optional). */
-	struct wla_crtc *crtc = NULL;
+	if (!crtc || !crtc->primary || !(conn->possible_crtcs & (1u << crtc->index))) {
+		return false;
+	}
+	struct wla_output *other;
+	wl_list_for_each(other, &backend->outputs, link) {
+		if (other->crtc == crtc) {
+			return false;
+		}
+	}
+	return true;
+}
+
+struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_device *dev,
+	struct wla_connector *conn, struct wla_crtc *crtc)
+{
+	/* Without a CRTC given: the first the connector can use that no other
+	 * output has and that has a primary plane (a cursor plane is
+	 * optional). */
 	for (size_t i = 0; i < dev->n_crtcs && !crtc; i++) {
-		struct wla_crtc *c = dev->crtcs[i];
-		if (!c || !c->primary || !(conn->possible_crtcs & (1u << i))) {
-			continue;
+		if (wla_output_crtc_usable(backend, conn, dev->crtcs[i])) {
+			crtc = dev->crtcs[i];
 		}
-		bool taken = false;
-		struct wla_output *other;
-		wl_list_for_each(other, &backend->outputs, link) {
-			taken |= other->crtc == c;
-		}
-		crtc = taken ? NULL : c;
 	}
 	if (!crtc) {
 		wlr_log(WLR_ERROR, "output %s: no free CRTC with a primary plane among its "
-			"possible_crtcs 0x%" PRIx32, conn->name, conn->possible_crtcs);
+			"possible_crtcs 0x%" PRIx32 "; no output until one is free", conn->name,
+			conn->possible_crtcs);
 		return NULL;
 	}
+	assert(wla_output_crtc_usable(backend, conn, crtc));
 	struct wla_output *out = calloc(1, sizeof(*out));
 	if (!out) {
 		wlr_log(WLR_ERROR, "output %s: out of memory", conn->name);

@@ -373,6 +373,8 @@ struct wla_capture {
 
 /* Connector hot-plug, told to whoever listens (the glue). */
 struct wla_device_listener {
+	/* The connector is there and connected now (new, or plugged in again;
+	 * told again while it has an output, the glue ignores it). */
 	void (*connector_added)(struct wla_device *dev, struct wla_connector *conn, void *data);
 	/* Before the connector goes: its CRTC has been turned off. */
 	void (*connector_removed)(struct wla_device *dev, struct wla_connector *conn,

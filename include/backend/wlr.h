@@ -98,10 +98,15 @@ struct wla_output {
 
 struct wla_backend *wla_backend_from_wlr(struct wlr_backend *backend);
 
-/* Create and announce the wlr_output of a connector and its CRTC (backend
- * started). */
+/* Create and announce the wlr_output of a connector on crtc, or without
+ * one on the first usable free CRTC (backend started). NULL, logged, when
+ * there is none or memory ran out. */
 struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_device *dev,
-	struct wla_connector *conn);
+	struct wla_connector *conn, struct wla_crtc *crtc);
+/* Whether conn may drive crtc: one of its possible CRTCs, with a primary
+ * plane, and no output's yet. */
+bool wla_output_crtc_usable(struct wla_backend *backend, struct wla_connector *conn,
+	struct wla_crtc *crtc);
 struct wla_output *wla_output_find(struct wla_backend *backend, struct wla_connector *conn);
 
 /* Commit a request through the flip queue; 0 or a negative errno (logged). */

@@ -465,6 +465,62 @@ static void outputs_fit_the_crtcs_planes_and_connectors_they_are_given(void)
 }
 
 /*
+ * CRTCs go to as many connectors as can have one: a connector that could
+ * use either of two CRTCs does not take the only one another can use, and
+ * a connector left without one is logged and skipped, the others start.
+ */
+static void crtcs_are_matched_to_connectors_and_one_left_over_is_skipped(void)
+{
+	struct gf f;
+	memset(&f, 0, sizeof(f));
+	struct wla_config cfg;
+	gf_config(&cfg, 2, false);
+	cfg.n_outputs = 3;
+	for (size_t i = 1; i < 3; i++) {
+		cfg.outputs[i] = cfg.outputs[0];
+		snprintf(cfg.outputs[i].name, sizeof(cfg.outputs[i].name), "Virtual-%zu", i + 1);
+	}
+	f.display = wl_display_create();
+	f.loop = wl_display_get_event_loop(f.display);
+	f.backend = wla_backend_create(f.display, &cfg);
+	CHECK(f.backend != NULL);
+	struct wla_vdc *vdc = wla_vdc_from_device(wla_backend_from_wlr(f.backend)->devices[0]);
+	/* Connector 0 may use CRTC 0 or 1, connectors 1 and 2 only CRTC 0;
+	 * CRTC 2 none of them. */
+	vdc->outputs[0]->connector.possible_crtcs = 0x3;
+	vdc->outputs[1]->connector.possible_crtcs = 0x1;
+	vdc->outputs[2]->connector.possible_crtcs = 0x1;
+	gf_listen(&f);
+	harness_log_clear();
+	CHECK(wlr_backend_start(f.backend));
+	CHECK_INT(f.n_outputs, 2);
+	CHECK_LOGGED("output Virtual-3", "possible_crtcs 0x1", "no output for it");
+	CHECK(!LOGGED("output Virtual-1:") && !LOGGED("output Virtual-2:"));
+	if (f.n_outputs == 2) {
+		struct wla_output *a = wl_container_of(f.outputs[0].output, a, base);
+		struct wla_output *b = wl_container_of(f.outputs[1].output, b, base);
+		CHECK(strcmp(a->base.name, "Virtual-1") == 0);
+		CHECK(strcmp(b->base.name, "Virtual-2") == 0);
+		CHECK(a->crtc == &vdc->outputs[1]->crtc);
+		CHECK(b->crtc == &vdc->outputs[0]->crtc);
+		for (int i = 0; i < 2; i++) {
+			CHECK(enable(&f.outputs[i]));
+		}
+		for (int i = 0; i < 2; i++) {
+			CHECK(wait_until(&f, &f.outputs[i].presented, 1));
+		}
+		/* A driver telling of a connector that has its output again
+		 * (even one that could now use the free CRTC 2) changes nothing. */
+		struct wla_device *dev = &vdc->dev;
+		vdc->outputs[0]->connector.possible_crtcs = 0x7;
+		dev->listener.connector_added(dev, &vdc->outputs[0]->connector, dev->listener.data);
+		CHECK_INT(f.n_outputs, 2);
+		CHECK(a->crtc == &vdc->outputs[1]->crtc);
+	}
+	gf_finish(&f);
+}
+
+/*
  * A driver that cannot write over what it holds (KMS: one flip in flight):
  * a cursor move on an idle output takes no flip of its own, it asks for a
  * frame and goes with it, so that frame does not wait a vblank for it.
@@ -601,6 +657,7 @@ int main(void)
 	RUN_TEST(a_present_listener_may_destroy_or_unplug_outputs);
 	RUN_TEST(two_timings_of_one_size_and_rate_are_two_modes);
 	RUN_TEST(outputs_fit_the_crtcs_planes_and_connectors_they_are_given);
+	RUN_TEST(crtcs_are_matched_to_connectors_and_one_left_over_is_skipped);
 	RUN_TEST(without_rearm_a_cursor_move_goes_with_the_next_frame);
 	RUN_TEST(the_cursor_image_outlives_an_output_off_and_on);
 	RUN_TEST(a_bad_configuration_in_code_is_refused_with_one_error);
