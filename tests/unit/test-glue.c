@@ -411,6 +411,25 @@ static void two_timings_of_one_size_and_rate_are_two_modes(void)
 	gf_finish(&f);
 }
 
+/* A backend with n outputs, not started: its VDC, for a test to reshape
+ * (possible CRTCs, planes, connection) before wlr_backend_start. */
+static struct wla_vdc *gf_create_unstarted(struct gf *f, size_t n)
+{
+	memset(f, 0, sizeof(*f));
+	struct wla_config cfg;
+	gf_config(&cfg, 2, false);
+	cfg.n_outputs = n;
+	for (size_t i = 1; i < n; i++) {
+		cfg.outputs[i] = cfg.outputs[0];
+		snprintf(cfg.outputs[i].name, sizeof(cfg.outputs[i].name), "Virtual-%zu", i + 1);
+	}
+	f->display = wl_display_create();
+	f->loop = wl_display_get_event_loop(f->display);
+	f->backend = wla_backend_create(f->display, &cfg);
+	CHECK(f->backend != NULL);
+	return wla_vdc_from_device(wla_backend_from_wlr(f->backend)->devices[0]);
+}
+
 /*
  * Hardware the VDC does not have by default, as KMS will show it: CRTCs
  * that several connectors could use (each output gets one of its own), a
@@ -420,19 +439,7 @@ static void two_timings_of_one_size_and_rate_are_two_modes(void)
 static void outputs_fit_the_crtcs_planes_and_connectors_they_are_given(void)
 {
 	struct gf f;
-	memset(&f, 0, sizeof(f));
-	struct wla_config cfg;
-	gf_config(&cfg, 2, false);
-	cfg.n_outputs = 3;
-	for (size_t i = 1; i < 3; i++) {
-		cfg.outputs[i] = cfg.outputs[0];
-		snprintf(cfg.outputs[i].name, sizeof(cfg.outputs[i].name), "Virtual-%zu", i + 1);
-	}
-	f.display = wl_display_create();
-	f.loop = wl_display_get_event_loop(f.display);
-	f.backend = wla_backend_create(f.display, &cfg);
-	CHECK(f.backend != NULL);
-	struct wla_vdc *vdc = wla_vdc_from_device(wla_backend_from_wlr(f.backend)->devices[0]);
+	struct wla_vdc *vdc = gf_create_unstarted(&f, 3);
 	/* Connectors 0 and 1 may both use CRTC 0 or 1, CRTC 1 has no cursor
 	 * plane, connector 2 is disconnected. */
 	vdc->outputs[0]->connector.possible_crtcs = 0x3;
@@ -472,19 +479,7 @@ static void outputs_fit_the_crtcs_planes_and_connectors_they_are_given(void)
 static void crtcs_are_matched_to_connectors_and_one_left_over_is_skipped(void)
 {
 	struct gf f;
-	memset(&f, 0, sizeof(f));
-	struct wla_config cfg;
-	gf_config(&cfg, 2, false);
-	cfg.n_outputs = 3;
-	for (size_t i = 1; i < 3; i++) {
-		cfg.outputs[i] = cfg.outputs[0];
-		snprintf(cfg.outputs[i].name, sizeof(cfg.outputs[i].name), "Virtual-%zu", i + 1);
-	}
-	f.display = wl_display_create();
-	f.loop = wl_display_get_event_loop(f.display);
-	f.backend = wla_backend_create(f.display, &cfg);
-	CHECK(f.backend != NULL);
-	struct wla_vdc *vdc = wla_vdc_from_device(wla_backend_from_wlr(f.backend)->devices[0]);
+	struct wla_vdc *vdc = gf_create_unstarted(&f, 3);
 	/* Connector 0 may use CRTC 0 or 1, connectors 1 and 2 only CRTC 0;
 	 * CRTC 2 none of them. */
 	vdc->outputs[0]->connector.possible_crtcs = 0x3;
