@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -143,6 +144,69 @@ static inline char *bench_sibling_path(const char *rel)
 		snprintf(path, len, "%s/../%s", self, rel);
 	}
 	return path;
+}
+
+/* One option of a benchmark: a number in min..max, or (value NULL) a flag. */
+struct bench_option {
+	const char *name;
+	char key;
+	long min, max;
+	long *value;
+	bool *flag;
+};
+
+#define BENCH_MAX_OPTIONS 8
+
+/*
+ * Parse the options of prog, and -h/--help (which prints usage). Return -1
+ * to go on (optind is at the first operand), else the exit status: 0 after
+ * --help, 2 after an error, told in one line.
+ */
+static inline int bench_parse_options(const char *prog, int argc, char *argv[],
+	const struct bench_option *opts, size_t n, void (*usage)(FILE *out))
+{
+	struct option longs[BENCH_MAX_OPTIONS + 2] = { 0 };
+	char shorts[2 * BENCH_MAX_OPTIONS + 2] = "";
+	size_t len = 0;
+	if (n > BENCH_MAX_OPTIONS) {
+		fprintf(stderr, "%s: %zu options, at most %d\n", prog, n, BENCH_MAX_OPTIONS);
+		return 2;
+	}
+	for (size_t i = 0; i < n; i++) {
+		longs[i] = (struct option){ opts[i].name,
+			opts[i].value ? required_argument : no_argument, NULL, opts[i].key };
+		shorts[len++] = opts[i].key;
+		if (opts[i].value) {
+			shorts[len++] = ':';
+		}
+	}
+	longs[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	shorts[len++] = 'h';
+	shorts[len] = '\0';
+	opterr = 0;
+	int opt;
+	while ((opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		const struct bench_option *o = NULL;
+		for (size_t i = 0; i < n && !o; i++) {
+			o = opts[i].key == opt ? &opts[i] : NULL;
+		}
+		if (!o) {
+			fprintf(stderr, "%s: bad option '%s' (see -h)\n", prog, argv[optind - 1]);
+			return 2;
+		}
+		if (!o->value) {
+			*o->flag = true;
+		} else if (!wla_parse_long(optarg, o->min, o->max, o->value)) {
+			fprintf(stderr, "%s: --%s '%s': expected %ld..%ld\n", prog, o->name,
+				optarg, o->min, o->max);
+			return 2;
+		}
+	}
+	return -1;
 }
 
 #endif

@@ -428,50 +428,16 @@ static void usage(FILE *f)
 int main(int argc, char *argv[])
 {
 	static struct bench bench = { .runs = 3, .warmup_s = 1, .duration_s = 5 };
-	static const struct option long_options[] = {
-		{ "runs", required_argument, NULL, 'n' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	const struct bench_option options[] = {
+		{ "runs", 'n', 1, BENCH_MAX_RUNS, &bench.runs, NULL },
+		{ "duration", 'd', 1, 600, &bench.duration_s, NULL },
+		{ "warmup", 'w', 1, 60, &bench.warmup_s, NULL },
+		{ "verbose", 'v', 0, 0, NULL, &bench.verbose },
 	};
-	opterr = 0;
-	int opt;
-	while ((opt = getopt_long(argc, argv, "n:d:w:vh", long_options, NULL)) != -1) {
-		switch (opt) {
-		case 'n':
-			if (!wla_parse_long(optarg, 1, BENCH_MAX_RUNS, &bench.runs)) {
-				fprintf(stderr, "wla-bench-idle: --runs '%s': expected 1..%d\n",
-					optarg, BENCH_MAX_RUNS);
-				return 2;
-			}
-			break;
-		case 'd':
-			if (!wla_parse_long(optarg, 1, 600, &bench.duration_s)) {
-				fprintf(stderr, "wla-bench-idle: --duration '%s': expected "
-					"1..600\n", optarg);
-				return 2;
-			}
-			break;
-		case 'w':
-			if (!wla_parse_long(optarg, 1, 60, &bench.warmup_s)) {
-				fprintf(stderr, "wla-bench-idle: --warmup '%s': expected 1..60\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'v':
-			bench.verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "wla-bench-idle: bad option '%s' (see -h)\n",
-				argv[optind - 1]);
-			return 2;
-		}
+	int parsed = bench_parse_options("wla-bench-idle", argc, argv, options,
+		sizeof(options) / sizeof(options[0]), usage);
+	if (parsed >= 0) {
+		return parsed;
 	}
 	char *own_tinywl = NULL;
 	if (optind < argc) {

@@ -629,42 +629,15 @@ static void usage(FILE *f)
 int main(int argc, char *argv[])
 {
 	static struct bench bench = { .runs = 3, .frames = 600 };
-	static const struct option long_options[] = {
-		{ "runs", required_argument, NULL, 'n' },
-		{ "frames", required_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	const struct bench_option options[] = {
+		{ "runs", 'n', 1, BENCH_MAX_RUNS, &bench.runs, NULL },
+		{ "frames", 'f', 10, 1000000, &bench.frames, NULL },
+		{ "verbose", 'v', 0, 0, NULL, &bench.verbose },
 	};
-	opterr = 0;
-	int opt;
-	while ((opt = getopt_long(argc, argv, "n:f:vh", long_options, NULL)) != -1) {
-		switch (opt) {
-		case 'n':
-			if (!wla_parse_long(optarg, 1, BENCH_MAX_RUNS, &bench.runs)) {
-				fprintf(stderr, "wla-bench-pacing: --runs '%s': expected 1..%d\n",
-					optarg, BENCH_MAX_RUNS);
-				return 2;
-			}
-			break;
-		case 'f':
-			if (!wla_parse_long(optarg, 10, 1000000, &bench.frames)) {
-				fprintf(stderr, "wla-bench-pacing: --frames '%s': expected "
-					"10..1000000\n", optarg);
-				return 2;
-			}
-			break;
-		case 'v':
-			bench.verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "wla-bench-pacing: bad option '%s' (see -h)\n",
-				argv[optind - 1]);
-			return 2;
-		}
+	int parsed = bench_parse_options("wla-bench-pacing", argc, argv, options,
+		sizeof(options) / sizeof(options[0]), usage);
+	if (parsed >= 0) {
+		return parsed;
 	}
 	char *own_tinywl = NULL, *own_client = NULL;
 	if (optind < argc) {

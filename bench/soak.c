@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,31 +345,24 @@ static const struct sample *sample_at(const struct run *r, double t_s)
 	return &r->samples[r->n_samples - 1];
 }
 
-/* The highest RSS sampled in [from_s, to_s). */
-static long peak_rss(const struct run *r, double from_s, double to_s)
+/* The highest of a sample's figure (at offset in struct sample, a long)
+ * sampled in [from_s, to_s). */
+static long peak(const struct run *r, size_t offset, double from_s, double to_s)
 {
-	long peak = 0;
+	long top = 0;
 	for (size_t i = 0; i < r->n_samples; i++) {
 		const struct sample *s = &r->samples[i];
-		if (s->t_s >= from_s && s->t_s < to_s && s->rss_kib > peak) {
-			peak = s->rss_kib;
+		long v;
+		memcpy(&v, (const char *)s + offset, sizeof(v));
+		if (s->t_s >= from_s && s->t_s < to_s && v > top) {
+			top = v;
 		}
 	}
-	return peak;
+	return top;
 }
 
-/* The most fds sampled in [from_s, to_s). */
-static long peak_fds(const struct run *r, double from_s, double to_s)
-{
-	long peak = 0;
-	for (size_t i = 0; i < r->n_samples; i++) {
-		const struct sample *s = &r->samples[i];
-		if (s->t_s >= from_s && s->t_s < to_s && s->fds > peak) {
-			peak = s->fds;
-		}
-	}
-	return peak;
-}
+#define peak_rss(r, from, to) peak(r, offsetof(struct sample, rss_kib), from, to)
+#define peak_fds(r, from, to) peak(r, offsetof(struct sample, fds), from, to)
 
 /* Least-squares slope of RSS over the samples from t_s on, KiB per minute. */
 static double rss_slope(const struct run *r, double t_s)
@@ -488,50 +482,16 @@ static void usage(FILE *f)
 int main(int argc, char *argv[])
 {
 	struct bench bench = { .duration_s = 600, .warmup_s = -1, .churn_ms = 500 };
-	static const struct option long_options[] = {
-		{ "duration", required_argument, NULL, 'd' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "churn-ms", required_argument, NULL, 'c' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	const struct bench_option options[] = {
+		{ "duration", 'd', 10, SOAK_MAX_SECONDS, &bench.duration_s, NULL },
+		{ "warmup", 'w', 1, SOAK_MAX_SECONDS, &bench.warmup_s, NULL },
+		{ "churn-ms", 'c', 10, 600000, &bench.churn_ms, NULL },
+		{ "verbose", 'v', 0, 0, NULL, &bench.verbose },
 	};
-	opterr = 0;
-	int opt;
-	while ((opt = getopt_long(argc, argv, "d:w:c:vh", long_options, NULL)) != -1) {
-		switch (opt) {
-		case 'd':
-			if (!wla_parse_long(optarg, 10, SOAK_MAX_SECONDS, &bench.duration_s)) {
-				fprintf(stderr, "wla-bench-soak: --duration '%s': expected 10..%d\n",
-					optarg, SOAK_MAX_SECONDS);
-				return 2;
-			}
-			break;
-		case 'w':
-			if (!wla_parse_long(optarg, 1, SOAK_MAX_SECONDS, &bench.warmup_s)) {
-				fprintf(stderr, "wla-bench-soak: --warmup '%s': expected 1..%d\n",
-					optarg, SOAK_MAX_SECONDS);
-				return 2;
-			}
-			break;
-		case 'c':
-			if (!wla_parse_long(optarg, 10, 600000, &bench.churn_ms)) {
-				fprintf(stderr, "wla-bench-soak: --churn-ms '%s': expected "
-					"10..600000\n", optarg);
-				return 2;
-			}
-			break;
-		case 'v':
-			bench.verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "wla-bench-soak: bad option '%s' (see -h)\n",
-				argv[optind - 1]);
-			return 2;
-		}
+	int parsed = bench_parse_options("wla-bench-soak", argc, argv, options,
+		sizeof(options) / sizeof(options[0]), usage);
+	if (parsed >= 0) {
+		return parsed;
 	}
 	if (bench.warmup_s < 0) {
 		bench.warmup_s = bench.duration_s / 5 > 5 ? bench.duration_s / 5 : 5;

@@ -257,16 +257,22 @@ static bool start(void)
 	return wlr_backend_start(f.backend) && f.output;
 }
 
-/* Ends a test; every buffer lock must have been given back by now. */
-static void finish(void)
+/* The test's listeners off the output and the backend, before they go. */
+static void stop_listening(void)
 {
-	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
 	if (f.output) {
 		wl_list_remove(&f.present.link);
 		wl_list_remove(&f.frame.link);
 		wl_list_remove(&f.enable.link);
 	}
 	wl_list_remove(&f.new_output.link);
+}
+
+/* Ends a test; every buffer lock must have been given back by now. */
+static void finish(void)
+{
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	stop_listening();
 	wla_image_destroy(f.capture);
 	wl_display_destroy(f.display);
 }
@@ -701,10 +707,7 @@ static void destroying_the_backend_while_lit_drives_the_lines_off(void)
 	CHECK(!gone); /* on screen */
 
 	clear_log();
-	wl_list_remove(&f.present.link);
-	wl_list_remove(&f.frame.link);
-	wl_list_remove(&f.enable.link);
-	wl_list_remove(&f.new_output.link);
+	stop_listening();
 	wl_display_destroy(f.display);
 
 	/* The off steps back to back (destroy cannot wait), the CRTC off
@@ -944,10 +947,7 @@ static void destroying_the_backend_mid_sequence_releases_everything(void)
 			wlr_buffer_drop(bufs[i]);
 		}
 		clear_log();
-		wl_list_remove(&f.present.link);
-		wl_list_remove(&f.frame.link);
-		wl_list_remove(&f.enable.link);
-		wl_list_remove(&f.new_output.link);
+		stop_listening();
 		wl_display_destroy(f.display);
 
 		fprintf(stderr, "# moment %d: destroyed %s\n", moment,
