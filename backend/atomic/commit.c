@@ -558,10 +558,26 @@ static bool adopt_victims_leave(struct wla_atomic_state *state,
 	return false;
 }
 
+/* Latches the driver has not reported yet, reported now. */
+static void sync_latches(struct wla_device *dev)
+{
+	if (dev->funcs->sync) {
+		dev->funcs->sync(dev);
+	}
+}
+
 static int commit_common(struct wla_atomic_state *state, bool nonblock)
 {
 	assert(!state->committed && !state->swapped);
 	struct wla_crtc_entry *victims[WLA_MAX_CRTCS];
+	/* A state turning a CRTC off cancels what is queued there: what
+	 * already latched must be reported as such first. */
+	wla_for_each_crtc_in_state(state, e) {
+		if (e->old_state->active && !e->new_state->active) {
+			sync_latches(state->dev);
+			break;
+		}
+	}
 	int ret = add_ordering_crtcs(state);
 	if (ret == 0) {
 		ret = wla_atomic_check(state);
@@ -652,6 +668,7 @@ static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed)
 
 void wla_crtc_force_off(struct wla_crtc *crtc)
 {
+	sync_latches(crtc->dev);
 	if (crtc->state->active || !wl_list_empty(&crtc->queue)) {
 		force_off(crtc, NULL);
 	}

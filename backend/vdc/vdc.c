@@ -142,16 +142,32 @@ static void update_timer(struct wla_vdc_output *out)
 	out->timer_armed = on;
 }
 
+static void output_free_memory(struct wla_vdc_output *out);
+
+/* The end of a section that ran callbacks: false if one unplugged the
+ * output, which is gone now. */
+static bool output_unbusy(struct wla_vdc_output *out)
+{
+	assert(out->busy > 0);
+	if (--out->busy == 0 && out->unplugged) {
+		output_free_memory(out);
+		return false;
+	}
+	return !out->unplugged;
+}
+
 static void fail_captures(struct wla_vdc_output *out)
 {
 	/* A callback may ask again: it is refused while the output is off,
-	 * so this ends. */
+	 * so this ends. It may unplug the output too. */
+	out->busy++;
 	while (!wl_list_empty(&out->captures)) {
 		struct wla_capture *cap = wl_container_of(out->captures.next, cap, link);
 		wl_list_remove(&cap->link);
 		cap->func(cap, NULL, out->seq, cap->data);
 		free(cap);
 	}
+	output_unbusy(out);
 }
 
 struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
@@ -236,10 +252,10 @@ static void serve_captures(struct wla_vdc_output *out)
  * and the core may hand over the next one from in there. Events are
  * delivered once the output's books are straight.
  */
-static void output_process(struct wla_vdc_output *out, uint64_t now)
+static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 {
 	bool captured = false;
-	out->processing = true;
+	out->busy++;
 	while (out->running && vblank_time(out, out->next_index) <= now) {
 		uint64_t k = out->next_index;
 		if (!out->armed) {
@@ -282,23 +298,23 @@ static void output_process(struct wla_vdc_output *out, uint64_t now)
 		}
 		/* After the core's books: a capture callback may commit. The
 		 * scanout set is this latch's, whatever was armed since. */
-		if (!captured && out->running) {
+		if (!captured && out->running && serve) {
 			serve_captures(out);
 			captured = true;
 		}
 	}
-	out->processing = false;
-	if (out->running && !captured) {
+	if (out->running && !captured && serve) {
 		serve_captures(out);
 	}
 	update_timer(out);
+	output_unbusy(out);
 }
 
 void wla_vdc_advance(struct wla_vdc *vdc, uint64_t now_ns)
 {
 	for (size_t i = 0; i < vdc->n_outputs; i++) {
 		if (vdc->outputs[i]) {
-			output_process(vdc->outputs[i], now_ns);
+			output_process(vdc->outputs[i], now_ns, true);
 		}
 	}
 	wla_device_deliver_events(&vdc->dev);
@@ -313,7 +329,7 @@ static int handle_timer(int fd, uint32_t mask, void *data)
 	}
 	out->wakeups++;
 	struct wla_vdc *vdc = out->vdc;
-	output_process(out, vdc_now(vdc));
+	output_process(out, vdc_now(vdc), true);
 	wla_device_deliver_events(&vdc->dev);
 	return 0;
 }
@@ -322,9 +338,9 @@ static int handle_timer(int fd, uint32_t mask, void *data)
  * sequence number of the next vblank is right. */
 static void catch_up(struct wla_vdc_output *out)
 {
-	if (out->running && !out->armed && !out->timer_armed && !out->processing &&
+	if (out->running && !out->armed && !out->timer_armed && !out->busy &&
 			wl_list_empty(&out->captures)) {
-		output_process(out, vdc_now(out->vdc));
+		output_process(out, vdc_now(out->vdc), true);
 	}
 }
 
@@ -508,6 +524,22 @@ static void vdc_cleanup_fb(struct wla_device *dev, struct wla_fb *fb)
 {
 	free(fb->import);
 	fb->import = NULL;
+}
+
+/* The latches that happened and the timer has not seen yet, before the
+ * core acts on a queue: the vblanks that passed are replayed (captures
+ * wait for the next wake-up; their callbacks may do anything). */
+static void vdc_sync(struct wla_device *dev)
+{
+	struct wla_vdc *vdc = wla_vdc_from_device(dev);
+	uint64_t now = vdc_now(vdc);
+	for (size_t i = 0; i < vdc->n_outputs; i++) {
+		struct wla_vdc_output *out = vdc->outputs[i];
+		if (out && out->running && out->armed && !out->busy &&
+				vblank_time(out, out->next_index) <= now) {
+			output_process(out, now, false);
+		}
+	}
 }
 
 static void vdc_deliver(struct wla_device *dev)
@@ -706,6 +738,7 @@ static const struct wla_driver_funcs vdc_funcs = {
 	.prepare_fb = vdc_prepare_fb,
 	.cleanup_fb = vdc_cleanup_fb,
 	.commit_tail = vdc_commit_tail,
+	.sync = vdc_sync,
 	.deliver = vdc_deliver,
 	.now = vdc_device_now,
 	.custom_mode = vdc_custom_mode,
@@ -777,37 +810,50 @@ static void free_plane_formats(struct wla_plane *plane)
 	plane->n_formats = 0;
 }
 
-/* Take the output's objects out of the device and free it. */
-static void output_free(struct wla_vdc_output *out)
+/* Off the device and the VDC: nothing finds it any more. */
+static void output_detach(struct wla_vdc_output *out)
 {
 	struct wla_device *dev = &out->vdc->dev;
 	for (size_t i = 0; i < out->n_planes; i++) {
 		struct wla_plane *plane = out->zorder[i];
 		if (plane->dev) {
 			wla_device_remove_plane(dev, plane);
-		} else {
-			free_plane_formats(plane);
 		}
 	}
 	if (out->connector.dev) {
 		wla_device_remove_connector(dev, &out->connector);
 	}
-	free(out->connector.modes);
 	if (out->crtc.dev) {
 		wla_device_remove_crtc(dev, &out->crtc);
 	}
 	if (out->timer) {
 		wl_event_source_remove(out->timer);
+		out->timer = NULL;
 	}
 	if (out->timer_fd >= 0) {
 		close(out->timer_fd);
+		out->timer_fd = -1;
 	}
 	for (size_t i = 0; i < out->vdc->n_outputs; i++) {
 		if (out->vdc->outputs[i] == out) {
 			out->vdc->outputs[i] = NULL;
 		}
 	}
+}
+
+static void output_free_memory(struct wla_vdc_output *out)
+{
+	for (size_t i = 0; i < out->n_planes; i++) {
+		free_plane_formats(out->zorder[i]);
+	}
+	free(out->connector.modes);
 	free(out);
+}
+
+static void output_free(struct wla_vdc_output *out)
+{
+	output_detach(out);
+	output_free_memory(out);
 }
 
 bool wla_vdc_mode(struct wla_mode *mode, int32_t width, int32_t height, int32_t refresh_mhz)
@@ -984,6 +1030,10 @@ struct wla_vdc_output *wla_vdc_plug(struct wla_vdc *vdc, const char *name,
 void wla_vdc_unplug(struct wla_vdc_output *out)
 {
 	struct wla_vdc *vdc = out->vdc;
+	if (out->unplugging) {
+		return; /* again, from one of the callbacks below */
+	}
+	out->unplugging = true;
 	wlr_log(WLR_INFO, "vdc: connector %s unplugged", out->connector.name);
 	out->connector.status = WLA_CONNECTOR_DISCONNECTED;
 	wla_crtc_force_off(&out->crtc);
@@ -995,7 +1045,13 @@ void wla_vdc_unplug(struct wla_vdc_output *out)
 	out->crtc.present = NULL;
 	wla_crtc_force_off(&out->crtc);
 	fail_captures(out);
-	output_free(out);
+	output_detach(out);
+	if (out->busy) {
+		/* From a callback of its own: freed when that returns. */
+		out->unplugged = true;
+	} else {
+		output_free_memory(out);
+	}
 }
 
 struct wla_device *wla_vdc_device_create(struct wl_event_loop *loop,

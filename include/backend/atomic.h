@@ -322,6 +322,14 @@ struct wla_driver_funcs {
 	 * carries the replaced one's.
 	 */
 	int (*commit_tail)(struct wla_device *dev, struct wla_atomic_state *state);
+	/* Optional: report (wla_crtc_handle_latch) every latch that has
+	 * happened and not been reported yet, before the core cancels a
+	 * queue (a state turning a CRTC off, a forced off), so that it never
+	 * cancels as not
+	 * presented a state that reached the screen (KMS: read the DRM fd's
+	 * pending page-flip events). Runs none of the glue's callbacks: events
+	 * are delivered after. */
+	void (*sync)(struct wla_device *dev);
 	/* Deliver the driver's own deferred callbacks (captures that failed
 	 * with their CRTC): called after the present events, when the core's
 	 * books are consistent. */

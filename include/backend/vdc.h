@@ -72,7 +72,11 @@ struct wla_vdc_output {
 	int timer_fd;
 	struct wl_event_source *timer;
 	bool timer_armed;
-	bool processing; /* in output_process: the vblank replay */
+	/* Callbacks of this output running (the vblank replay, captures): an
+	 * unplug from one of them detaches the output at once and frees it
+	 * when the last returns. */
+	unsigned busy;
+	bool unplugging, unplugged;
 
 	struct wl_list captures; /* struct wla_capture.link */
 };

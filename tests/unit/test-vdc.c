@@ -1117,6 +1117,91 @@ static void vdc_destroy_with_a_pending_frame_releases_every_fb(void)
 	}
 }
 
+/* A capture callback may unplug the output it captured: when a latch
+ * answers it, and when the output went off before one could. */
+static struct wla_vdc_output *unplug_from_callback;
+static int unplugging_callbacks;
+
+static void capture_unplugs(struct wla_capture *cap, const struct wla_image *image,
+	uint64_t seq, void *data)
+{
+	(void)cap, (void)image, (void)seq, (void)data;
+	unplugging_callbacks++;
+	struct wla_vdc_output *out = unplug_from_callback;
+	unplug_from_callback = NULL;
+	if (out) {
+		wla_vdc_unplug(out);
+		/* Unplugged again, from inside its own unplug: nothing more. */
+		wla_vdc_unplug(out);
+	}
+}
+
+static void vdc_a_capture_callback_may_unplug_its_output(void)
+{
+	for (int off = 0; off < 2; off++) {
+		struct fixture f;
+		struct fake_fb_probe *pa, *pb;
+		CHECK(fixture_setup(&f, W, H, 60000));
+		struct wla_fb *a = screen_fb(&f, OPAQUE(RED), &pa);
+		struct wla_fb *b = screen_fb(&f, OPAQUE(GREEN), &pb);
+		CHECK_INT(enable_output(&f, a), 0);
+		vblank(&f);
+		CHECK_INT(page_flip(&f, b), 0);
+		unplug_from_callback = f.out;
+		unplugging_callbacks = 0;
+		CHECK(wla_vdc_capture(f.out, capture_unplugs, NULL) != NULL);
+		if (off) {
+			/* Off before the vblank: the capture fails, and its
+			 * callback unplugs. */
+			CHECK_INT(disable_output(&f), 0);
+		} else {
+			/* Three vblanks pass at one wake-up. */
+			f.clock = vblank_at(&f, vblank_grid_count(f.epoch, f.epoch_mhz, f.clock) + 3);
+			wla_vdc_advance(f.vdc, f.clock);
+		}
+		CHECK_INT(unplugging_callbacks, 1);
+		CHECK(f.vdc->outputs[0] == NULL);
+		CHECK_INT(pa->locks, 0);
+		CHECK_INT(pb->locks, 0);
+		f.clock += 100000000;
+		wla_vdc_advance(f.vdc, f.clock);
+		wla_vdc_destroy(f.vdc);
+		for (size_t i = 0; i < f.n_fbs; i++) {
+			wla_fb_put(f.fbs[i]);
+		}
+	}
+}
+
+/* A frame whose vblank passed before the timer ran latched: turning the
+ * output off before the wake-up must not report it as not presented. */
+static void vdc_a_frame_latched_before_a_disable_is_reported_presented(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	struct wla_fb *a = screen_fb(&f, OPAQUE(RED), NULL);
+	struct wla_fb *b = screen_fb(&f, OPAQUE(GREEN), NULL);
+	CHECK_INT(enable_output(&f, a), 0);
+	vblank(&f);
+	f.n_presents = 0;
+	CHECK_INT(page_flip(&f, b), 0);
+	uint64_t k = vblank_grid_count(f.epoch, f.epoch_mhz, f.clock) + 1;
+	f.clock = vblank_at(&f, k) + 1000000; /* 1 ms after it, no wake-up yet */
+	struct wla_vblank_counters before, after;
+	f.vdc->dev.funcs->vblank_counters(&f.vdc->dev, f.crtc, &before);
+	CHECK_INT(disable_output(&f), 0);
+	f.vdc->dev.funcs->vblank_counters(&f.vdc->dev, f.crtc, &after);
+	CHECK_INT(f.n_presents, 1);
+	if (f.n_presents == 1) {
+		CHECK(f.presents[0].presented);
+		CHECK_INT(timespec_to_ns(&f.presents[0].when), vblank_at(&f, k));
+	}
+	CHECK_INT(after.vblanks, before.vblanks + 1);
+	CHECK_INT(after.latched, before.latched + 1);
+	wla_vdc_destroy(f.vdc);
+	drop_fb(&f, a);
+	drop_fb(&f, b);
+}
+
 int main(void)
 {
 	harness_init();
@@ -1150,5 +1235,7 @@ int main(void)
 	RUN_TEST(vdc_overlays_scale_from_8x_up_to_4x_down);
 	RUN_TEST(vdc_scans_out_only_fbs_the_cpu_can_read_with_a_full_stride);
 	RUN_TEST(vdc_destroy_with_a_pending_frame_releases_every_fb);
+	RUN_TEST(vdc_a_capture_callback_may_unplug_its_output);
+	RUN_TEST(vdc_a_frame_latched_before_a_disable_is_reported_presented);
 	HARNESS_EXIT();
 }
