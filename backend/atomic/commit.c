@@ -102,6 +102,7 @@ static void dequeue(struct wla_crtc_entry *e)
 		crtc->pending_frames--;
 	}
 	e->stage = WLA_QUEUE_NONE;
+	crtc->idle_pending |= crtc->queued == 0;
 }
 
 /* Complete one CRTC entry: off the queue, its event queued, and the state
@@ -162,6 +163,18 @@ void wla_device_deliver_events(struct wla_device *dev)
 			maybe_free(state);
 			if (crtc->present) {
 				crtc->present(crtc, &event, crtc->present_data);
+			}
+		}
+		/* Queues that drained. A handler's commit that drains at once
+		 * is told at the next delivery. */
+		for (size_t i = 0; i < dev->n_crtcs; i++) {
+			struct wla_crtc *crtc = dev->crtcs[i];
+			if (!crtc || !crtc->idle_pending) {
+				continue;
+			}
+			crtc->idle_pending = false;
+			if (crtc->idle && crtc->queued == 0) {
+				crtc->idle(crtc, crtc->present_data);
 			}
 		}
 		/* The driver's own callbacks (failed captures), as late. */

@@ -1043,6 +1043,7 @@ void wla_vdc_unplug(struct wla_vdc_output *out)
 	}
 	/* Whatever the listener did, the CRTC is off for good now. */
 	out->crtc.present = NULL;
+	out->crtc.idle = NULL;
 	wla_crtc_force_off(&out->crtc);
 	fail_captures(out);
 	output_detach(out);
@@ -1111,6 +1112,7 @@ void wla_vdc_destroy(struct wla_vdc *vdc)
 			continue;
 		}
 		out->crtc.present = NULL;
+		out->crtc.idle = NULL;
 		wla_crtc_force_off(&out->crtc);
 		fail_captures(out);
 	}

@@ -515,6 +515,7 @@ static void output_destroy(struct wlr_output *wlr_output)
 	}
 	/* Nobody to tell any more: complete silently. */
 	crtc->present = NULL;
+	crtc->idle = NULL;
 	crtc->present_data = NULL;
 	wla_crtc_force_off(crtc);
 	/* Inside the device's delivery (a present listener destroyed us) the
@@ -669,6 +670,16 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 	}
 }
 
+/* The queue drained: a cursor that waited behind states without present
+ * events (cursor states, an enable without a buffer) goes now. */
+static void handle_idle(struct wla_crtc *crtc, void *data)
+{
+	struct wla_output *out = data;
+	if (out->cursor_dirty && crtc->state->active) {
+		commit_cursor(out);
+	}
+}
+
 static bool add_formats(struct wlr_drm_format_set *set, const struct wla_plane *plane)
 {
 	for (size_t i = 0; i < plane->n_formats; i++) {
@@ -795,6 +806,7 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 	wo->phys_height = (int32_t)conn->phys_height_mm;
 
 	crtc->present = handle_present;
+	crtc->idle = handle_idle;
 	crtc->present_data = out;
 	const struct wla_config_panel *panel = panel_of(backend, conn);
 	if (panel) {

@@ -222,6 +222,11 @@ struct wla_crtc {
 	struct wla_atomic_state *commit;
 	/* Told when a commit that asked for an event completes. */
 	void (*present)(struct wla_crtc *crtc, const struct wla_present *event, void *data);
+	/* Told, with present_data, after the present events of a delivery,
+	 * that the queue drained (states without events included): what waited
+	 * for an empty queue may go now. It may commit. */
+	void (*idle)(struct wla_crtc *crtc, void *data);
+	bool idle_pending; /* the core's */
 	void *present_data;
 	void *driver_data;
 };

@@ -516,6 +516,44 @@ static void crtcs_are_matched_to_connectors_and_one_left_over_is_skipped(void)
 }
 
 /*
+ * Cursor moves on a screen nobody redraws: the first goes as a state of
+ * its own, the next ones wait behind it (it has no present event) and go
+ * when the queue drained, the last position winning.
+ */
+static void cursor_moves_behind_a_cursor_state_reach_the_screen(void)
+{
+	struct gf f;
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	CHECK(gf_init(&f, &cfg));
+	struct gf_output *o = &f.outputs[0];
+	struct wla_output *out = wl_container_of(o->output, out, base);
+	CHECK(enable(o));
+	CHECK(wait_until(&f, &o->presented, 1));
+	run_ms(&f, 40);
+	struct test_buffer *cur = test_buffer_create(16, 16, DRM_FORMAT_ARGB8888, 0xffffffff,
+		NULL);
+	CHECK(o->output->impl->set_cursor(o->output, &cur->base, 0, 0));
+	wlr_buffer_drop(&cur->base);
+	run_ms(&f, 40);
+	CHECK(o->output->impl->move_cursor(o->output, 10, 12));
+	CHECK_INT(out->crtc->queued, 1);
+	CHECK(o->output->impl->move_cursor(o->output, 20, 21));
+	CHECK(o->output->impl->move_cursor(o->output, 30, 31));
+	run_ms(&f, 100);
+	const struct wla_plane_state *ps = out->crtc->cursor->state;
+	CHECK_INT(ps->crtc_x, 30);
+	CHECK_INT(ps->crtc_y, 31);
+	CHECK(!out->cursor_dirty);
+	CHECK_INT(out->crtc->queued, 0);
+	CHECK_INT(o->presented, 1); /* cursor states are no frames */
+	o->output->impl->set_cursor(o->output, NULL, 0, 0);
+	run_ms(&f, 40);
+	CHECK(out->crtc->cursor->state->fb == NULL);
+	gf_finish(&f);
+}
+
+/*
  * A driver that cannot write over what it holds (KMS: one flip in flight):
  * a cursor move on an idle output takes no flip of its own, it asks for a
  * frame and goes with it, so that frame does not wait a vblank for it.
@@ -653,6 +691,7 @@ int main(void)
 	RUN_TEST(two_timings_of_one_size_and_rate_are_two_modes);
 	RUN_TEST(outputs_fit_the_crtcs_planes_and_connectors_they_are_given);
 	RUN_TEST(crtcs_are_matched_to_connectors_and_one_left_over_is_skipped);
+	RUN_TEST(cursor_moves_behind_a_cursor_state_reach_the_screen);
 	RUN_TEST(without_rearm_a_cursor_move_goes_with_the_next_frame);
 	RUN_TEST(the_cursor_image_outlives_an_output_off_and_on);
 	RUN_TEST(a_bad_configuration_in_code_is_refused_with_one_error);
