@@ -11,6 +11,7 @@
 #include <string.h>
 #include <wlr/interfaces/wlr_output.h>
 #include <wlr/types/wlr_buffer.h>
+#include <wlr/util/box.h>
 #include <wlr/util/log.h>
 #include <wlatomic/backend.h>
 #include <wlatomic/capture.h>
@@ -492,11 +493,18 @@ static bool output_move_cursor(struct wlr_output *wlr_output, int x, int y)
 	if (!out->crtc->cursor) {
 		return false;
 	}
-	if (out->cursor_x == x && out->cursor_y == y) {
+	/* x, y are in the output's space, the plane is in the mode's (the
+	 * hotspot wlroots gives is already in the buffer's). */
+	struct wlr_box box = { .x = x, .y = y };
+	int width, height;
+	wlr_output_transformed_resolution(wlr_output, &width, &height);
+	wlr_box_transform(&box, &box, wlr_output_transform_invert(wlr_output->transform),
+		width, height);
+	if (out->cursor_x == box.x && out->cursor_y == box.y) {
 		return true;
 	}
-	out->cursor_x = x;
-	out->cursor_y = y;
+	out->cursor_x = box.x;
+	out->cursor_y = box.y;
 	return commit_cursor(out);
 }
 

@@ -69,7 +69,7 @@ struct wla_output {
 	 * it with legacy cursor commits while the CRTC is on. */
 	struct wla_fb *cursor_fb; /* wrapper reference, NULL: hidden */
 	struct wlr_buffer *cursor_buffer; /* its buffer, locked while it is ours */
-	int cursor_x, cursor_y;   /* hotspot position, output buffer coords */
+	int cursor_x, cursor_y;   /* hotspot position, in the mode's coords (untransformed) */
 	int hotspot_x, hotspot_y;
 	bool cursor_dirty;
 

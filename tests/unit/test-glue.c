@@ -554,6 +554,37 @@ static void cursor_moves_behind_a_cursor_state_reach_the_screen(void)
 }
 
 /*
+ * wlroots gives move_cursor output-space coordinates (the hotspot already
+ * in buffer space): on a rotated output the plane goes where the inverse
+ * transform puts them, as in wlroots' DRM backend.
+ */
+static void the_cursor_plane_follows_the_output_transform(void)
+{
+	struct gf f;
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	CHECK(gf_init(&f, &cfg));
+	struct gf_output *o = &f.outputs[0];
+	struct wla_output *out = wl_container_of(o->output, out, base);
+	wlr_output_set_transform(o->output, WL_OUTPUT_TRANSFORM_90);
+	CHECK(enable(o));
+	CHECK(wait_until(&f, &o->presented, 1));
+	struct test_buffer *cur = test_buffer_create(16, 16, DRM_FORMAT_ARGB8888, 0xffffffff,
+		NULL);
+	CHECK(o->output->impl->set_cursor(o->output, &cur->base, 2, 3));
+	wlr_buffer_drop(&cur->base);
+	/* Output space is H wide and W high; the mode W wide and H high. */
+	CHECK(o->output->impl->move_cursor(o->output, 10, 20));
+	run_ms(&f, 60);
+	const struct wla_plane_state *ps = out->crtc->cursor->state;
+	CHECK_INT(ps->crtc_x, 20 - 2);
+	CHECK_INT(ps->crtc_y, H - 10 - 3);
+	o->output->impl->set_cursor(o->output, NULL, 0, 0);
+	run_ms(&f, 40);
+	gf_finish(&f);
+}
+
+/*
  * A driver that cannot write over what it holds (KMS: one flip in flight):
  * a cursor move on an idle output takes no flip of its own, it asks for a
  * frame and goes with it, so that frame does not wait a vblank for it.
@@ -692,6 +723,7 @@ int main(void)
 	RUN_TEST(outputs_fit_the_crtcs_planes_and_connectors_they_are_given);
 	RUN_TEST(crtcs_are_matched_to_connectors_and_one_left_over_is_skipped);
 	RUN_TEST(cursor_moves_behind_a_cursor_state_reach_the_screen);
+	RUN_TEST(the_cursor_plane_follows_the_output_transform);
 	RUN_TEST(without_rearm_a_cursor_move_goes_with_the_next_frame);
 	RUN_TEST(the_cursor_image_outlives_an_output_off_and_on);
 	RUN_TEST(a_bad_configuration_in_code_is_refused_with_one_error);
