@@ -121,14 +121,28 @@ bool wla_mode_cvt(struct wla_mode *mode, int32_t width, int32_t height, int32_t 
 	return true;
 }
 
-void wla_mode_update_refresh(struct wla_mode *mode)
+/* As drm_mode_vrefresh: pixels per vblank (a doublescanned line counts
+ * twice) and the pixel clock per field (two fields per interlaced frame). */
+static uint64_t pixels_per_vblank(const struct wla_mode *mode)
 {
 	uint64_t px = (uint64_t)mode->htotal * mode->vtotal;
+	return (mode->flags & WLA_MODE_FLAG_DBLSCAN) ? px * 2 : px;
+}
+
+static uint64_t field_clock_khz(const struct wla_mode *mode)
+{
+	uint64_t clock = mode->clock_khz;
+	return (mode->flags & WLA_MODE_FLAG_INTERLACE) ? clock * 2 : clock;
+}
+
+void wla_mode_update_refresh(struct wla_mode *mode)
+{
+	uint64_t px = pixels_per_vblank(mode);
 	if (px == 0) {
 		mode->refresh_mhz = 0;
 		return;
 	}
-	uint64_t mhz = ((uint64_t)mode->clock_khz * 1000000 + px / 2) / px;
+	uint64_t mhz = (field_clock_khz(mode) * 1000000 + px / 2) / px;
 	mode->refresh_mhz = mhz > INT32_MAX ? INT32_MAX : (int32_t)mhz;
 }
 
@@ -169,8 +183,8 @@ bool wla_mode_equal(const struct wla_mode *a, const struct wla_mode *b)
 
 void wla_mode_period(const struct wla_mode *mode, uint64_t *num, uint64_t *den)
 {
-	*num = (uint64_t)mode->htotal * mode->vtotal * UINT64_C(1000000);
-	*den = mode->clock_khz;
+	*num = pixels_per_vblank(mode) * UINT64_C(1000000);
+	*den = field_clock_khz(mode);
 }
 
 uint64_t wla_mode_period_ns(const struct wla_mode *mode)

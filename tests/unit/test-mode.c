@@ -76,6 +76,29 @@ static void the_refresh_comes_from_the_timing(void)
 	CHECK_INT(wla_mode_period_ns(&m), (num + den / 2) / den);
 }
 
+/* As drm_mode_vrefresh: an interlaced mode has two fields (vblanks) per
+ * frame, a doublescanned one scans each line twice. CEA 1080i60. */
+static void interlaced_and_doublescanned_modes_have_the_kernels_refresh(void)
+{
+	struct wla_mode m = {
+		.width = 1920, .height = 1080, .clock_khz = 74250,
+		.hsync_start = 2008, .hsync_end = 2052, .htotal = 2200,
+		.vsync_start = 1084, .vsync_end = 1094, .vtotal = 1125,
+		.flags = WLA_MODE_FLAG_PHSYNC | WLA_MODE_FLAG_PVSYNC | WLA_MODE_FLAG_INTERLACE,
+	};
+	wla_mode_update_refresh(&m);
+	CHECK_INT(m.refresh_mhz, 60000);
+	const char *why = NULL;
+	CHECK(wla_mode_valid(&m, &why));
+	uint64_t num, den;
+	wla_mode_period(&m, &num, &den);
+	CHECK_INT(wla_mode_period_ns(&m), 16666667);
+	m.flags = WLA_MODE_FLAG_DBLSCAN;
+	wla_mode_update_refresh(&m);
+	CHECK_INT(m.refresh_mhz, 15000);
+	CHECK_INT(wla_mode_period_ns(&m), 66666667);
+}
+
 static void the_same_size_and_rate_with_other_timings_is_another_mode(void)
 {
 	struct wla_mode a, b;
@@ -159,6 +182,7 @@ int main(void)
 	harness_init();
 	RUN_TEST(cvt_timings_follow_the_vesa_formulas);
 	RUN_TEST(the_refresh_comes_from_the_timing);
+	RUN_TEST(interlaced_and_doublescanned_modes_have_the_kernels_refresh);
 	RUN_TEST(the_same_size_and_rate_with_other_timings_is_another_mode);
 	RUN_TEST(a_broken_timing_is_named);
 	RUN_TEST(edges_of_the_size_and_rate_range);
