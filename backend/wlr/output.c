@@ -659,14 +659,9 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 	 * a wlr_output_destroy of its own is unsafe inside wlroots' emission,
 	 * but at least we touch nothing after it). Events are not delivered
 	 * from inside a listener: this does not nest. */
-	assert(!out->destroyed);
-	bool destroyed = false;
-	out->destroyed = &destroyed;
-	wlr_output_send_present(&out->base, &event);
-	if (destroyed) {
+	if (!wla_output_send_present(out, &event)) {
 		return;
 	}
-	out->destroyed = NULL;
 	/* Not for a frame that never latched: that happens inside the commit
 	 * disabling the output, where a frame handler must not commit again. */
 	if (ev->presented) {
@@ -676,6 +671,23 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 		}
 		send_frame_if_room(out);
 	}
+}
+
+bool wla_output_send_present(struct wla_output *out, struct wlr_output_event_present *event)
+{
+	if (out->destroyed) {
+		/* Inside another guarded event of this output: it watches. */
+		wlr_output_send_present(&out->base, event);
+		return true;
+	}
+	bool destroyed = false;
+	out->destroyed = &destroyed;
+	wlr_output_send_present(&out->base, event);
+	if (destroyed) {
+		return false;
+	}
+	out->destroyed = NULL;
+	return true;
 }
 
 /* The queue drained: a cursor that waited behind states without present

@@ -18,10 +18,10 @@ static struct wla_panel *output_panel(struct wla_output *out)
 /* Let go of the deferred request; cancelled: it will never reach the
  * screen, so wlroots must stop waiting for its frame event (it would refuse
  * every later buffer). */
-static void release_deferred(struct wla_output *out, bool cancelled)
+static bool release_deferred(struct wla_output *out, bool cancelled)
 {
 	if (!out->has_deferred) {
-		return;
+		return true;
 	}
 	out->has_deferred = false;
 	if (out->deferred.buffer) {
@@ -36,21 +36,25 @@ static void release_deferred(struct wla_output *out, bool cancelled)
 				.commit_seq = out->deferred.commit_seq,
 				.presented = false,
 			};
-			wlr_output_send_present(&out->base, &event);
+			return wla_output_send_present(out, &event);
 		}
 	}
+	return true;
 }
 
-static void drop_deferred(struct wla_output *out)
+/* False if a listener of its event destroyed the output. */
+static bool drop_deferred(struct wla_output *out)
 {
-	release_deferred(out, true);
+	return release_deferred(out, true);
 }
 
-static void keep_deferred(struct wla_output *out, const struct wla_output_request *req)
+static bool keep_deferred(struct wla_output *out, const struct wla_output_request *req)
 {
 	/* A newer request replaces it (wlroots sets frame_pending again for
 	 * it once the commit returns). */
-	release_deferred(out, true);
+	if (!release_deferred(out, true)) {
+		return false;
+	}
 	out->deferred = *req;
 	if (req->buffer) {
 		/* The pixels must outlive wlroots' pending state. */
@@ -58,6 +62,7 @@ static void keep_deferred(struct wla_output *out, const struct wla_output_reques
 		out->backend->buffer_locks++;
 	}
 	out->has_deferred = true;
+	return true;
 }
 
 static void crtc_off(struct wla_output *out)
@@ -80,7 +85,9 @@ static void crtc_on(struct wla_output *out)
 	}
 	struct wla_output_request req = out->deferred;
 	int ret = wla_output_commit_request(out, &req);
-	release_deferred(out, ret < 0);
+	if (!release_deferred(out, ret < 0)) {
+		return;
+	}
 	if (ret < 0) {
 		wlr_log(WLR_ERROR, "output %s: enabling after the panel's power-on failed: %s",
 			out->base.name, strerror(-ret));
@@ -108,7 +115,9 @@ static void handle_panel_event(struct wla_panel *panel, enum wla_panel_event eve
 	case WLA_PANEL_EVENT_OFF:
 		break;
 	case WLA_PANEL_EVENT_FAILED:
-		drop_deferred(out);
+		if (!drop_deferred(out)) {
+			return;
+		}
 		crtc_off(out);
 		out->panel_failed = true;
 		out->panel_unlit = false;
@@ -174,7 +183,9 @@ int wla_output_panel_request(struct wla_output *out, const struct wla_output_req
 {
 	struct wla_panel *panel = output_panel(out);
 	if (req->enabled) {
-		keep_deferred(out, req);
+		if (!keep_deferred(out, req)) {
+			return -ENODEV;
+		}
 		int ret = wla_panel_power_on(panel);
 		if (ret < 0) {
 			drop_deferred(out);
@@ -185,7 +196,9 @@ int wla_output_panel_request(struct wla_output *out, const struct wla_output_req
 		}
 		return 0;
 	}
-	drop_deferred(out);
+	if (!drop_deferred(out)) {
+		return -ENODEV;
+	}
 	out->panel_unlit = false;
 	int ret = wla_panel_power_off(panel);
 	if (ret == 1) {

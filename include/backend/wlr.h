@@ -117,6 +117,10 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
  * off (its enable commits fail). finish after the CRTC is off. */
 void wla_output_panel_init(struct wla_output *out, const struct wla_config_panel *desc);
 void wla_output_panel_finish(struct wla_output *out);
+/* wlr_output_send_present with the output guarded: a listener's unplug of
+ * its connector waits for the event to end (wla_backend_unplug_connector).
+ * False if a listener destroyed the output anyway: touch nothing of it. */
+bool wla_output_send_present(struct wla_output *out, struct wlr_output_event_present *event);
 /* false (logged) if req would enable an output whose panel failed. */
 bool wla_output_panel_admits(struct wla_output *out, const struct wla_output_request *req);
 /* Whether req must wait for the panel (power on before the CRTC, power off

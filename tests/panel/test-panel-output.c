@@ -87,8 +87,12 @@ struct fixture {
 	struct wla_gpio_record rec;
 	struct call_snapshot snap[WLA_GPIO_RECORD_MAX_CALLS];
 
-	struct wl_listener new_output, present, frame, enable;
+	struct wl_listener new_output, present, frame, enable, destroy;
 	int presented, not_presented, frames, enable_events;
+	/* A not-presented event unplugs the output's connector (its result). */
+	bool unplug_on_not_presented;
+	int unplug_result;
+	bool output_destroyed;
 	uint32_t not_presented_seq; /* commit_seq of the last not presented */
 	uint64_t first_when_ns, last_when_ns;
 
@@ -188,6 +192,10 @@ static void handle_present(struct wl_listener *listener, void *data)
 	if (!ev->presented) {
 		f.not_presented++;
 		f.not_presented_seq = ev->commit_seq;
+		if (f.unplug_on_not_presented) {
+			f.unplug_on_not_presented = false;
+			f.unplug_result = wla_backend_unplug_connector(f.backend, f.output->name);
+		}
 		return;
 	}
 	uint64_t when = (uint64_t)ev->when->tv_sec * UINT64_C(1000000000) +
@@ -208,6 +216,16 @@ static void handle_enable(struct wl_listener *listener, void *data)
 	f.enable_events++;
 }
 
+static void stop_listening_to_output(void);
+
+static void handle_output_destroy(struct wl_listener *listener, void *data)
+{
+	stop_listening_to_output();
+	f.output = NULL;
+	f.out = NULL;
+	f.output_destroyed = true;
+}
+
 static void handle_new_output(struct wl_listener *listener, void *data)
 {
 	f.output = data;
@@ -218,6 +236,8 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 	wl_signal_add(&f.output->events.frame, &f.frame);
 	f.enable.notify = handle_enable;
 	wl_signal_add(&f.output->events.enable, &f.enable);
+	f.destroy.notify = handle_output_destroy;
+	wl_signal_add(&f.output->events.destroy, &f.destroy);
 }
 
 /* The backend with the panel's config; set failure injection in f.rec, then
@@ -258,13 +278,19 @@ static bool start(void)
 }
 
 /* The test's listeners off the output and the backend, before they go. */
-static void stop_listening(void)
+static void stop_listening_to_output(void)
 {
 	if (f.output) {
 		wl_list_remove(&f.present.link);
 		wl_list_remove(&f.frame.link);
 		wl_list_remove(&f.enable.link);
+		wl_list_remove(&f.destroy.link);
 	}
+}
+
+static void stop_listening(void)
+{
+	stop_listening_to_output();
 	wl_list_remove(&f.new_output.link);
 }
 
@@ -695,6 +721,30 @@ static void a_failed_set_mid_sequence_turns_the_output_off(void)
 	finish();
 }
 
+/* The not-presented event of an enable the failed panel cancelled: its
+ * listener may unplug the connector (the output goes once the event is
+ * over, not under the panel's failure handling). */
+static void a_listener_unplugging_on_a_failed_panels_event_is_safe(void)
+{
+	CHECK(setup());
+	f.rec.fail_set = -EIO;
+	f.rec.fail_set_index = 2;
+	CHECK(start());
+	bool gone;
+	struct wlr_buffer *buf = buffer_create(0xff00ff00, &gone);
+	f.unplug_on_not_presented = true;
+	f.unplug_result = 1;
+	CHECK(enable_output(buf));
+	CHECK(WAIT_UNTIL(f.output_destroyed));
+	CHECK_INT(f.not_presented, 1);
+	CHECK_INT(f.unplug_result, 0);
+	CHECK_INT(f.rec.levels, 0);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	wlr_buffer_drop(buf);
+	CHECK(gone);
+	finish();
+}
+
 static void destroying_the_backend_while_lit_drives_the_lines_off(void)
 {
 	CHECK(setup() && start());
@@ -988,6 +1038,7 @@ int main(int argc, char *argv[])
 	RUN_TEST(a_missing_chip_leaves_the_output_off_with_one_error);
 	RUN_TEST(busy_lines_leave_the_output_off);
 	RUN_TEST(a_failed_set_mid_sequence_turns_the_output_off);
+	RUN_TEST(a_listener_unplugging_on_a_failed_panels_event_is_safe);
 	RUN_TEST(destroying_the_backend_while_lit_drives_the_lines_off);
 	RUN_TEST(a_buffer_dropped_while_the_panel_powers_on_is_kept_until_replaced);
 	RUN_TEST(a_buffer_waiting_for_power_on_still_gets_its_frame_event);
