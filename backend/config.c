@@ -301,6 +301,32 @@ static int find_duplicate_name(const struct wla_config *cfg, size_t i)
 	return -1;
 }
 
+/* "off", or an absolute path that fits a sockaddr_un. */
+static int check_control(const char *origin, const char *value)
+{
+	size_t len = strnlen(value, WLA_CONTROL_PATH_MAX);
+	if (len == WLA_CONTROL_PATH_MAX) {
+		wlr_log(WLR_ERROR, "config: %s: control '%.*s...': longer than %d bytes", origin,
+			40, value, WLA_CONTROL_PATH_MAX - 1);
+		return -EINVAL;
+	}
+	if (strcmp(value, "off") != 0 && value[0] != '/') {
+		wlr_log(WLR_ERROR, "config: %s: control '%s': expected off or an absolute "
+			"path", origin, value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_control(struct wla_config *cfg, const char *origin, const char *value)
+{
+	int ret = check_control(origin, value);
+	if (ret == 0) {
+		snprintf(cfg->control, sizeof(cfg->control), "%s", value);
+	}
+	return ret;
+}
+
 WLA_EXPORT int wla_config_set(struct wla_config *cfg, const char *origin, const char *key,
 	const char *value)
 {
@@ -317,6 +343,9 @@ WLA_EXPORT int wla_config_set(struct wla_config *cfg, const char *origin, const 
 		wlr_log(WLR_ERROR, "config: %s: gpio-dry-run '%s': expected 0 or 1", origin,
 			value);
 		return -EINVAL;
+	}
+	if (strcmp(key, "control") == 0) {
+		return parse_control(cfg, origin, value);
 	}
 	if (strcmp(key, "flip-policy") == 0) {
 		if (strcmp(value, "queue") == 0 || strcmp(value, "mailbox") == 0) {
@@ -745,6 +774,7 @@ WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
 		{ "WLA_FLIP_POLICY", "flip-policy" },
 		{ "WLA_GPIO_DRY_RUN", "gpio-dry-run" },
 		{ "WLA_LATCH_SLACK_US", "latch-slack-us" },
+		{ "WLA_CONTROL", "control" },
 	};
 	const char *value;
 
@@ -837,6 +867,14 @@ WLA_EXPORT int wla_config_validate(const struct wla_config *cfg)
 			*(const uint32_t *)((const char *)cfg + k->offset));
 		uint32_t parsed;
 		int ret = parse_key_number(k, origin, text, &parsed);
+		if (ret < 0) {
+			return ret;
+		}
+	}
+
+	/* "" (the default place) is what wla_config_init leaves. */
+	if (cfg->control[0]) {
+		int ret = check_control(VALIDATE_ORIGIN ".control", cfg->control);
 		if (ret < 0) {
 			return ret;
 		}

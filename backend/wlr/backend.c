@@ -104,6 +104,7 @@ static bool backend_start(struct wlr_backend *wlr_backend)
 		return true;
 	}
 	backend->started = true;
+	backend->control = wla_control_create(backend);
 	/* Connectors with nothing plugged in get an output when they are (the
 	 * driver's connector_added). */
 	for (size_t d = 0; d < backend->n_devices; d++) {
@@ -146,6 +147,9 @@ static void backend_destroy(struct wlr_backend *wlr_backend)
 	}
 	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
 	wl_list_remove(&backend->display_destroy.link);
+	/* Its clients watch outputs: they go first. */
+	wla_control_destroy(backend->control);
+	backend->control = NULL;
 	struct wla_output *out, *tmp;
 	wl_list_for_each_safe(out, tmp, &backend->outputs, link) {
 		wlr_output_destroy(&out->base);

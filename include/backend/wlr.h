@@ -42,6 +42,8 @@ struct wla_backend {
 	struct wl_event_source *unplug_idle;
 	/* Where panels get their GPIO lines (libgpiod unless a test says). */
 	struct wla_gpio_provider *gpio_provider;
+	/* The control socket, NULL when off or it could not be had. */
+	struct wla_control *control;
 	struct wl_listener display_destroy;
 };
 
@@ -146,5 +148,14 @@ struct wla_fb *wla_fb_from_wlr_buffer(struct wla_backend *backend, struct wlr_bu
 /* At backend destroy, after every state is gone: detach every wrapper from
  * its buffer and free it. */
 void wla_backend_finish_fbs(struct wla_backend *backend);
+
+/*
+ * The control socket (backend/wlr/control.c), made when the backend starts
+ * where config.control says. NULL, logged, when it is off or cannot be had:
+ * the compositor runs without it. Destroyed first at backend destroy.
+ */
+struct wla_control *wla_control_create(struct wla_backend *backend);
+void wla_control_destroy(struct wla_control *control);
+const char *wla_control_path(const struct wla_control *control);
 
 #endif

@@ -20,6 +20,8 @@
 #define WLA_MAX_FLIP_DEPTH 4
 #define WLA_MAX_LATCH_SLACK_US 10000
 #define WLA_DEFAULT_LATCH_SLACK_US 200
+/* A control socket path fits a sockaddr_un's sun_path, NUL included. */
+#define WLA_CONTROL_PATH_MAX 108
 
 /* Limits a configured mode must respect. */
 #define WLA_MODE_MAX_SIZE 16384
@@ -65,6 +67,10 @@ struct wla_config {
 	 * registers written before the vblank; 0..WLA_MAX_LATCH_SLACK_US
 	 * (default 200). */
 	uint32_t latch_slack_us;
+	/* The control socket (README, "Control socket"): "" for the first free
+	 * $XDG_RUNTIME_DIR/wlatomic-N (N 0..31), "off" for none, or an
+	 * absolute path shorter than WLA_CONTROL_PATH_MAX. */
+	char control[WLA_CONTROL_PATH_MAX];
 };
 
 /*
@@ -83,7 +89,7 @@ int wla_config_parse_mode(const char *origin, const char *str, struct wla_config
 
 /*
  * Set one key ("overlay-planes", "cursor-size", "flip-depth", "flip-policy",
- * "gpio-dry-run", "latch-slack-us") to a value. origin names the
+ * "gpio-dry-run", "latch-slack-us", "control") to a value. origin names the
  * source in error messages (a file and line, or an environment variable).
  * Returns 0 or -EINVAL with one logged line naming key and value.
  */
@@ -115,7 +121,8 @@ int wla_config_load_file(struct wla_config *cfg, const char *path);
  * Apply the environment on top of cfg: WLA_CONFIG (a file, loaded first),
  * then WLA_OUTPUTS ("N" outputs of the default mode, or per-output mode lists
  * "1920x1080@60,1280x720;1024x768@75"), WLA_OVERLAY_PLANES, WLA_CURSOR_SIZE,
- * WLA_FLIP_DEPTH, WLA_FLIP_POLICY, WLA_GPIO_DRY_RUN, WLA_LATCH_SLACK_US.
+ * WLA_FLIP_DEPTH, WLA_FLIP_POLICY, WLA_GPIO_DRY_RUN, WLA_LATCH_SLACK_US,
+ * WLA_CONTROL.
  * Returns 0 or a negative errno after logging one line.
  */
 int wla_config_load_env(struct wla_config *cfg);

@@ -227,6 +227,9 @@ static void write_config(struct text *t, const struct wla_config *cfg)
 		"gpio-dry-run = %d\nlatch-slack-us = %u\n", cfg->overlay_planes, cfg->cursor_size,
 		cfg->flip_depth, cfg->flip_mailbox ? "mailbox" : "queue", cfg->gpio_dry_run ? 1 : 0,
 		cfg->latch_slack_us);
+	if (cfg->control[0]) {
+		put(t, "control = %s\n", cfg->control);
+	}
 	for (size_t i = 0; i < cfg->n_outputs; i++) {
 		const struct wla_config_output *o = &cfg->outputs[i];
 		put(t, "[output]\nname = %s\n", o->name);
@@ -466,6 +469,14 @@ static bool oracle_set(const struct wla_config *before, const char *key, const c
 	}
 	if (strcmp(key, "latch-slack-us") == 0) {
 		return oracle_uint(value, 0, WLA_MAX_LATCH_SLACK_US, &after->latch_slack_us);
+	}
+	if (strcmp(key, "control") == 0) {
+		if ((strcmp(value, "off") != 0 && value[0] != '/') ||
+				strlen(value) >= WLA_CONTROL_PATH_MAX) {
+			return false;
+		}
+		snprintf(after->control, sizeof(after->control), "%s", value);
+		return true;
 	}
 	return false;
 }

@@ -1,0 +1,303 @@
+#!/bin/bash
+# The control socket of the example compositor (linked with libwlatomic):
+# requests from wlatomic-ctl and from raw sockets, bad ones too; tinywl keeps
+# running, leaks nothing and holds no buffer lock at exit.
+# Usage: test-control.sh CASE TINYWL WLATOMIC_CTL PNG_INFO
+set -euo pipefail
+. "$(dirname "$0")/../integration/lib.sh"
+CASE=$1 TINYWL=$(realpath "$2") CTL=$(realpath "$3") PNGINFO=$(realpath "$4")
+setup
+command -v weston-simple-shm >/dev/null || skip "weston-simple-shm is not installed"
+command -v python3 >/dev/null || skip "python3 is not installed"
+export WLA_CONTROL="$XDG_RUNTIME_DIR/control"
+export CTL PNGINFO TEST_DIR
+
+# The steps run as tinywl's startup command; tinywl exits with their status.
+steps() {
+	cat >"$TEST_DIR/steps.sh"
+	run_tinywl "$TINYWL" -s "bash $TEST_DIR/steps.sh"
+	expect_status 0
+	grep -qx 'tinywl: buffer_locks=0' "$TEST_DIR/stdout" || fail "buffer locks left at exit"
+}
+
+# Raw requests, for what wlatomic-ctl never sends.
+cat >"$TEST_DIR/raw.py" <<'PY'
+import os, socket, sys, time
+path = os.environ['WLA_CONTROL']
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.settimeout(10)
+    return s
+def lines(s):
+    data = b''
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            return data.decode(errors='replace')
+        data += chunk
+        if data.endswith(b'\n') and (data.split(b'\n')[-2].startswith(b'ok') or
+                                     data.split(b'\n')[-2].startswith(b'error')):
+            return data.decode(errors='replace')
+def expect(reply, want):
+    last = reply.strip().split('\n')[-1]
+    if not last.startswith(want):
+        print(f'FAIL: reply {reply!r}, expected {want!r}', file=sys.stderr)
+        sys.exit(1)
+    print(last)
+case = sys.argv[1]
+if case == 'long':
+    s = conn()
+    s.sendall(b'list ' + b'x' * 2000 + b'\n')
+    expect(lines(s), 'error request longer than 1023 bytes')
+    try:
+        rest = s.recv(100)
+    except ConnectionResetError:
+        rest = b''
+    if rest != b'':
+        sys.exit('FAIL: not closed after an over-long line')
+elif case == 'nul':
+    s = conn()
+    s.sendall(b'li\0st\n')
+    expect(lines(s), 'error request holds a NUL byte')
+elif case == 'pipeline':
+    # Requests behind a wait are answered in order once it ends.
+    s = conn()
+    s.sendall(b'wait Virtual-1 3\nbogus\nlist\n')
+    data = b''
+    while data.count(b'\n') < 4:
+        data += s.recv(65536)
+    got = [l.split(' ')[0] + ' ' + l.split(' ')[1] for l in data.decode().split('\n')
+           if l.startswith(('ok', 'error'))]
+    if got != ['ok presented', 'error unknown', 'ok 1']:
+        sys.exit(f'FAIL: pipelined replies {got}')
+    print('pipelined', got)
+elif case == 'hangup':
+    # Clients gone mid-request: a wait, a capture, a half line.
+    for req in (b'wait Virtual-1 100000\n', b'capture Virtual-1 /nonexistent/x.png\n',
+                b'plug HALF 640x48'):
+        s = conn()
+        s.sendall(req)
+        s.close()
+    time.sleep(0.3)
+elif case == 'many':
+    # 32 clients are served at once; more are told and closed.
+    socks = [conn() for _ in range(40)]
+    time.sleep(0.3)
+    refused = 0
+    for s in socks:
+        s.setblocking(False)
+        try:
+            d = s.recv(100)
+            if d.startswith(b'error too many clients'):
+                refused += 1
+        except BlockingIOError:
+            pass
+    if refused != 8:
+        sys.exit(f'FAIL: {refused} of 40 clients refused, expected 8')
+    for s in socks[:32]:
+        s.setblocking(True)
+        s.settimeout(10)
+        s.sendall(b'list\n')
+    for s in socks[:32]:
+        expect(lines(s), 'ok 1 connectors')
+    print('served 32, refused 8')
+elif case == 'flood':
+    # A client that sends requests and never reads its replies: the
+    # compositor stops reading it once its replies pile up (memory stays
+    # bounded) and serves the others meanwhile.
+    s = conn()
+    s.setblocking(False)
+    sent, stuck_since = 0, None
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        try:
+            sent += s.send(b'list\n' * 1000)
+            stuck_since = None
+        except BlockingIOError:
+            stuck_since = stuck_since or time.time()
+            if time.time() - stuck_since > 1.0:
+                break
+            time.sleep(0.01)
+        except (BrokenPipeError, ConnectionResetError):
+            break
+    else:
+        sys.exit('FAIL: the compositor read a client that never reads for 20 s')
+    other = conn()
+    other.sendall(b'list\n')
+    expect(lines(other), 'ok 1 connectors')
+    print(f'held back after {sent} bytes of requests; others still served')
+PY
+
+case $CASE in
+requests)
+	steps <<'EOS'
+set -eu
+fail() { echo "FAIL: $*" >&2; exit 1; }
+weston-simple-shm & client=$!
+trap 'kill $client 2>/dev/null || true' EXIT
+"$CTL" wait Virtual-1 10 >"$TEST_DIR/r" || fail "wait: $(cat "$TEST_DIR/r")"
+grep -Eq '^ok presented 10 seq=[0-9]+$' "$TEST_DIR/r" || fail "wait reply $(cat "$TEST_DIR/r")"
+"$CTL" list >"$TEST_DIR/r"
+grep -Eq '^output Virtual-1 status=connected output=yes enabled=1 dpms=on mode=1920x1080@60.000 modes=1920x1080@60.000 .* frames_presented=[1-9]' \
+	"$TEST_DIR/r" || fail "list: $(cat "$TEST_DIR/r")"
+tail -n 1 "$TEST_DIR/r" | grep -qx 'ok 1 connectors' || fail "list end: $(cat "$TEST_DIR/r")"
+# A capture's CRC is the PNG's.
+"$CTL" capture Virtual-1 "$TEST_DIR/v1.png" >"$TEST_DIR/r" || fail "capture: $(cat "$TEST_DIR/r")"
+crc=$(sed -n 's/^ok captured 1920x1080 seq=[0-9]* crc32=\([0-9a-f]*\) .*/\1/p' "$TEST_DIR/r")
+[ -n "$crc" ] || fail "capture reply $(cat "$TEST_DIR/r")"
+[ "$("$PNGINFO" "$TEST_DIR/v1.png")" = "1920x1080 crc32=$crc" ] || fail "PNG and CRC differ"
+# Hot-plug: a new output with the modes asked for, then gone.
+"$CTL" plug HP-1 1024x768@75,800x600 >"$TEST_DIR/r" || fail "plug: $(cat "$TEST_DIR/r")"
+"$CTL" wait HP-1 3 >/dev/null || fail "HP-1 presents no frame"
+"$CTL" list >"$TEST_DIR/r"
+grep -q '^output HP-1 status=connected output=yes enabled=1 dpms=on mode=1024x768@75.000 modes=1024x768@75.000,800x600@60.000 ' \
+	"$TEST_DIR/r" || fail "HP-1 in list: $(cat "$TEST_DIR/r")"
+"$CTL" capture HP-1 "$TEST_DIR/hp.png" | grep -q '^ok captured 1024x768 ' || fail "HP-1 capture"
+"$CTL" unplug HP-1 | grep -qx 'ok unplugged HP-1' || fail "unplug"
+"$CTL" list >"$TEST_DIR/r"
+grep -q HP-1 "$TEST_DIR/r" && fail "HP-1 still listed"
+grep -qx 'ok 1 connectors' "$TEST_DIR/r" || fail "list after unplug"
+# A wait on an output that is unplugged meanwhile is told so.
+"$CTL" plug HP-2 640x480 >/dev/null
+(rc=0; "$CTL" wait HP-2 100000 >"$TEST_DIR/w" 2>&1 || rc=$?; echo $rc >"$TEST_DIR/wrc") &
+waiter=$!
+sleep 0.3
+"$CTL" unplug HP-2 >/dev/null
+wait $waiter
+grep -q '^error wait: output HP-2 went away after' "$TEST_DIR/w" || fail "wait on unplugged: $(cat "$TEST_DIR/w")"
+[ "$(cat "$TEST_DIR/wrc")" = 1 ] || fail "wlatomic-ctl status on error"
+echo "steps done"
+EOS
+	grep -q "control: listening on $WLA_CONTROL" "$TEST_DIR/stderr" ||
+		true # logged at info level; tinywl logs errors only
+	grep -q '\[ERROR\]' "$TEST_DIR/stderr" && fail "error lines in a good run"
+	[ ! -e "$WLA_CONTROL" ] || fail "the socket was left behind"
+	;;
+bad)
+	steps <<'EOS'
+set -eu
+fail() { echo "FAIL: $*" >&2; exit 1; }
+weston-simple-shm & client=$!
+trap 'kill $client 2>/dev/null || true' EXIT
+check() { # check WANT ARGS...: the error reply of a bad request
+	local want=$1; shift
+	if "$CTL" "$@" >"$TEST_DIR/r" 2>&1; then fail "'$*' succeeded"; fi
+	grep -qF -- "$want" "$TEST_DIR/r" || fail "'$*' replied $(cat "$TEST_DIR/r")"
+}
+check "error unknown command 'frobnicate'" frobnicate
+check "error list: takes no argument" list extra
+check "error wait: no output named NOPE" wait NOPE 3
+check "error capture: no output named NOPE" capture NOPE /tmp/x.png
+check "error unplug: no connector named NOPE" unplug NOPE
+check "error wait: frames 'x': expected 1..1000000" wait Virtual-1 x
+check "error wait: frames '0'" wait Virtual-1 0
+check "error plug: mode '12x'" plug BAD 12x
+check "error plug: mode '0x0@60'" plug BAD 1920x1080,0x0@60
+check "error plug: mode '640x480@0'" plug BAD 640x480@0
+check "error plug: expected plug NAME MODE" plug BAD
+check "error capture: cannot write /nonexistent/dir/x.png" capture Virtual-1 /nonexistent/dir/x.png
+check "error plug: connector Virtual-1" plug Virtual-1 640x480
+for c in long nul pipeline hangup many flood; do
+	python3 "$TEST_DIR/raw.py" $c || fail "raw case $c"
+done
+# Still serving, with the same one output.
+"$CTL" list | tail -n 1 | grep -qx 'ok 1 connectors' || fail "not serving after the bad requests"
+"$CTL" wait Virtual-1 5 >/dev/null || fail "no frames after the bad requests"
+echo "steps done"
+EOS
+	;;
+in-use)
+	# A second compositor on the same path is refused clearly and runs on.
+	cat >"$TEST_DIR/second.sh" <<EOS
+set -u
+XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR WLA_CONTROL=$WLA_CONTROL timeout -k 5 20 \
+	"$TINYWL" --exit-after-frames 20 >"$TEST_DIR/second.out" 2>"$TEST_DIR/second.err"
+echo \$? >"$TEST_DIR/second.rc"
+EOS
+	steps <<'EOS'
+set -eu
+fail() { echo "FAIL: $*" >&2; exit 1; }
+weston-simple-shm & client=$!
+trap 'kill $client 2>/dev/null || true' EXIT
+bash "$TEST_DIR/second.sh"
+[ "$(cat "$TEST_DIR/second.rc")" = 0 ] || fail "the second compositor failed: $(cat "$TEST_DIR/second.err")"
+grep -q "control: $WLA_CONTROL is in use by a live compositor; no control socket" \
+	"$TEST_DIR/second.err" || fail "no clear refusal: $(cat "$TEST_DIR/second.err")"
+[ "$(grep -c ERROR "$TEST_DIR/second.err")" = 1 ] || fail "more than the one error line"
+# The first still owns the socket.
+"$CTL" list | tail -n 1 | grep -qx 'ok 1 connectors' || fail "the first lost its socket"
+echo "steps done"
+EOS
+	;;
+stale)
+	# A socket left by a dead compositor is replaced.
+	python3 -c "import socket,os; s=socket.socket(socket.AF_UNIX); s.bind(os.environ['WLA_CONTROL'])"
+	[ -S "$WLA_CONTROL" ] || fail "no stale socket made"
+	steps <<'EOS'
+set -eu
+"$CTL" list | tail -n 1 | grep -qx 'ok 1 connectors' || { echo "FAIL: stale socket not replaced" >&2; exit 1; }
+EOS
+	grep -q '\[ERROR\]' "$TEST_DIR/stderr" && fail "an error line for a stale socket"
+	# Not a socket: refused, the compositor runs on.
+	echo data >"$WLA_CONTROL"
+	steps <<'EOS'
+exit 0
+EOS
+	grep -q "control: $WLA_CONTROL exists and is not a socket; no control socket" \
+		"$TEST_DIR/stderr" || fail "a regular file at the path is not refused clearly"
+	[ "$(cat "$WLA_CONTROL")" = data ] || fail "the file was touched"
+	;;
+config)
+	export WLA_CONTROL=relative/path
+	run_tinywl "$TINYWL" --exit-after-frames 1
+	expect_status 1
+	grep -q "config: WLA_CONTROL: control 'relative/path': expected off or an absolute path" \
+		"$TEST_DIR/stderr" || fail "a relative WLA_CONTROL is not refused"
+	export WLA_CONTROL=off
+	run_tinywl "$TINYWL" --exit-after-frames 5
+	expect_status 0
+	[ -z "$(ls "$XDG_RUNTIME_DIR" | grep wlatomic || true)" ] || fail "a socket with control off"
+	unset WLA_CONTROL
+	run_tinywl "$TINYWL" -v --exit-after-frames 5
+	expect_status 0
+	grep -q "control: listening on $XDG_RUNTIME_DIR/wlatomic-0" "$TEST_DIR/stderr" ||
+		fail "the default path is not printed"
+	;;
+peer)
+	# Served only to the compositor's user, by the peer's credentials: root
+	# passes the socket's file mode, not the check.
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run the compositor as another user"
+	command -v setpriv >/dev/null || skip "setpriv is not installed"
+	user=wlatomic-test
+	id "$user" >/dev/null 2>&1 || useradd -m -s /bin/sh "$user" ||
+		skip "cannot create the user $user"
+	run=$(mktemp -d /tmp/wla-peer.XXXXXX)
+	trap 'rm -rf "$TEST_DIR" "$run"; kill $tw 2>/dev/null || true' EXIT
+	chown "$user:" "$run"
+	chmod 0700 "$run"
+	setpriv --reuid="$user" --regid="$user" --init-groups env -i PATH="$PATH" \
+		XDG_RUNTIME_DIR="$run" WLA_CONTROL="$run/control" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:-}" LSAN_OPTIONS="${LSAN_OPTIONS:-}" \
+		timeout -k 5 30 "$TINYWL" -s weston-simple-shm >"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
+	tw=$!
+	for _ in $(seq 100); do [ -S "$run/control" ] && break; sleep 0.1; done
+	[ -S "$run/control" ] || fail "the compositor made no socket: $(cat "$TEST_DIR/stderr")"
+	STATUS=0
+	"$CTL" -s "$run/control" list >"$TEST_DIR/r" 2>&1 || STATUS=$?
+	cat "$TEST_DIR/r"
+	[ "$STATUS" -eq 1 ] || fail "root was served (status $STATUS)"
+	grep -qx "error permission denied: not the compositor's user" "$TEST_DIR/r" ||
+		fail "no permission error"
+	# Its own user is served.
+	setpriv --reuid="$user" --regid="$user" --init-groups "$CTL" -s "$run/control" wait Virtual-1 5 ||
+		fail "the compositor's user was not served"
+	kill $tw
+	wait $tw || true
+	check_no_sanitizer_report
+	;;
+*)
+	fail "unknown case $CASE"
+	;;
+esac
+echo PASS
