@@ -282,7 +282,10 @@ static void cmd_list(struct control_client *client, int argc, char **argv)
 			}
 		}
 	}
-	reply(client, "ok %zu connectors", n);
+	/* The backend's buffer locks: 0 once every output is off, and not
+	 * growing while they run (a leak check from outside). */
+	reply(client, "ok %zu connectors buffer_locks=%zu", n,
+		wla_backend_buffer_locks(&backend->base));
 }
 
 static void cmd_plug(struct control_client *client, int argc, char **argv)

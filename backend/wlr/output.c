@@ -286,6 +286,14 @@ static void handle_frame_idle(void *data)
 {
 	struct wla_output *out = data;
 	out->frame_idle = NULL;
+	if (out->first_frame) {
+		/* Lit up without a buffer: the compositor's first frame. */
+		out->first_frame = false;
+		if (out->base.enabled && !out->base.frame_pending) {
+			wlr_output_send_frame(&out->base);
+			return;
+		}
+	}
 	send_frame_if_room(out);
 }
 
@@ -324,8 +332,38 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
 	if (req->buffer) {
 		out->stats.frames_committed++;
 		schedule_frame(out);
+	} else if (req->enabled && (req->has_mode || !out->base.enabled)) {
+		/* Lit up or given a mode without a buffer (wlroots 0.15 then
+		 * renders none, as we accept it): ask the compositor for the
+		 * first frame, as a DRM page flip or headless' timer would (sway
+		 * waits for a frame event after wlr-randr --on). */
+		out->first_frame = true;
+		schedule_frame(out);
 	}
 	return 0;
+}
+
+/*
+ * Whether req lights the output up or gives it a mode that the primary
+ * plane's fb does not cover, without a buffer. Refused quietly (a probe,
+ * not an error): wlroots 0.15 then renders a buffer of the new size itself
+ * (output_ensure_buffer) and commits again, as for its DRM backend.
+ */
+static bool lacks_buffer(struct wla_output *out, const struct wla_output_request *req)
+{
+	if (!req->enabled || req->buffer || !req->has_mode) {
+		return false;
+	}
+	const struct wla_plane_state *ps = output_crtc(out)->primary->state;
+	const struct wla_fb *fb = ps ? ps->fb : NULL;
+	if (!fb || ((int32_t)fb->width == req->mode.width &&
+			(int32_t)fb->height == req->mode.height)) {
+		return false;
+	}
+	wlr_log(WLR_DEBUG, "output %s: mode %" PRId32 "x%" PRId32 " without a buffer: the "
+		"primary plane's fb is %" PRIu32 "x%" PRIu32 "; a buffer of the mode's size is "
+		"needed", out->base.name, req->mode.width, req->mode.height, fb->width, fb->height);
+	return true;
 }
 
 static bool output_test(struct wlr_output *wlr_output)
@@ -335,8 +373,8 @@ static bool output_test(struct wlr_output *wlr_output)
 		return true;
 	}
 	struct wla_output_request req;
-	return request_from_pending(out, &req) && wla_output_panel_admits(out, &req) &&
-		check_request(out, &req) == 0;
+	return request_from_pending(out, &req) && !lacks_buffer(out, &req) &&
+		wla_output_panel_admits(out, &req) && check_request(out, &req) == 0;
 }
 
 static void update_wlr_state(struct wla_output *out, const struct wla_output_request *req)
@@ -365,6 +403,9 @@ static bool output_commit(struct wlr_output *wlr_output)
 	}
 	struct wla_output_request req;
 	int ret = request_from_pending(out, &req) ? 0 : -EINVAL;
+	if (ret == 0 && lacks_buffer(out, &req)) {
+		ret = -EINVAL;
+	}
 	if (ret == 0 && !wla_output_panel_admits(out, &req)) {
 		ret = -EIO;
 	}

@@ -87,6 +87,9 @@ struct wla_output {
 	/* A frame event waiting for the commit that made room to return
 	 * (wlroots sets frame_pending only after impl->commit). */
 	struct wl_event_source *frame_idle;
+	/* frame_idle sends the first frame event of an output lit up or given
+	 * a mode without a buffer. */
+	bool first_frame;
 	/* The driver turned the CRTC off (it could not program a state). */
 	struct wl_event_source *disabled_idle;
 	/* Present intervals, a ring of the last WLA_STATS_WINDOW. */

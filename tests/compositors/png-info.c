@@ -1,6 +1,7 @@
 /*
  * png-info: facts about PNG files for the compositor tests.
- *   png-info FILE                 prints "WxH crc32=XXXXXXXX" (wla_image_crc32)
+ *   png-info FILE                 prints "WxH crc32=XXXXXXXX colours=N"
+ *                                 (wla_image_crc32; distinct colours up to 1000)
  *   png-info FILE OTHER [X,Y,W,H] prints "differ=N" : pixels whose RGB differ,
  *                                 outside the rectangle if one is given;
  *                                 sizes that differ print "size WxH vs WxH"
@@ -22,7 +23,23 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 	if (argc == 2) {
-		printf("%ux%u crc32=%08x\n", a->width, a->height, wla_image_crc32(a));
+		/* Distinct colours, up to 1000: a flat fill has 1. */
+		uint32_t seen[1000];
+		size_t n = 0;
+		for (uint32_t y = 0; y < a->height && n < 1000; y++) {
+			for (uint32_t x = 0; x < a->width && n < 1000; x++) {
+				uint32_t p = wla_image_pixel(a, x, y) & 0xffffff;
+				size_t i = 0;
+				while (i < n && seen[i] != p) {
+					i++;
+				}
+				if (i == n) {
+					seen[n++] = p;
+				}
+			}
+		}
+		printf("%ux%u crc32=%08x colours=%zu\n", a->width, a->height,
+			wla_image_crc32(a), n);
 		wla_image_destroy(a);
 		return 0;
 	}
