@@ -18,7 +18,7 @@ need_user() {
 	chown "$TEST_USER:" "$RUN"
 	chmod 0700 "$RUN"
 	export WLA_CONTROL="$RUN/control"
-	trap 'stop_compositor; rm -rf "$TEST_DIR" "$RUN"' EXIT
+	trap 'stop_compositor; pkill -KILL -u "$TEST_USER" 2>/dev/null || true; rm -rf "$TEST_DIR" "$RUN"' EXIT
 }
 
 # The environment a compositor and its clients get: nothing of ours but
@@ -111,7 +111,24 @@ wla_errors() {
 # animate: a foot window that redraws every few milliseconds, so that the
 # compositor presents a frame at every vblank (sway draws only damage).
 animate() {
-	as_user foot sh -c 'while :; do date +%s.%N; sleep 0.004; done' \
+	as_user foot --title wla-animate sh -c 'while :; do date +%s.%N; sleep 0.004; done' \
 		>"$TEST_DIR/animate.log" 2>&1 &
-	ANIMATE_PID=$!
+}
+
+# stop_clients NAME...: end the test user's processes of those names and
+# wait until they are gone ($! of a background as_user is a subshell's).
+stop_clients() {
+	local name
+	for name in "$@"; do
+		pkill -TERM -u "$TEST_USER" -x "$name" 2>/dev/null || true
+	done
+	for _ in $(seq 100); do
+		local left=0
+		for name in "$@"; do
+			pgrep -u "$TEST_USER" -x "$name" >/dev/null && left=1
+		done
+		[ $left = 0 ] && return 0
+		sleep 0.05
+	done
+	fail "$* did not end"
 }
