@@ -309,7 +309,12 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 					crtc->waiting_frames, e->commit_seq);
 				return -EBUSY;
 			}
-		} else if (e->frame && !crtc->mailbox && crtc->pending_frames >= depth) {
+		} else if (e->frame && !crtc->mailbox && crtc->pending_frames >= depth &&
+				!(new->mode_changed || new->active_changed ||
+					new->connectors_changed)) {
+			/* A modeset is not refused: as a kernel modeset waits for the
+			 * flips in flight, it waits behind the queue (one past the
+			 * depth, within WLA_QUEUE_MAX) and latches after it. */
 			wlr_log(WLR_ERROR, "%s: flip queue full (%u of %u frames waiting); commit "
 				"refused (commit_seq %" PRIu64 ")", crtc->name, crtc->pending_frames,
 				depth, e->commit_seq);

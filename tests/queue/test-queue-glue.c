@@ -424,6 +424,68 @@ static void disabling_an_output_with_a_full_queue_reports_every_frame_not_presen
 	gf_finish(&f);
 }
 
+/*
+ * A mode change comes while the queue is full (wlr-randr while a client
+ * animates: wlroots renders the new mode's first buffer itself, past its
+ * frame_pending guard). As a kernel modeset waits for the pending flips, it
+ * is not refused: it waits behind the queued frame, which is presented
+ * first, in the old mode; then the new mode's frame.
+ */
+static void a_mode_change_with_a_full_queue_latches_after_the_queued_frame(void)
+{
+	struct gf f;
+	CHECK(gf_init(&f, 1, false, true));
+	struct wlr_buffer *small[2] = { buffer_create(0xff111111, NULL),
+		buffer_create(0xff222222, NULL) };
+	struct wlr_buffer *big = &test_buffer_create(2 * W, 2 * H, DRM_FORMAT_XRGB8888,
+		0xff333333, NULL)->base;
+	CHECK(enable_output(&f, small[0]));
+	gf_vblank(&f, 1);
+	f.n_events = 0;
+	uint32_t seq_small = f.output->commit_seq + 1;
+	CHECK(commit_buffer(&f, small[1]));
+	CHECK_INT(f.crtc->pending_frames, 1);
+	CHECK(f.output->frame_pending);
+	uint64_t v1 = vblank_ns(&f, 1), v2 = vblank_ns(&f, 2); /* the old mode's grid */
+	/* What wlr_output_commit does after its basic test: the mode and the
+	 * buffer wlroots rendered for it, in one commit. */
+	wlr_output_set_custom_mode(f.output, 2 * W, 2 * H, MHZ_60);
+	f.output->pending.committed |= WLR_OUTPUT_STATE_BUFFER;
+	f.output->pending.buffer = wlr_buffer_lock(big);
+	bool ok = f.output->impl->commit(f.output);
+	wlr_buffer_unlock(f.output->pending.buffer);
+	f.output->pending.committed = 0;
+	f.output->pending.buffer = NULL;
+	CHECK(ok);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 3);
+	for (uint64_t t = v1; f.n_events < 2 && t < v1 + 8 * P60; t += P60 / 4) {
+		gf_advance_to(&f, t);
+	}
+	CHECK_INT(f.n_events, 2);
+	CHECK_INT(f.events[0].commit_seq, seq_small);
+	CHECK(f.events[0].presented);
+	CHECK_INT(f.events[0].seq, 2);
+	CHECK_INT(f.events[0].when_ns, v2);
+	CHECK(f.events[1].presented);
+	CHECK(f.events[1].when_ns > f.events[0].when_ns);
+	CHECK_INT(f.output->width, 2 * W);
+	struct wla_image *image = wla_vdc_compose(wla_vdc_output_from_crtc(f.out->crtc));
+	CHECK(image && image->width == 2 * W && image->height == 2 * H);
+	if (image) {
+		CHECK_PIXEL(wla_image_pixel(image, 2 * W - 1, 2 * H - 1), 0xff333333);
+	}
+	wla_image_destroy(image);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 1);
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	CHECK_INT(live_states(&f), 0);
+	wlr_buffer_drop(small[0]);
+	wlr_buffer_drop(small[1]);
+	wlr_buffer_drop(big);
+	gf_finish(&f);
+}
+
 static void destroying_the_display_with_a_full_queue_releases_every_buffer(void)
 {
 	struct gf f;
@@ -776,6 +838,7 @@ int main(void)
 	RUN_TEST(frame_events_come_while_the_queue_has_room);
 	RUN_TEST(a_client_dropping_queued_buffers_changes_nothing_until_each_is_replaced);
 	RUN_TEST(disabling_an_output_with_a_full_queue_reports_every_frame_not_presented);
+	RUN_TEST(a_mode_change_with_a_full_queue_latches_after_the_queued_frame);
 	RUN_TEST(destroying_the_display_with_a_full_queue_releases_every_buffer);
 	RUN_TEST(the_frame_deadline_is_the_latch_after_the_queued_frames);
 	RUN_TEST(in_mailbox_mode_frame_events_come_while_fewer_than_depth_frames_wait);
