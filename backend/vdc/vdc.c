@@ -938,6 +938,12 @@ static struct wla_vdc_output *add_output(struct wla_vdc *vdc, const char *name,
 		goto fail;
 	}
 	conn->possible_crtcs = 1u << out->crtc.index;
+	/* A monitor reports its size; a virtual one is a 96 DPI screen of its
+	 * preferred mode (25.4 mm per 96 px, rounded to the mm). */
+	if (n_modes > 0) {
+		conn->phys_width_mm = ((uint32_t)modes[0].width * 254 + 480) / 960;
+		conn->phys_height_mm = ((uint32_t)modes[0].height * 254 + 480) / 960;
+	}
 	bool ok = init_plane(out, &out->primary, WLA_PLANE_PRIMARY, scanout_formats,
 		WLA_ARRAY_SIZE(scanout_formats));
 	/* Like most display engines' primary planes: full screen, unscaled. */

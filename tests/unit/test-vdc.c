@@ -1010,6 +1010,35 @@ static void vdc_planes_follow_the_config(void)
 	fixture_teardown(&f);
 }
 
+/* wlr-randr and xdg-output clients show a monitor's size; a virtual one is
+ * sized as a 96 DPI screen of its preferred mode, rounded to the mm. */
+static void vdc_connectors_have_the_physical_size_of_96_dpi(void)
+{
+	struct fixture f;
+	memset(&f, 0, sizeof(f));
+	wla_config_init(&f.cfg);
+	f.cfg.outputs[0].modes[0] = (struct wla_config_mode){ 1920, 1080, 60000 };
+	f.cfg.outputs[0].modes[1] = (struct wla_config_mode){ 1280, 720, 60000 };
+	f.cfg.outputs[0].n_modes = 2;
+	f.cfg.outputs[1] = f.cfg.outputs[0];
+	f.cfg.outputs[1].modes[0] = (struct wla_config_mode){ 800, 480, 60000 };
+	f.cfg.outputs[1].n_modes = 1;
+	snprintf(f.cfg.outputs[1].name, sizeof(f.cfg.outputs[1].name), "Virtual-2");
+	f.cfg.n_outputs = 2;
+	CHECK(fixture_setup_config(&f));
+	CHECK_INT(f.conn->phys_width_mm, 508);
+	CHECK_INT(f.conn->phys_height_mm, 286);
+	CHECK_INT(f.vdc->outputs[1]->connector.phys_width_mm, 212);
+	CHECK_INT(f.vdc->outputs[1]->connector.phys_height_mm, 127);
+	/* A connector plugged at runtime too. */
+	const struct wla_config_mode modes[] = { { 1024, 768, 75000 } };
+	struct wla_vdc_output *plugged = wla_vdc_plug(f.vdc, "HP-1", modes, 1);
+	CHECK(plugged != NULL);
+	CHECK_INT(plugged->connector.phys_width_mm, 271);
+	CHECK_INT(plugged->connector.phys_height_mm, 203);
+	fixture_teardown(&f);
+}
+
 static void vdc_overlays_scale_from_8x_up_to_4x_down(void)
 {
 	struct fixture f;
@@ -1232,6 +1261,7 @@ int main(void)
 	RUN_TEST(vdc_primary_and_overlays_scan_out_rgb_formats);
 	RUN_TEST(vdc_planes_stack_primary_below_overlays_below_cursor);
 	RUN_TEST(vdc_planes_follow_the_config);
+	RUN_TEST(vdc_connectors_have_the_physical_size_of_96_dpi);
 	RUN_TEST(vdc_overlays_scale_from_8x_up_to_4x_down);
 	RUN_TEST(vdc_scans_out_only_fbs_the_cpu_can_read_with_a_full_stride);
 	RUN_TEST(vdc_destroy_with_a_pending_frame_releases_every_fb);
