@@ -443,7 +443,7 @@ int main(int argc, char *argv[])
 	if (optind < argc) {
 		bench.tinywl = argv[optind++];
 	} else {
-		bench.tinywl = own_tinywl = bench_sibling_path("examples/tinywl");
+		bench.tinywl = own_tinywl = bench_sibling_path("bench/tinywl-measured");
 	}
 	if (optind < argc) {
 		fprintf(stderr, "wla-bench-idle: unexpected argument '%s'\n", argv[optind]);

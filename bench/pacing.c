@@ -643,7 +643,7 @@ int main(int argc, char *argv[])
 	if (optind < argc) {
 		bench.tinywl = argv[optind++];
 	} else {
-		bench.tinywl = own_tinywl = bench_sibling_path("examples/tinywl");
+		bench.tinywl = own_tinywl = bench_sibling_path("bench/tinywl-measured");
 	}
 	if (optind < argc) {
 		bench.client = argv[optind++];

@@ -501,7 +501,7 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 	char *own[3] = { NULL, NULL, NULL };
-	const char *rel[3] = { "examples/tinywl", "tests/clients/wla-pattern-client",
+	const char *rel[3] = { "bench/tinywl-measured", "tests/clients/wla-pattern-client",
 		"tests/clients/wla-power-client" };
 	const char **paths[3] = { &bench.tinywl, &bench.client, &bench.power };
 	int status = EXIT_SUCCESS;

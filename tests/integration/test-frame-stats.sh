@@ -21,6 +21,13 @@ near_period() {
 		fail "$1=$2, expected the period $PERIOD_US"
 }
 
+# A whole number of periods (vblank times on the exact grid, 1 ns either way).
+near_periods() {
+	awk -v v="$2" -v p=$PERIOD_US 'BEGIN { n = int(v / p + 0.5)
+		exit !(n >= 1 && v >= n * p - 0.002 * n && v <= n * p + 0.002 * n) }' ||
+		fail "$1=$2, expected a whole number of periods of $PERIOD_US"
+}
+
 # run_and_check NAME TINYWL-ARGS...: sets LATENCY to latency_mean_us.
 run_and_check() {
 	local name=$1
@@ -50,11 +57,17 @@ run_and_check() {
 	committed=$(stats_field Virtual-1 frames_committed)
 	[ "$committed" -ge $FRAMES ] && [ "$committed" -le $((FRAMES + 3)) ] ||
 		fail "frames_committed=$committed for $FRAMES presented"
-	# Presentation times are vblank times: the median interval is the period
-	# whatever the load, and no interval is shorter than it (vblank times are
-	# the exact 1/60 s grid rounded to the nanosecond: 1 ns either way).
-	near_period interval_p50_us "$(stats_field Virtual-1 interval_p50_us)"
+	# Presentation times are vblank times: every interval is a whole number
+	# of periods (the exact 1/60 s grid rounded to the nanosecond: 1 ns
+	# either way), and none is shorter than one. The median is one period
+	# where rendering keeps up; a sanitized build on a loaded machine
+	# renders some frames slower than that (its client too).
 	near_period interval_min_us "$(stats_field Virtual-1 interval_min_us)"
+	near_periods interval_p50_us "$(stats_field Virtual-1 interval_p50_us)"
+	near_periods interval_max_us "$(stats_field Virtual-1 interval_max_us)"
+	if [ "${WLA_TEST_SANITIZED:-0}" != 1 ]; then
+		near_period interval_p50_us "$(stats_field Virtual-1 interval_p50_us)"
+	fi
 	LATENCY=$(stats_field Virtual-1 latency_mean_us)
 	# A frame cannot be presented before the vblank after its render began,
 	# nor later than a queue of 3 plus a few late vblanks.

@@ -1,0 +1,107 @@
+#!/bin/bash
+# The example compositor speaks wlr-output-management: wlr-randr lists every
+# output truthfully (enabled, modes, current and preferred, physical size,
+# position) and its changes reach the virtual display, each as one atomic
+# state: a listed mode, a custom mode, off and on, a position; --dryrun (the
+# protocol's test request) changes nothing; what wlr-randr cannot name is
+# refused by it with the output left as it was. tinywl logs no error.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+TINYWL=$(realpath "$1") CTL=$(realpath "$2") CLIENT=$(realpath "$3")
+setup
+command -v wlr-randr >/dev/null || skip "wlr-randr is not installed"
+
+export WLA_OUTPUTS='1920x1080@60,1280x720@60;1024x768@75'
+export WLA_CONTROL="$XDG_RUNTIME_DIR/control"
+# A client that redraws every frame, so that every output keeps presenting.
+timeout -k 5 60 "$TINYWL" -s "$(shell_quote "$CLIENT") --frames 1000000" >"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
+tinywl=$!
+trap 'kill $tinywl 2>/dev/null || true; rm -rf "$TEST_DIR"' EXIT
+for _ in $(seq 200); do
+	[ -S "$WLA_CONTROL" ] && [ -S "$XDG_RUNTIME_DIR/wayland-0" ] && break
+	sleep 0.05
+done
+[ -S "$WLA_CONTROL" ] || fail "tinywl did not start: $(cat "$TEST_DIR/stderr")"
+export WAYLAND_DISPLAY=wayland-0
+ctl() { "$CTL" -s "$WLA_CONTROL" -t 10 "$@"; }
+field() { ctl list | grep "^output $1 " | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# block OUTPUT: wlr-randr's lines for one output.
+block() { wlr-randr | awk -v o="$1" '/^[^ ]/ { on = ($1 == o) } on'; }
+# until CMD...: poll for up to 5 s.
+until_true() {
+	for _ in $(seq 100); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+echo "== listing"
+block Virtual-1 | tee "$TEST_DIR/v1"
+grep -qx '  Enabled: yes' "$TEST_DIR/v1" || fail "Virtual-1 not listed as enabled"
+grep -qx '  Physical size: 508x286 mm' "$TEST_DIR/v1" || fail "Virtual-1's physical size"
+grep -qx '    1920x1080 px, 60.000000 Hz (preferred, current)' "$TEST_DIR/v1" ||
+	fail "Virtual-1's current mode"
+grep -qx '    1280x720 px, 60.000000 Hz' "$TEST_DIR/v1" || fail "Virtual-1's second mode"
+grep -qx '  Position: 0,0' "$TEST_DIR/v1" || fail "Virtual-1's position"
+block Virtual-2 | tee "$TEST_DIR/v2"
+grep -qx '    1024x768 px, 75.000000 Hz (preferred, current)' "$TEST_DIR/v2" ||
+	fail "Virtual-2's current mode"
+grep -qx '  Position: 1920,0' "$TEST_DIR/v2" || fail "Virtual-2 is not right of Virtual-1"
+
+echo "== a listed mode"
+wlr-randr --output Virtual-1 --mode 1280x720@60 || fail "wlr-randr --mode refused"
+until_true test "$(field Virtual-1 mode)" = 1280x720@60.000 ||
+	fail "the virtual display did not change mode: $(field Virtual-1 mode)"
+ctl capture Virtual-1 "$TEST_DIR/small.png" | grep -q '^ok captured 1280x720 ' ||
+	fail "the capture does not have the new size"
+block Virtual-1 | grep -qx '    1280x720 px, 60.000000 Hz (current)' ||
+	fail "wlr-randr does not show the new mode as current"
+[ "$(field Virtual-1 enabled)" = 1 ] || fail "Virtual-1 went off"
+
+echo "== the test request changes nothing"
+wlr-randr --dryrun --output Virtual-1 --mode 1920x1080 || fail "--dryrun refused"
+sleep 0.2
+[ "$(field Virtual-1 mode)" = 1280x720@60.000 ] || fail "--dryrun changed the mode"
+
+echo "== a custom mode"
+wlr-randr --output Virtual-1 --custom-mode 1111x777@50Hz || fail "--custom-mode refused"
+until_true test "$(field Virtual-1 mode)" = 1111x777@50.000 ||
+	fail "the custom mode did not reach the display: $(field Virtual-1 mode)"
+# Vblanks come at the new rate: the sequence number (from the vblank grid)
+# advances by 50 a second (60 would be the old mode's), whatever the load.
+ctl wait Virtual-1 2 >/dev/null || fail "no frames in the custom mode"
+seq0=$(field Virtual-1 last_seq) t0=$(date +%s%N)
+sleep 2
+ctl wait Virtual-1 1 >/dev/null || fail "no frames in the custom mode"
+seq1=$(field Virtual-1 last_seq) t1=$(date +%s%N)
+awk -v s="$((seq1 - seq0))" -v t="$((t1 - t0))" 'BEGIN {
+	hz = s / (t / 1e9); printf "%.1f vblanks/s\n", hz; exit !(hz > 45 && hz < 55) }' ||
+	fail "the 50 Hz mode does not run at 50 Hz: seq $seq0 -> $seq1"
+
+echo "== a mode the output does not have"
+if wlr-randr --output Virtual-1 --mode 1111x778 2>"$TEST_DIR/randr.err"; then
+	fail "wlr-randr accepted a mode the output does not list"
+fi
+grep -q 'unknown mode' "$TEST_DIR/randr.err" || fail "no clear error: $(cat "$TEST_DIR/randr.err")"
+[ "$(field Virtual-1 mode)" = 1111x777@50.000 ] || fail "a refused mode changed the output"
+
+echo "== off and on"
+wlr-randr --output Virtual-2 --off || fail "--off refused"
+until_true test "$(field Virtual-2 enabled)" = 0 || fail "Virtual-2 is still on"
+block Virtual-2 | grep -qx '  Enabled: no' || fail "wlr-randr does not say Virtual-2 is off"
+ctl wait Virtual-2 1 >"$TEST_DIR/w" & waiter=$!
+wlr-randr --output Virtual-2 --on || fail "--on refused"
+wait $waiter || fail "Virtual-2 presents no frame after --on: $(cat "$TEST_DIR/w")"
+[ "$(field Virtual-2 mode)" = 1024x768@75.000 ] || fail "Virtual-2 came back in another mode"
+
+echo "== a position"
+wlr-randr --output Virtual-2 --pos 0,777 || fail "--pos refused"
+until_true sh -c "wlr-randr | grep -A9 '^Virtual-2' | grep -qx '  Position: 0,777'" ||
+	fail "Virtual-2 did not move"
+
+kill $tinywl
+wait $tinywl || fail "tinywl exited with status $? on SIGTERM"
+check_no_sanitizer_report
+[ ! -s "$TEST_DIR/stderr" ] || fail "tinywl logged: $(cat "$TEST_DIR/stderr")"
+echo "PASS"
