@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench-util.h"
+#include "compositors.h"
 
 #define BENCH_REFRESH_HZ 60
 #define BENCH_MAX_RUNS 15
@@ -621,6 +622,8 @@ static void usage(FILE *f)
 		"  -n, --runs N     runs per configuration, the median is reported (default 3)\n"
 		"  -f, --frames N   presented frames per run (default 600)\n"
 		"  -v, --verbose    print every run's stats line\n"
+		"  -C, --no-compositors    leave out the sway and cage rows\n"
+		"  -O, --compositors-only  only the sway and cage rows\n"
 		"  -h, --help       this text\n"
 		"TINYWL and CLIENT default to the tinywl and wla-pattern-client of the build\n"
 		"tree this program is in.\n");
@@ -629,15 +632,22 @@ static void usage(FILE *f)
 int main(int argc, char *argv[])
 {
 	static struct bench bench = { .runs = 3, .frames = 600 };
+	bool no_compositors = false, compositors_only = false;
 	const struct bench_option options[] = {
 		{ "runs", 'n', 1, BENCH_MAX_RUNS, &bench.runs, NULL },
 		{ "frames", 'f', 10, 1000000, &bench.frames, NULL },
 		{ "verbose", 'v', 0, 0, NULL, &bench.verbose },
+		{ "no-compositors", 'C', 0, 0, NULL, &no_compositors },
+		{ "compositors-only", 'O', 0, 0, NULL, &compositors_only },
 	};
 	int parsed = bench_parse_options("wla-bench-pacing", argc, argv, options,
 		sizeof(options) / sizeof(options[0]), usage);
 	if (parsed >= 0) {
 		return parsed;
+	}
+	if (compositors_only) {
+		return bench_compositors_run(bench.runs, bench.frames, bench.verbose) ?
+			EXIT_SUCCESS : EXIT_FAILURE;
 	}
 	char *own_tinywl = NULL, *own_client = NULL;
 	if (optind < argc) {
@@ -682,6 +692,9 @@ int main(int argc, char *argv[])
 	if (status == EXIT_SUCCESS) {
 		print_table(&bench);
 		print_goals(&bench);
+	}
+	if (!no_compositors && !bench_compositors_run(bench.runs, bench.frames, bench.verbose)) {
+		status = EXIT_FAILURE;
 	}
 out:
 	free(own_tinywl);
