@@ -377,6 +377,53 @@ static bool output_test(struct wlr_output *wlr_output)
 		wla_output_panel_admits(out, &req) && check_request(out, &req) == 0;
 }
 
+static struct wla_output_mode *append_mode(struct wlr_output *wo, const struct wla_mode *timing)
+{
+	struct wla_output_mode *mode = calloc(1, sizeof(*mode));
+	if (!mode) {
+		return NULL;
+	}
+	mode->mode = *timing;
+	mode->base.width = timing->width;
+	mode->base.height = timing->height;
+	mode->base.refresh = timing->refresh_mhz;
+	mode->base.preferred = timing->preferred;
+	wl_list_insert(wo->modes.prev, &mode->base.link);
+	return mode;
+}
+
+/*
+ * A custom mode joins the output's list, as wlroots' DRM backend does it:
+ * wlroots 0.15 wants a current mode from the list wherever there is a list
+ * (wlr-output-management asserts it), and off and on again (DPMS) must
+ * find the same timing. The same timing twice is one entry.
+ */
+static void custom_mode_committed(struct wla_output *out, const struct wla_mode *timing)
+{
+	struct wlr_output *wo = &out->base;
+	struct wlr_output_mode *m;
+	wl_list_for_each(m, &wo->modes, link) {
+		struct wla_output_mode *om = wl_container_of(m, om, base);
+		if (wla_mode_equal(&om->mode, timing)) {
+			wlr_output_update_mode(wo, m);
+			return;
+		}
+	}
+	struct wla_mode custom = *timing;
+	custom.preferred = false;
+	struct wla_output_mode *om = append_mode(wo, &custom);
+	if (!om) {
+		wlr_log(WLR_ERROR, "output %s: out of memory for custom mode %" PRId32 "x%" PRId32
+			"@%" PRId32 "mHz; it is on screen but not listed", wo->name, timing->width,
+			timing->height, timing->refresh_mhz);
+		wo->current_mode = NULL;
+		wlr_output_update_custom_mode(wo, timing->width, timing->height,
+			timing->refresh_mhz);
+		return;
+	}
+	wlr_output_update_mode(wo, &om->base);
+}
+
 static void update_wlr_state(struct wla_output *out, const struct wla_output_request *req)
 {
 	struct wlr_output *wo = &out->base;
@@ -385,8 +432,7 @@ static void update_wlr_state(struct wla_output *out, const struct wla_output_req
 		if (pending->mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
 			wlr_output_update_mode(wo, pending->mode);
 		} else {
-			wlr_output_update_custom_mode(wo, req->mode.width, req->mode.height,
-				req->mode.refresh_mhz);
+			custom_mode_committed(out, &req->mode);
 		}
 	}
 	if (pending->committed & WLR_OUTPUT_STATE_ENABLED) {
@@ -566,6 +612,10 @@ static void output_destroy(struct wlr_output *wlr_output)
 	crtc->present = NULL;
 	crtc->idle = NULL;
 	crtc->present_data = NULL;
+	/* As in a disable, a panel's backlight goes off while the CRTC still
+	 * scans out; the panel's destroy runs the rest of its power-off after
+	 * the CRTC stopped, back to back. */
+	wla_output_panel_blank(out);
 	wla_crtc_force_off(crtc);
 	/* Inside the device's delivery (a present listener destroyed us) the
 	 * frames just cancelled wait to be delivered: an output made next on
@@ -757,18 +807,11 @@ static bool add_formats(struct wlr_drm_format_set *set, const struct wla_plane *
 static bool add_modes(struct wlr_output *wo, const struct wla_connector *conn)
 {
 	for (size_t i = 0; i < conn->n_modes; i++) {
-		struct wla_output_mode *mode = calloc(1, sizeof(*mode));
-		if (!mode) {
+		if (!append_mode(wo, &conn->modes[i])) {
 			wlr_log(WLR_ERROR, "output %s: out of memory for mode %zu of %zu",
 				conn->name, i, conn->n_modes);
 			return false;
 		}
-		mode->mode = conn->modes[i];
-		mode->base.width = conn->modes[i].width;
-		mode->base.height = conn->modes[i].height;
-		mode->base.refresh = conn->modes[i].refresh_mhz;
-		mode->base.preferred = conn->modes[i].preferred;
-		wl_list_insert(wo->modes.prev, &mode->base.link);
 	}
 	return true;
 }

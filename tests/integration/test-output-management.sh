@@ -68,6 +68,9 @@ echo "== a custom mode"
 wlr-randr --output Virtual-1 --custom-mode 1111x777@50Hz || fail "--custom-mode refused"
 until_true test "$(field Virtual-1 mode)" = 1111x777@50.000 ||
 	fail "the custom mode did not reach the display: $(field Virtual-1 mode)"
+# It joins the mode list as the current mode (wlroots' DRM backend does so).
+until_true sh -c "wlr-randr | grep -qx '    1111x777 px, 50.000000 Hz (current)'" ||
+	fail "wlr-randr does not show the custom mode as current: $(block Virtual-1)"
 # Vblanks come at the new rate: the sequence number (from the vblank grid)
 # advances by 50 a second (60 would be the old mode's), whatever the load.
 ctl wait Virtual-1 2 >/dev/null || fail "no frames in the custom mode"

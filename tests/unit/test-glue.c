@@ -411,6 +411,72 @@ static void two_timings_of_one_size_and_rate_are_two_modes(void)
 	gf_finish(&f);
 }
 
+/* A custom mode joins the output's mode list, as in wlroots' DRM backend
+ * (its current_mode named the listed mode before it, so that sway reported
+ * that one and could not go back to it; wlroots' output management asserts
+ * a current mode from the list); the same timing again is the same entry;
+ * off and on (DPMS) keeps it; a listed mode afterwards is current again. */
+static void a_custom_mode_joins_the_mode_list_and_stays_current(void)
+{
+	struct gf f;
+	memset(&f, 0, sizeof(f));
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	cfg.outputs[0].modes[0] = (struct wla_config_mode){ 64, 48, 60000 };
+	cfg.outputs[0].n_modes = 1;
+	f.display = wl_display_create();
+	f.loop = wl_display_get_event_loop(f.display);
+	f.backend = wla_backend_create(f.display, &cfg);
+	CHECK(f.backend != NULL);
+	gf_listen(&f);
+	CHECK(wlr_backend_start(f.backend) && f.n_outputs == 1);
+	struct wlr_output *wo = f.outputs[0].output;
+	struct wlr_output_mode *listed = wlr_output_preferred_mode(wo);
+	CHECK(listed != NULL);
+	struct {
+		int32_t w, h, mhz;
+		bool custom;
+		int listed; /* modes in the list after it */
+	} steps[] = { { 64, 48, 60000, false, 1 }, { 80, 60, 50000, true, 2 },
+		{ 80, 60, 50000, true, 2 }, { 64, 48, 60000, false, 2 } };
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct test_buffer *buf = test_buffer_create(steps[i].w, steps[i].h,
+			DRM_FORMAT_XRGB8888, 0xff101010, NULL);
+		if (steps[i].custom) {
+			/* wlroots itself drops it when it is the current mode. */
+			wlr_output_set_custom_mode(wo, steps[i].w, steps[i].h, steps[i].mhz);
+		} else {
+			wlr_output_set_mode(wo, listed);
+		}
+		wlr_output_enable(wo, true);
+		wlr_output_attach_buffer(wo, &buf->base);
+		CHECK(wlr_output_commit(wo));
+		wlr_buffer_drop(&buf->base);
+		CHECK(wo->current_mode != NULL);
+		CHECK(!steps[i].custom || wo->current_mode != listed);
+		CHECK(steps[i].custom || wo->current_mode == listed);
+		CHECK_INT(wl_list_length(&wo->modes), steps[i].listed);
+		CHECK_INT(wo->width, steps[i].w);
+		CHECK_INT(wo->height, steps[i].h);
+		CHECK_INT(wo->refresh, steps[i].mhz);
+		CHECK(wait_until(&f, &f.outputs[0].frames, (int)i + 1));
+		if (steps[i].custom && i == 1) {
+			/* Off and on without a mode, as DPMS does: the custom mode
+			 * comes back, not the preferred one. */
+			struct wlr_output_mode *custom = wo->current_mode;
+			wlr_output_enable(wo, false);
+			CHECK(wlr_output_commit(wo));
+			wlr_output_enable(wo, true);
+			CHECK(wlr_output_commit(wo));
+			struct wla_output *out = wl_container_of(wo, out, base);
+			CHECK_INT(out->crtc->state->mode.width, steps[i].w);
+			CHECK_INT(out->crtc->state->mode.refresh_mhz, steps[i].mhz);
+			CHECK(wo->current_mode == custom);
+		}
+	}
+	gf_finish(&f);
+}
+
 /* A backend with n outputs, not started: its VDC, for a test to reshape
  * (possible CRTCs, planes, connection) before wlr_backend_start. */
 static struct wla_vdc *gf_create_unstarted(struct gf *f, size_t n)
@@ -720,6 +786,7 @@ int main(void)
 	RUN_TEST(an_output_whose_driver_fails_a_frame_goes_off);
 	RUN_TEST(a_present_listener_may_destroy_or_unplug_outputs);
 	RUN_TEST(two_timings_of_one_size_and_rate_are_two_modes);
+	RUN_TEST(a_custom_mode_joins_the_mode_list_and_stays_current);
 	RUN_TEST(outputs_fit_the_crtcs_planes_and_connectors_they_are_given);
 	RUN_TEST(crtcs_are_matched_to_connectors_and_one_left_over_is_skipped);
 	RUN_TEST(cursor_moves_behind_a_cursor_state_reach_the_screen);
