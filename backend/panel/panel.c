@@ -403,6 +403,25 @@ struct wla_panel *wla_panel_create(const struct wla_config_panel *desc, const ch
 	return panel;
 }
 
+void wla_panel_blank(struct wla_panel *panel)
+{
+	if (!panel || panel->destroyed || !panel->video) {
+		return;
+	}
+	size_t i = panel->state == WLA_PANEL_POWERING_OFF ? panel->next : off_point(panel);
+	/* Where progress() sends BLANKED: after the backlight step. */
+	size_t blank_at = panel->desc.has_lit ? 1 : 0;
+	uint64_t now = panel_now(panel);
+	while (i < blank_at && i < panel->desc.n_off &&
+			run_step(panel, &panel->desc.off[i], "power-off", now, false)) {
+		i++;
+	}
+	if (panel->state == WLA_PANEL_POWERING_OFF) {
+		panel->next = i;
+	}
+	panel->video = false;
+}
+
 void wla_panel_destroy(struct wla_panel *panel)
 {
 	if (!panel || panel->destroyed) {

@@ -147,6 +147,13 @@ void wla_output_panel_init(struct wla_output *out, const struct wla_config_panel
 	}
 }
 
+void wla_output_panel_blank(struct wla_output *out)
+{
+	if (out->panel) {
+		wla_panel_blank(output_panel(out));
+	}
+}
+
 void wla_output_panel_finish(struct wla_output *out)
 {
 	drop_deferred(out);

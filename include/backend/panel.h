@@ -212,10 +212,20 @@ struct wla_panel *wla_panel_create(const struct wla_config_panel *desc, const ch
  * lines are not at their off values (on, or in a sequence), the remaining
  * power-off steps are run now, in order, back to back: destroy cannot wait,
  * so their delays (and what was left of the current one) are not waited,
- * which one info line reports. Disable the CRTC first. To keep every delay,
- * call wla_panel_power_off() and destroy after the OFF event.
+ * which one info line reports. Call wla_panel_blank() and disable the CRTC
+ * first. To keep every delay, call wla_panel_power_off() and destroy after
+ * the OFF event.
  */
 void wla_panel_destroy(struct wla_panel *panel);
+
+/*
+ * Before a destroy that cannot wait: while the panel shows video (ON, LIT,
+ * or powering off before its BLANKED event), the power-off steps up to the
+ * point where scanout must stop (the backlight step) run now, back to back;
+ * no event is emitted, the caller stops the CRTC itself, then destroys the
+ * panel, which runs the rest. Nothing happens otherwise.
+ */
+void wla_panel_blank(struct wla_panel *panel);
 
 /*
  * Ask for the panel on. Returns 1 if it is on already (ON or LIT; no event

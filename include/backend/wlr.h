@@ -121,6 +121,9 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
  * when the config describes one; a chip that cannot be had leaves the output
  * off (its enable commits fail). finish after the CRTC is off. */
 void wla_output_panel_init(struct wla_output *out, const struct wla_config_panel *desc);
+/* Before the output is destroyed: the panel's backlight off while the CRTC
+ * still scans out (wla_panel_blank); the caller then stops the CRTC. */
+void wla_output_panel_blank(struct wla_output *out);
 void wla_output_panel_finish(struct wla_output *out);
 /* wlr_output_send_present with the output guarded: a listener's unplug of
  * its connector waits for the event to end (wla_backend_unplug_connector).

@@ -760,14 +760,18 @@ static void destroying_the_backend_while_lit_drives_the_lines_off(void)
 	stop_listening();
 	wl_display_destroy(f.display);
 
-	/* The off steps back to back (destroy cannot wait), the CRTC off
-	 * first, then the release. */
+	/* The off steps back to back (destroy cannot wait), in the order of
+	 * a disable: the backlight off while the CRTC still scans out (a
+	 * panel lit without video shows garbage), the CRTC off, the supply
+	 * last, then the release. */
 	CHECK_INT(f.rec.n_calls, 8);
 	CHECK_SET(CALL_OFF_BACKLIGHT, BL, 0, EN | RST);
 	CHECK_SET(CALL_OFF_RESET, RST, 0, EN);
 	CHECK_SET(CALL_OFF_ENABLE, EN, 0, 0);
 	if (f.rec.n_calls >= 8) {
-		CHECK(!f.snap[CALL_OFF_BACKLIGHT].crtc_active);
+		CHECK(f.snap[CALL_OFF_BACKLIGHT].crtc_active);
+		CHECK(!f.snap[CALL_OFF_RESET].crtc_active);
+		CHECK(!f.snap[CALL_OFF_ENABLE].crtc_active);
 		CHECK_INT(f.rec.calls[7].kind, WLA_GPIO_CALL_RELEASE);
 	}
 	CHECK(!f.rec.requested);

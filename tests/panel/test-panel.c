@@ -310,6 +310,36 @@ static void repeated_requests_coalesce(void)
 	fx_teardown();
 }
 
+/* Before a destroy that cannot wait: the backlight goes off alone (the
+ * caller then stops scanout), the destroy runs the rest; no event. Blank
+ * again, or on a panel without video, does nothing. */
+static void blank_runs_the_backlight_step_alone_and_destroy_the_rest(void)
+{
+	CHECK(setup_simple());
+	power_on_to_on();
+	latch_at(600 * MS);
+	size_t events = fx.n_events;
+	wla_panel_blank(fx.panel);
+	CHECK_INT(fx.rec.n_calls, 5);
+	CHECK_SET(4, 600, BL, 0);
+	wla_panel_blank(fx.panel);
+	CHECK_INT(fx.rec.n_calls, 5);
+	CHECK_INT(fx.n_events, events);
+	wla_panel_destroy(fx.panel);
+	fx.panel = NULL;
+	CHECK_INT(fx.rec.n_calls, 8);
+	CHECK_SET(5, 600, RST, 0);
+	CHECK_SET(6, 600, EN, 0);
+	CHECK_CALL(7, WLA_GPIO_CALL_RELEASE, 600, 0, 0);
+	CHECK_INT(fx.rec.levels, 0);
+	CHECK_INT(fx.n_events, events);
+
+	CHECK(setup_simple());
+	wla_panel_blank(fx.panel); /* off: nothing to blank */
+	CHECK_INT(fx.rec.n_calls, 1); /* the request */
+	fx_teardown();
+}
+
 static void on_then_off_before_any_advance_ends_off_without_a_set(void)
 {
 	CHECK(setup_simple());
@@ -696,6 +726,7 @@ int main(void)
 	RUN_TEST(repeated_requests_coalesce);
 	RUN_TEST(on_then_off_before_any_advance_ends_off_without_a_set);
 	RUN_TEST(destroy_while_lit_runs_the_off_steps_back_to_back_and_says_so);
+	RUN_TEST(blank_runs_the_backlight_step_alone_and_destroy_the_rest);
 	RUN_TEST(destroy_during_power_on_undoes_what_was_driven);
 	RUN_TEST(destroy_during_power_off_continues_from_the_next_step);
 	RUN_TEST(destroy_when_off_only_releases);
