@@ -310,11 +310,11 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 				return -EBUSY;
 			}
 		} else if (e->frame && !crtc->mailbox && crtc->pending_frames >= depth &&
-				!(new->mode_changed || new->active_changed ||
-					new->connectors_changed)) {
-			/* A modeset is not refused: as a kernel modeset waits for the
-			 * flips in flight, it waits behind the queue (one past the
-			 * depth, within WLA_QUEUE_MAX) and latches after it. */
+				!(crtc->pending_frames == depth && (new->mode_changed ||
+					new->active_changed || new->connectors_changed))) {
+			/* A modeset is not refused for a full queue: as a kernel
+			 * modeset waits for the flips in flight, it waits behind the
+			 * queue and latches after it. One past the depth, no more. */
 			wlr_log(WLR_ERROR, "%s: flip queue full (%u of %u frames waiting); commit "
 				"refused (commit_seq %" PRIu64 ")", crtc->name, crtc->pending_frames,
 				depth, e->commit_seq);

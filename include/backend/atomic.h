@@ -601,10 +601,12 @@ int wla_atomic_commit(struct wla_atomic_state *state);
  * change of an active CRTC is queued too and retimes the CRTC where it
  * latches. Turning a CRTC off does not wait: what is queued on it is
  * cancelled (completed as not presented) once the driver stopped it.
- * With queue_depth frames waiting the commit is refused with -EBUSY, or
- * with mailbox set replaces the newest frame the driver has not been
- * handed, which is reported discarded (not presented) and its fbs cleaned
- * up. Ownership as for wla_atomic_commit.
+ * With queue_depth frames waiting the commit is refused with -EBUSY (a
+ * modeset excepted: it waits behind them, one past the depth, as a kernel
+ * modeset waits for the flips in flight), or with mailbox set replaces the
+ * newest frame the driver has not been handed, which is reported discarded
+ * (not presented) and its fbs cleaned up. Ownership as for
+ * wla_atomic_commit.
  */
 int wla_atomic_nonblocking_commit(struct wla_atomic_state *state);
 

@@ -62,7 +62,7 @@ struct wla_frame_deadline {
 	struct timespec commit_by;
 	uint64_t refresh_ns;
 	uint32_t queued;      /* frames waiting to latch now */
-	uint32_t queue_depth; /* how many may wait */
+	uint32_t queue_depth; /* how many may wait (a modeset may wait one past) */
 };
 
 /* Fill deadline for output; false if it is not a wlatomic output or is off. */

@@ -458,6 +458,21 @@ static void a_mode_change_with_a_full_queue_latches_after_the_queued_frame(void)
 	f.output->pending.buffer = NULL;
 	CHECK(ok);
 	CHECK_INT(wla_backend_buffer_locks(f.backend), 3);
+	/* One modeset past the depth, not more: a second one while it waits
+	 * is refused like any frame (found by review: 15 passed). */
+	struct wlr_buffer *other = &test_buffer_create(W, H, DRM_FORMAT_XRGB8888,
+		0xff444444, NULL)->base;
+	wlr_output_set_custom_mode(f.output, W, H, MHZ_60 / 2);
+	f.output->pending.committed |= WLR_OUTPUT_STATE_BUFFER;
+	f.output->pending.buffer = wlr_buffer_lock(other);
+	ok = f.output->impl->commit(f.output);
+	wlr_buffer_unlock(f.output->pending.buffer);
+	f.output->pending.committed = 0;
+	f.output->pending.buffer = NULL;
+	CHECK(!ok);
+	CHECK_INT(f.crtc->pending_frames, 2);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 3);
+	wlr_buffer_drop(other);
 	for (uint64_t t = v1; f.n_events < 2 && t < v1 + 8 * P60; t += P60 / 4) {
 		gf_advance_to(&f, t);
 	}
