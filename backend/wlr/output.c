@@ -392,39 +392,47 @@ static struct wla_output_mode *append_mode(struct wlr_output *wo, const struct w
 	return mode;
 }
 
+/* The entry of the output's list with this timing, if any. */
+static struct wlr_output_mode *find_mode(struct wla_output *out, const struct wla_mode *timing)
+{
+	struct wlr_output_mode *m;
+	wl_list_for_each(m, &out->base.modes, link) {
+		struct wla_output_mode *om = wl_container_of(m, om, base);
+		if (wla_mode_equal(&om->mode, timing)) {
+			return m;
+		}
+	}
+	return NULL;
+}
+
 /*
  * A custom mode joins the output's list, as wlroots' DRM backend does it:
  * wlroots 0.15 wants a current mode from the list wherever there is a list
  * (wlr-output-management asserts it), and off and on again (DPMS) must
- * find the same timing. The same timing twice is one entry.
+ * find the same timing. The same timing twice is one entry. spare, taken
+ * before the commit, becomes the entry or is freed.
  */
-static void custom_mode_committed(struct wla_output *out, const struct wla_mode *timing)
+static void custom_mode_committed(struct wla_output *out, const struct wla_mode *timing,
+	struct wla_output_mode *spare)
 {
-	struct wlr_output *wo = &out->base;
-	struct wlr_output_mode *m;
-	wl_list_for_each(m, &wo->modes, link) {
-		struct wla_output_mode *om = wl_container_of(m, om, base);
-		if (wla_mode_equal(&om->mode, timing)) {
-			wlr_output_update_mode(wo, m);
-			return;
-		}
+	struct wlr_output_mode *m = find_mode(out, timing);
+	if (!m) {
+		assert(spare);
+		spare->mode = *timing;
+		spare->mode.preferred = false;
+		spare->base.width = timing->width;
+		spare->base.height = timing->height;
+		spare->base.refresh = timing->refresh_mhz;
+		wl_list_insert(out->base.modes.prev, &spare->base.link);
+		m = &spare->base;
+		spare = NULL;
 	}
-	struct wla_mode custom = *timing;
-	custom.preferred = false;
-	struct wla_output_mode *om = append_mode(wo, &custom);
-	if (!om) {
-		wlr_log(WLR_ERROR, "output %s: out of memory for custom mode %" PRId32 "x%" PRId32
-			"@%" PRId32 "mHz; it is on screen but not listed", wo->name, timing->width,
-			timing->height, timing->refresh_mhz);
-		wo->current_mode = NULL;
-		wlr_output_update_custom_mode(wo, timing->width, timing->height,
-			timing->refresh_mhz);
-		return;
-	}
-	wlr_output_update_mode(wo, &om->base);
+	free(spare);
+	wlr_output_update_mode(&out->base, m);
 }
 
-static void update_wlr_state(struct wla_output *out, const struct wla_output_request *req)
+static void update_wlr_state(struct wla_output *out, const struct wla_output_request *req,
+	struct wla_output_mode *spare)
 {
 	struct wlr_output *wo = &out->base;
 	const struct wlr_output_state *pending = &wo->pending;
@@ -432,12 +440,14 @@ static void update_wlr_state(struct wla_output *out, const struct wla_output_req
 		if (pending->mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
 			wlr_output_update_mode(wo, pending->mode);
 		} else {
-			custom_mode_committed(out, &req->mode);
+			custom_mode_committed(out, &req->mode, spare);
+			spare = NULL;
 		}
 	}
 	if (pending->committed & WLR_OUTPUT_STATE_ENABLED) {
 		wlr_output_update_enabled(wo, pending->enabled);
 	}
+	free(spare);
 }
 
 static bool output_commit(struct wlr_output *wlr_output)
@@ -451,6 +461,16 @@ static bool output_commit(struct wlr_output *wlr_output)
 	int ret = request_from_pending(out, &req) ? 0 : -EINVAL;
 	if (ret == 0 && lacks_buffer(out, &req)) {
 		ret = -EINVAL;
+	}
+	/* A custom mode's list entry is allocated before the point of no
+	 * return (custom_mode_committed). */
+	struct wla_output_mode *spare = NULL;
+	if (ret == 0 && (wlr_output->pending.committed & WLR_OUTPUT_STATE_MODE) &&
+			wlr_output->pending.mode_type == WLR_OUTPUT_STATE_MODE_CUSTOM &&
+			!find_mode(out, &req.mode) && !(spare = calloc(1, sizeof(*spare)))) {
+		wlr_log(WLR_ERROR, "output %s: out of memory for custom mode %" PRId32 "x%" PRId32,
+			wlr_output->name, req.mode.width, req.mode.height);
+		ret = -ENOMEM;
 	}
 	if (ret == 0 && !wla_output_panel_admits(out, &req)) {
 		ret = -EIO;
@@ -466,6 +486,7 @@ static bool output_commit(struct wlr_output *wlr_output)
 		ret = wla_output_commit_request(out, &req);
 	}
 	if (ret < 0) {
+		free(spare);
 		out->stats.refused++;
 		out->stats.refused_queue_full += ret == -EBUSY;
 		wlr_log(WLR_DEBUG, "output %s: commit %" PRIu32 " refused: %s", wlr_output->name,
@@ -473,7 +494,7 @@ static bool output_commit(struct wlr_output *wlr_output)
 		return false;
 	}
 	out->stats.commits++;
-	update_wlr_state(out, &req);
+	update_wlr_state(out, &req, spare);
 	return true;
 }
 
