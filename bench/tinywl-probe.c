@@ -207,7 +207,8 @@ static void check_present_seq(struct probe_output *output,
 		int64_t refresh_ns = (int64_t)present_period_ns(output, event);
 		bool ok = delta > 0;
 		if (ok && refresh_ns > 0) {
-			int64_t dt = (int64_t)wla_timespec_to_ns(event->when) - (int64_t)wla_timespec_to_ns(&output->last_when);
+			int64_t dt = (int64_t)wla_timespec_to_ns(event->when) -
+				(int64_t)wla_timespec_to_ns(&output->last_when);
 			ok = llround((double)dt / (double)refresh_ns) == delta;
 		}
 		if (!ok) {
@@ -272,7 +273,8 @@ static void check_present_honest(struct probe_output *output,
 		struct wla_frame_deadline deadline;
 		if (wla_output_is_wla(output->wlr_output) &&
 				wla_output_get_frame_deadline(output->wlr_output, &deadline)) {
-			slack = wla_timespec_to_ns(&deadline.latch) - wla_timespec_to_ns(&deadline.commit_by);
+			slack = wla_timespec_to_ns(&deadline.latch) -
+				wla_timespec_to_ns(&deadline.commit_by);
 		}
 		if (delta > 1 && committed_ns + slack < output->gap_prev_when_ns + period) {
 			output->queued_gaps++;
@@ -334,7 +336,8 @@ static void handle_capture_done(struct wla_capture *capture, const struct wla_im
 	}
 	int ret = wla_image_write_png(image, probe.capture_path);
 	if (ret < 0) {
-		fprintf(stderr, "tinywl: cannot write %s: %s\n", probe.capture_path, strerror(-ret));
+		fprintf(stderr, "tinywl: cannot write %s: %s\n", probe.capture_path,
+			strerror(-ret));
 		probe_exit(EXIT_FAILURE);
 		return;
 	}
@@ -381,7 +384,8 @@ static void handle_output_commit(struct wl_listener *listener, void *data)
 	struct wlr_output_event_commit *event = data;
 	output->commits++;
 	if ((event->committed & WLR_OUTPUT_STATE_MODE) ||
-			((event->committed & WLR_OUTPUT_STATE_ENABLED) && !output->wlr_output->enabled)) {
+			((event->committed & WLR_OUTPUT_STATE_ENABLED) &&
+				!output->wlr_output->enabled)) {
 		/* A new timing, or no vblanks while off (a display controller
 		 * without a hardware counter does not count them): the next
 		 * present starts the sequence check afresh. */
@@ -474,7 +478,8 @@ static int handle_churn_timer(void *data)
 	} else if (step % 3 == 1) {
 		const struct wla_config_mode modes[] = { { 640, 480, 60000 }, { 800, 600, 75000 } };
 		what = "plug";
-		if (wla_backend_plug_connector(probe.backend, PROBE_CHURN_CONNECTOR, modes, 2) != 0) {
+		if (wla_backend_plug_connector(probe.backend, PROBE_CHURN_CONNECTOR, modes,
+				2) != 0) {
 			wlr_log(WLR_ERROR, "probe: churn: cannot plug %s", PROBE_CHURN_CONNECTOR);
 		}
 	} else {
@@ -565,6 +570,9 @@ struct wlr_output_mode *__wrap_wlr_output_preferred_mode(struct wlr_output *wlr_
 
 bool __wrap_wlr_scene_output_commit(struct wlr_scene_output *scene_output)
 {
+	if (probe.run_ended) {
+		return false;
+	}
 	struct probe_output *output = find_output(scene_output->output);
 	if (output == NULL) {
 		return __real_wlr_scene_output_commit(scene_output);
@@ -732,7 +740,8 @@ static void print_stats(struct probe_output *output, uint64_t *scratch)
 		" interval_min_us=%s interval_p50_us=%s interval_p99_us=%s interval_max_us=%s"
 		" interval_mean_us=%s", output->wlr_output->name,
 		wla ? s.frames_presented : output->frames_presented,
-		fmt_u64(b[0], wla, wla ? s.vblanks : 0), fmt_u64(b[1], wla, wla ? s.missed_vblanks : 0),
+		fmt_u64(b[0], wla, wla ? s.vblanks : 0),
+		fmt_u64(b[1], wla, wla ? s.missed_vblanks : 0),
 		wla ? s.commits : output->commits, fmt_u64(b[2], wla, wla ? s.refused : 0),
 		fmt_u64(b[3], output->seq_checked, output->seq_errors),
 		wla ? s.frames_committed : output->frames_committed,
@@ -784,7 +793,8 @@ void __wrap_wl_display_run(struct wl_display *display)
 {
 	struct wl_event_loop *loop = wl_display_get_event_loop(display);
 	if (probe.startup_cmd != NULL) {
-		probe.sigchld_source = wl_event_loop_add_signal(loop, SIGCHLD, handle_sigchld, NULL);
+		probe.sigchld_source = wl_event_loop_add_signal(loop, SIGCHLD, handle_sigchld,
+			NULL);
 		if (probe.sigchld_source == NULL || !spawn_client()) {
 			fprintf(stderr, "tinywl: cannot start the client\n");
 			probe.exit_status = EXIT_FAILURE;
@@ -792,7 +802,13 @@ void __wrap_wl_display_run(struct wl_display *display)
 		}
 	}
 	__real_wl_display_run(display);
+	/* What follows must not change outputs or render into them: no more
+	 * churn, and scene commits are ignored (__wrap_wlr_scene_output_commit). */
 	probe.run_ended = true;
+	if (probe.churn_source != NULL) {
+		wl_event_source_remove(probe.churn_source);
+		probe.churn_source = NULL;
+	}
 	if (probe.capture_path != NULL && !probe.capture_written &&
 			probe.exit_status == EXIT_SUCCESS) {
 		/* Told to stop (a signal) before the capture: it did not happen. */
@@ -852,9 +868,10 @@ static void usage(void)
 		"      --exit-after-frames N   exit after N frames presented on the first output\n"
 		"      --stall-every N         with --stall-ms: every Nth render of an output\n"
 		"      --stall-ms M            sleeps M ms (1..10000) right before its commit\n"
-		"      --churn-ms N            every N ms (10..600000) in turn: the first output's\n"
-		"                              next mode, a connector SOAK-1 plugged (wla), it\n"
-		"                              unplugged; prints 'tinywl: churn step=...' each time\n"
+		"      --churn-ms N            every N ms (10..600000) in turn: the first\n"
+		"                              output's next mode, a connector SOAK-1\n"
+		"                              plugged (wla), it unplugged; prints\n"
+		"                              'tinywl: churn step=...' each time\n"
 		"On exit one 'tinywl: stats output=...' line per output, and on wla\n"
 		"'tinywl: buffer_locks=N'. Times in microseconds; latency is from the start\n"
 		"of a frame's render to its presentation; cpu_us_per_frame is the process's\n"
@@ -872,8 +889,11 @@ static int parse_probe_options(int *argc, char *argv[])
 {
 	int out = 1;
 	for (int i = 1; i < *argc; i++) {
-		const char *opt = argv[i];
-		const char *val = i + 1 < *argc ? argv[i + 1] : NULL;
+		/* "--opt VALUE" or "--opt=VALUE" */
+		char opt[64];
+		const char *eq = strncmp(argv[i], "--", 2) == 0 ? strchr(argv[i], '=') : NULL;
+		snprintf(opt, sizeof(opt), "%.*s", eq ? (int)(eq - argv[i]) : 63, argv[i]);
+		const char *val = eq ? eq + 1 : i + 1 < *argc ? argv[i + 1] : NULL;
 		bool takes_value = true, ok = true;
 		if (strcmp(opt, "-s") == 0 || strcmp(opt, "--startup") == 0) {
 			probe.startup_cmd = val;
@@ -881,8 +901,11 @@ static int parse_probe_options(int *argc, char *argv[])
 			probe.backend_auto = val != NULL && strcmp(val, "auto") == 0;
 			ok = val != NULL && (probe.backend_auto || strcmp(val, "wla") == 0);
 		} else if (strcmp(opt, "--mode") == 0) {
-			if (val != NULL && wla_config_parse_mode("tinywl --mode", val, &probe.mode) != 0) {
-				return 2; /* the parser said what is wrong */
+			/* The library's parser says what is wrong, in one line. */
+			int bad = val != NULL ?
+				wla_config_parse_mode("tinywl --mode", val, &probe.mode) : 0;
+			if (bad != 0) {
+				return 2;
 			}
 			probe.mode_set = true;
 		} else if (strcmp(opt, "--capture") == 0) {
@@ -890,7 +913,8 @@ static int parse_probe_options(int *argc, char *argv[])
 		} else if (strcmp(opt, "--capture-after") == 0) {
 			ok = val != NULL && wla_parse_long(val, 0, LONG_MAX, &probe.capture_after);
 		} else if (strcmp(opt, "--exit-after-frames") == 0) {
-			ok = val != NULL && wla_parse_long(val, 1, LONG_MAX, &probe.exit_after_frames);
+			ok = val != NULL &&
+				wla_parse_long(val, 1, LONG_MAX, &probe.exit_after_frames);
 		} else if (strcmp(opt, "--stall-every") == 0) {
 			ok = val != NULL && wla_parse_long(val, 1, LONG_MAX, &probe.stall_every);
 		} else if (strcmp(opt, "--stall-ms") == 0) {
@@ -913,7 +937,7 @@ static int parse_probe_options(int *argc, char *argv[])
 			fprintf(stderr, "tinywl: %s '%s': bad value (see -h)\n", opt, val);
 			return 2;
 		}
-		i += takes_value;
+		i += takes_value && !eq;
 	}
 	*argc = out;
 	argv[out] = NULL;

@@ -76,7 +76,6 @@ struct tinywl_server {
 	struct wlr_output_manager_v1 *output_manager;
 	struct wl_list outputs; /* tinywl_output.link, in creation order */
 	struct wlr_xdg_shell *xdg_shell;
-	struct wl_list views; /* tinywl_view.link, most recently focused first */
 	struct wlr_cursor *cursor;
 	struct wlr_xcursor_manager *cursor_mgr;
 	struct wlr_seat *seat;
@@ -104,14 +103,13 @@ struct tinywl_output {
 };
 
 struct tinywl_view {
-	struct wl_list link;
 	struct tinywl_server *server;
 	struct wlr_xdg_surface *xdg_surface;
 	struct wlr_scene_node *scene_node;
-	struct wl_listener map, unmap, destroy;
+	struct wl_listener map, destroy;
 };
 
-static void listen(struct wl_listener *listener, struct wl_signal *signal,
+static void add_listener(struct wl_listener *listener, struct wl_signal *signal,
 	wl_notify_func_t notify)
 {
 	listener->notify = notify;
@@ -141,8 +139,6 @@ static void focus_view(struct tinywl_view *view, struct wlr_surface *surface)
 		}
 	}
 	wlr_scene_node_raise_to_top(view->scene_node);
-	wl_list_remove(&view->link);
-	wl_list_insert(&view->server->views, &view->link);
 	wlr_xdg_toplevel_set_activated(view->xdg_surface, true);
 	struct wlr_keyboard *kb = wlr_seat_get_keyboard(seat);
 	wlr_seat_keyboard_notify_enter(seat, view->xdg_surface->surface,
@@ -194,6 +190,7 @@ static void handle_new_input(struct wl_listener *listener, void *data)
 			wlr_log(WLR_ERROR, "tinywl: keyboard %s: cannot join the group",
 				device->name);
 		}
+		wlr_seat_set_keyboard(server->seat, server->keyboards->input_device);
 	} else if (device->type == WLR_INPUT_DEVICE_POINTER ||
 			device->type == WLR_INPUT_DEVICE_TOUCH) {
 		/* wlr_cursor forgets the device by itself when it is destroyed. */
@@ -419,6 +416,7 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 	}
 	wlr_output_enable(wlr_output, true);
 	if (!wlr_output_commit(wlr_output)) {
+		wlr_output_rollback(wlr_output);
 		wlr_log(WLR_ERROR, "tinywl: output %s: cannot enable", wlr_output->name);
 		return;
 	}
@@ -435,8 +433,8 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 		wlr_log(WLR_ERROR, "tinywl: output %s: no deadline timer, rendering at frame "
 			"events", wlr_output->name);
 	}
-	listen(&output->frame, &wlr_output->events.frame, handle_output_frame);
-	listen(&output->destroy, &wlr_output->events.destroy, handle_output_destroy);
+	add_listener(&output->frame, &wlr_output->events.frame, handle_output_frame);
+	add_listener(&output->destroy, &wlr_output->events.destroy, handle_output_destroy);
 	wl_list_insert(server->outputs.prev, &output->link);
 	/* Also creates the wl_output global and, through the scene, a scene
 	 * output; the layout's change event tells output management. */
@@ -455,8 +453,9 @@ static void handle_new_output(struct wl_listener *listener, void *data)
  * output's new state is tested, then rolled back (wlroots may have rendered
  * a buffer to test a mode with: a commit with it would be refused while a
  * frame is pending); when applying and every test passed, each state is set
- * again and committed: on wlatomic one atomic state per output, after its
- * flip queue has drained. A refused configuration changes nothing.
+ * again and committed: on wlatomic one atomic state per output (a mode
+ * change latches after the frames queued). A configuration refused by a
+ * test changes nothing.
  */
 static void handle_output_manager_request(struct wl_listener *listener, void *data)
 {
@@ -489,14 +488,19 @@ static void handle_output_manager_request(struct wl_listener *listener, void *da
 				wlr_output_schedule_frame(wlr_output);
 			}
 			if (!ok) {
+				/* wlroots 0.15 keeps what a refused commit pended. */
+				wlr_output_rollback(wlr_output);
 				wlr_log(WLR_ERROR, "tinywl: output %s: configuration %s",
 					wlr_output->name, pass == 0 ? "refused" : "commit failed");
 				break;
 			}
 		}
 	}
-	(ok ? wlr_output_configuration_v1_send_succeeded :
-		wlr_output_configuration_v1_send_failed)(config);
+	if (ok) {
+		wlr_output_configuration_v1_send_succeeded(config);
+	} else {
+		wlr_output_configuration_v1_send_failed(config);
+	}
 	wlr_output_configuration_v1_destroy(config);
 	if (!test_only) {
 		update_output_manager(server);
@@ -512,6 +516,7 @@ static void handle_output_power_set_mode(struct wl_listener *listener, void *dat
 	bool on = event->mode == ZWLR_OUTPUT_POWER_V1_MODE_ON;
 	wlr_output_enable(event->output, on);
 	if (!wlr_output_commit(event->output)) {
+		wlr_output_rollback(event->output);
 		wlr_log(WLR_ERROR, "tinywl: output %s: cannot switch power %s",
 			event->output->name, on ? "on" : "off");
 		return;
@@ -529,22 +534,7 @@ static void handle_view_map(struct wl_listener *listener, void *data)
 	struct tinywl_view *view = wl_container_of(listener, view, map);
 	wlr_scene_node_set_position(view->scene_node, view->server->opts.window_x,
 		view->server->opts.window_y);
-	wl_list_insert(&view->server->views, &view->link);
 	focus_view(view, view->xdg_surface->surface);
-}
-
-static void handle_view_unmap(struct wl_listener *listener, void *data)
-{
-	struct tinywl_view *view = wl_container_of(listener, view, unmap);
-	struct tinywl_server *server = view->server;
-	wl_list_remove(&view->link);
-	wl_list_init(&view->link);
-	/* Hand the keyboard to the next most recently focused view. */
-	if (server->seat->keyboard_state.focused_surface == view->xdg_surface->surface &&
-			!wl_list_empty(&server->views)) {
-		struct tinywl_view *next = wl_container_of(server->views.next, next, link);
-		focus_view(next, next->xdg_surface->surface);
-	}
 }
 
 static void handle_view_destroy(struct wl_listener *listener, void *data)
@@ -552,9 +542,7 @@ static void handle_view_destroy(struct wl_listener *listener, void *data)
 	struct tinywl_view *view = wl_container_of(listener, view, destroy);
 	/* The scene node is destroyed by wlr_scene along with the surface. */
 	wl_list_remove(&view->map.link);
-	wl_list_remove(&view->unmap.link);
 	wl_list_remove(&view->destroy.link);
-	wl_list_remove(&view->link);
 	free(view);
 }
 
@@ -591,10 +579,8 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	}
 	view->scene_node->data = view;
 	xdg_surface->data = view->scene_node;
-	wl_list_init(&view->link);
-	listen(&view->map, &xdg_surface->events.map, handle_view_map);
-	listen(&view->unmap, &xdg_surface->events.unmap, handle_view_unmap);
-	listen(&view->destroy, &xdg_surface->events.destroy, handle_view_destroy);
+	add_listener(&view->map, &xdg_surface->events.map, handle_view_map);
+	add_listener(&view->destroy, &xdg_surface->events.destroy, handle_view_destroy);
 }
 
 /* ---- The client, signals, options ---- */
@@ -638,6 +624,18 @@ static bool parse_point(const char *str, int *x, int *y)
 	return sscanf(str, "%9d,%9d%c", x, y, &extra) == 2 && strchr(" \t\n", str[0]) == NULL;
 }
 
+static const char usage[] =
+	"Usage: %s [options]\n"
+	"  -s, --startup CMD     run CMD with /bin/sh -c once the socket exists\n"
+	"      --cursor X,Y      cursor position in layout coordinates (100,100)\n"
+	"      --window-pos X,Y  where toplevels are placed (default 0,0)\n"
+	"      --deadline        render each frame just before the output's frame\n"
+	"                        deadline, not at the frame event\n"
+	"  -v, --verbose         debug log (default: errors only)\n"
+	"  -h, --help            this text\n"
+	"The backend is wlatomic's, configured by the WLA_* variables (README).\n"
+	"The background is 0x%06x.\n";
+
 /* Returns -1 to go on, otherwise the exit status. */
 static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 {
@@ -652,24 +650,19 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 	while ((c = getopt_long(argc, argv, ":s:vh", long_options, NULL)) != -1) {
 		if (c == 's') {
 			opts->startup_cmd = optarg;
-		} else if ((c == 'c' && !parse_point(optarg, &opts->cursor_x, &opts->cursor_y)) ||
-				(c == 'w' && !parse_point(optarg, &opts->window_x, &opts->window_y))) {
+		} else if ((c == 'c' &&
+					!parse_point(optarg, &opts->cursor_x, &opts->cursor_y)) ||
+				(c == 'w' &&
+					!parse_point(optarg, &opts->window_x, &opts->window_y))) {
 			fprintf(stderr, "tinywl: %s '%s': expected X,Y\n",
 				c == 'c' ? "--cursor" : "--window-pos", optarg);
 			return 2;
-		} else if (c == 'd' || c == 'v') {
-			*(c == 'd' ? &opts->deadline : &opts->verbose) = true;
+		} else if (c == 'd') {
+			opts->deadline = true;
+		} else if (c == 'v') {
+			opts->verbose = true;
 		} else if (c == 'h') {
-			printf("Usage: %s [options]\n"
-				"  -s, --startup CMD     run CMD with /bin/sh -c once the socket exists\n"
-				"      --cursor X,Y      cursor position in layout coordinates (100,100)\n"
-				"      --window-pos X,Y  where toplevels are placed (default 0,0)\n"
-				"      --deadline        render each frame just before the output's frame\n"
-				"                        deadline, not at the frame event\n"
-				"  -v, --verbose         debug log (default: errors only)\n"
-				"  -h, --help            this text\n"
-				"The backend is wlatomic's, configured by the WLA_* variables (README).\n"
-				"The background is 0x%06x.\n", argv[0], TINYWL_BACKGROUND);
+			printf(usage, argv[0], TINYWL_BACKGROUND);
 			return 0;
 		} else if (c == ':') {
 			fprintf(stderr, "tinywl: option '%s' needs a value (see -h)\n",
@@ -691,12 +684,14 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 
 #define TINYWL_LISTENERS 16
 
-static void server_listeners(struct tinywl_server *s, struct wl_listener *out[TINYWL_LISTENERS])
+static void server_listeners(struct tinywl_server *s,
+	struct wl_listener *out[TINYWL_LISTENERS])
 {
 	struct wl_listener *all[TINYWL_LISTENERS] = { &s->new_output, &s->layout_change,
 		&s->output_manager_apply, &s->output_manager_test, &s->output_power_set_mode,
-		&s->new_input, &s->keyboard_key, &s->keyboard_modifiers, &s->new_surface, &s->motion, &s->motion_absolute, &s->button,
-		&s->axis, &s->frame, &s->request_set_cursor, &s->request_set_selection };
+		&s->new_input, &s->keyboard_key, &s->keyboard_modifiers, &s->new_surface,
+		&s->motion, &s->motion_absolute, &s->button, &s->axis, &s->frame,
+		&s->request_set_cursor, &s->request_set_selection };
 	memcpy(out, all, sizeof(all));
 }
 
@@ -704,7 +699,6 @@ static bool server_init(struct tinywl_server *server)
 {
 	struct wl_display *display = server->display;
 	wl_list_init(&server->outputs);
-	wl_list_init(&server->views);
 	struct wl_listener *listeners[TINYWL_LISTENERS];
 	server_listeners(server, listeners);
 	for (size_t i = 0; i < TINYWL_LISTENERS; i++) {
@@ -726,17 +720,17 @@ static bool server_init(struct tinywl_server *server)
 	wlr_data_device_manager_create(display);
 
 	server->output_layout = wlr_output_layout_create();
-	listen(&server->layout_change, &server->output_layout->events.change,
+	add_listener(&server->layout_change, &server->output_layout->events.change,
 		handle_layout_change);
-	listen(&server->new_output, &server->backend->events.new_output, handle_new_output);
+	add_listener(&server->new_output, &server->backend->events.new_output, handle_new_output);
 	server->output_manager = wlr_output_manager_v1_create(display);
 	server->output_manager->data = server;
-	listen(&server->output_manager_apply, &server->output_manager->events.apply,
+	add_listener(&server->output_manager_apply, &server->output_manager->events.apply,
 		handle_output_manager_request);
-	listen(&server->output_manager_test, &server->output_manager->events.test,
+	add_listener(&server->output_manager_test, &server->output_manager->events.test,
 		handle_output_manager_request);
 	struct wlr_output_power_manager_v1 *power = wlr_output_power_manager_v1_create(display);
-	listen(&server->output_power_set_mode, &power->events.set_mode,
+	add_listener(&server->output_power_set_mode, &power->events.set_mode,
 		handle_output_power_set_mode);
 	wlr_xdg_output_manager_v1_create(display, server->output_layout);
 	wlr_screencopy_manager_v1_create(display);
@@ -752,44 +746,46 @@ static bool server_init(struct tinywl_server *server)
 	wlr_scene_set_presentation(server->scene,
 		wlr_presentation_create(display, server->backend));
 	server->xdg_shell = wlr_xdg_shell_create(display);
-	listen(&server->new_surface, &server->xdg_shell->events.new_surface, handle_new_surface);
+	add_listener(&server->new_surface, &server->xdg_shell->events.new_surface,
+		handle_new_surface);
 
 	server->cursor = wlr_cursor_create();
 	wlr_cursor_attach_output_layout(server->cursor, server->output_layout);
 	/* Without an installed theme wlroots falls back to its built-in left_ptr. */
 	server->cursor_mgr = wlr_xcursor_manager_create(NULL, 24);
 	wlr_xcursor_manager_load(server->cursor_mgr, 1);
-	listen(&server->motion, &server->cursor->events.motion, handle_motion);
-	listen(&server->motion_absolute, &server->cursor->events.motion_absolute,
+	add_listener(&server->motion, &server->cursor->events.motion, handle_motion);
+	add_listener(&server->motion_absolute, &server->cursor->events.motion_absolute,
 		handle_motion_absolute);
-	listen(&server->button, &server->cursor->events.button, handle_button);
-	listen(&server->axis, &server->cursor->events.axis, handle_axis);
-	listen(&server->frame, &server->cursor->events.frame, handle_frame);
-	listen(&server->new_input, &server->backend->events.new_input, handle_new_input);
+	add_listener(&server->button, &server->cursor->events.button, handle_button);
+	add_listener(&server->axis, &server->cursor->events.axis, handle_axis);
+	add_listener(&server->frame, &server->cursor->events.frame, handle_frame);
+	add_listener(&server->new_input, &server->backend->events.new_input, handle_new_input);
+	/* One XKB keymap (the default: us, or XKB_DEFAULT_* from the
+	 * environment) for every keyboard, which all join one group. */
 	server->keyboards = wlr_keyboard_group_create();
 	struct xkb_context *context = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
 	struct xkb_keymap *keymap = context == NULL ? NULL :
 		xkb_keymap_new_from_names(context, NULL, XKB_KEYMAP_COMPILE_NO_FLAGS);
-	if (server->keyboards == NULL || keymap == NULL) {
-		fprintf(stderr, "tinywl: cannot create the keyboard group and its XKB keymap\n");
-	}
-	if (server->keyboards != NULL && keymap != NULL) {
-		wlr_keyboard_set_keymap(&server->keyboards->keyboard, keymap);
-		wlr_keyboard_set_repeat_info(&server->keyboards->keyboard, 25, 600);
-		listen(&server->keyboard_key, &server->keyboards->keyboard.events.key,
-			handle_keyboard_key);
-		listen(&server->keyboard_modifiers, &server->keyboards->keyboard.events.modifiers,
+	bool keyboards_ok = server->keyboards != NULL && keymap != NULL;
+	if (keyboards_ok) {
+		struct wlr_keyboard *group = &server->keyboards->keyboard;
+		wlr_keyboard_set_keymap(group, keymap);
+		wlr_keyboard_set_repeat_info(group, 25, 600);
+		add_listener(&server->keyboard_key, &group->events.key, handle_keyboard_key);
+		add_listener(&server->keyboard_modifiers, &group->events.modifiers,
 			handle_keyboard_modifiers);
 	}
 	xkb_keymap_unref(keymap);
 	xkb_context_unref(context);
-	if (server->keyboards == NULL || server->keyboards->keyboard.keymap == NULL) {
+	if (!keyboards_ok) {
+		fprintf(stderr, "tinywl: cannot create the keyboard group and its XKB keymap\n");
 		return false;
 	}
 	server->seat = wlr_seat_create(display, "seat0");
-	listen(&server->request_set_cursor, &server->seat->events.request_set_cursor,
+	add_listener(&server->request_set_cursor, &server->seat->events.request_set_cursor,
 		handle_request_set_cursor);
-	listen(&server->request_set_selection, &server->seat->events.request_set_selection,
+	add_listener(&server->request_set_selection, &server->seat->events.request_set_selection,
 		handle_request_set_selection);
 	wlr_seat_set_capabilities(server->seat,
 		WL_SEAT_CAPABILITY_POINTER | WL_SEAT_CAPABILITY_KEYBOARD);

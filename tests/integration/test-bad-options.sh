@@ -30,6 +30,7 @@ for args in "--backend drm" "--capture-after -1" "--exit-after-frames 0" \
 		"--mode 0x1080" "--mode 1920x1080@60.1234" "--mode 1920x1080@" \
 		"--backend auto --deadline" "--backend auto --capture /tmp/x.png" \
 		"--stall-every 10" "--stall-ms 20000 --stall-every 2" "--churn-ms 5" \
+		"--exit-after-frames=0" "--mode=1920" "--capture-after=x" \
 		"-s" "--cursor 10" "stray-argument"; do
 	# shellcheck disable=SC2086
 	expect_usage_error "$MEASURED" $args

@@ -59,13 +59,14 @@ run_and_check() {
 		fail "frames_committed=$committed for $FRAMES presented"
 	# Presentation times are vblank times: every interval is a whole number
 	# of periods (the exact 1/60 s grid rounded to the nanosecond: 1 ns
-	# either way), and none is shorter than one. The median is one period
-	# where rendering keeps up; a sanitized build on a loaded machine
-	# renders some frames slower than that (its client too).
-	near_period interval_min_us "$(stats_field Virtual-1 interval_min_us)"
+	# either way). Where rendering keeps up, the shortest and the median
+	# are one period; a sanitized build on a loaded machine renders (its
+	# client too) slower than that, and only the whole periods are checked.
+	near_periods interval_min_us "$(stats_field Virtual-1 interval_min_us)"
 	near_periods interval_p50_us "$(stats_field Virtual-1 interval_p50_us)"
 	near_periods interval_max_us "$(stats_field Virtual-1 interval_max_us)"
 	if [ "${WLA_TEST_SANITIZED:-0}" != 1 ]; then
+		near_period interval_min_us "$(stats_field Virtual-1 interval_min_us)"
 		near_period interval_p50_us "$(stats_field Virtual-1 interval_p50_us)"
 	fi
 	LATENCY=$(stats_field Virtual-1 latency_mean_us)
