@@ -62,9 +62,10 @@ struct compositor {
 	const char *version_arg;
 	/* cage runs the client as its application; sway gets it from us. */
 	bool runs_client;
-	/* The headless output's mode: sway's configuration sets wlatomic's; cage
-	 * 0.1.4 has no way to set one, so it keeps what wlroots 0.15 makes of
-	 * WLR_HEADLESS_OUTPUTS. */
+	/* The mode of both rows: sway's configuration sets it on HEADLESS-1;
+	 * cage 0.1.4 has no way to set one, so headless keeps what wlroots 0.15
+	 * makes of WLR_HEADLESS_OUTPUTS and wlatomic is given the same, since
+	 * cage's fullscreen client and its composition scale with it. */
 	const char *headless_mode;
 };
 
@@ -546,7 +547,7 @@ static bool start_compositor(const struct comp_bench *bench, size_t c, struct co
 	if (r->backend == COMP_WLA) {
 		env_add(&r->env, "LD_PRELOAD", bench->preload);
 		env_add(&r->env, "WLR_BACKENDS", "wlatomic");
-		env_add(&r->env, "WLA_OUTPUTS", COMP_MODE);
+		env_add(&r->env, "WLA_OUTPUTS", r->comp->headless_mode);
 		env_add(&r->env, "WLA_CONTROL", r->control);
 	} else {
 		env_add(&r->env, "WLR_BACKENDS", "headless");
