@@ -137,7 +137,11 @@ struct wla_fb *wla_fb_from_wlr_buffer(struct wla_backend *backend, struct wlr_bu
 	uint32_t format;
 	uint64_t modifier;
 	if (!buffer_format(buffer, &format, &modifier)) {
-		wlr_log(WLR_ERROR, "buffer %p (%dx%d): no shm, dmabuf or data-ptr access, cannot "
+		/* Not an error: a compositor trying direct scan-out of a client
+		 * buffer that wlroots 0.15 gives no access to (cage does at every
+		 * frame) composites instead, as after wlroots' DRM backend fails
+		 * to import one (also at debug level there). */
+		wlr_log(WLR_DEBUG, "buffer %p (%dx%d): no shm, dmabuf or data-ptr access, cannot "
 			"scan it out", (void *)buffer, buffer->width, buffer->height);
 		return NULL;
 	}
