@@ -18,7 +18,16 @@ need_user() {
 	chown "$TEST_USER:" "$RUN"
 	chmod 0700 "$RUN"
 	export WLA_CONTROL="$RUN/control"
-	trap 'stop_compositor; pkill -KILL -u "$TEST_USER" 2>/dev/null || true; rm -rf "$TEST_DIR" "$RUN"' EXIT
+	trap 'status=$?; stop_compositor; [ $status = 0 ] || [ $status = 77 ] || compositor_log
+		pkill -KILL -u "$TEST_USER" 2>/dev/null || true; rm -rf "$TEST_DIR" "$RUN"' EXIT
+}
+
+# compositor_log: the end of the compositor's stderr, for a failed test.
+compositor_log() {
+	if [ -n "${COMPOSITOR:-}" ] && [ -s "$TEST_DIR/$COMPOSITOR.err" ]; then
+		echo "--- the last lines of $COMPOSITOR's stderr" >&2
+		tail -n 40 "$TEST_DIR/$COMPOSITOR.err" | cut -c1-300 >&2
+	fi
 }
 
 # The environment a compositor and its clients get: nothing of ours but
@@ -45,7 +54,8 @@ as_user() {
 
 # start_compositor NAME CMD...: start CMD as the test user with the preload
 # module and WLR_BACKENDS=wlatomic (plus WLA_* variables exported by the
-# test); wait for its Wayland and control sockets.
+# test and the VAR=VALUE words of the array COMPOSITOR_ENV); wait for its
+# Wayland and control sockets.
 start_compositor() {
 	local name=$1
 	shift
@@ -65,7 +75,7 @@ start_compositor() {
 		ASAN_OPTIONS="detect_leaks=0:verify_asan_link_order=0" \
 		UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
 		WLR_BACKENDS="${COMPOSITOR_BACKENDS:-wlatomic}" WLR_RENDERER=pixman \
-		WLA_CONTROL="$WLA_CONTROL" "${wla_env[@]}" \
+		WLA_CONTROL="$WLA_CONTROL" "${wla_env[@]}" ${COMPOSITOR_ENV[@]+"${COMPOSITOR_ENV[@]}"} \
 		timeout -k 5 "${COMPOSITOR_TIMEOUT:-60}" "$@" \
 		>"$TEST_DIR/$name.out" 2>"$TEST_DIR/$name.err" &
 	COMPOSITOR_PID=$!
@@ -85,9 +95,13 @@ start_compositor() {
 	export WAYLAND_DISPLAY_NAME
 }
 
+# stop_compositor: one SIGTERM to the compositor, and wait for it to exit.
+# Not to timeout(1) ($COMPOSITOR_PID): it passes the signal on to its
+# child and to its process group, and sway 1.7 dies of a second SIGTERM
+# halfway through its clean exit.
 stop_compositor() {
 	if [ -n "${COMPOSITOR_PID:-}" ]; then
-		kill "$COMPOSITOR_PID" 2>/dev/null || true
+		pkill -TERM -P "$COMPOSITOR_PID" 2>/dev/null || kill "$COMPOSITOR_PID" 2>/dev/null || true
 		wait "$COMPOSITOR_PID" 2>/dev/null || true
 		COMPOSITOR_PID=
 	fi
@@ -131,4 +145,110 @@ stop_clients() {
 		sleep 0.05
 	done
 	fail "$* did not end"
+}
+
+# list_line OUTPUT: OUTPUT's line of the control socket's list (one request,
+# so its fields are one snapshot); field LINE NAME: a field of such a line.
+list_line() {
+	ctl list | grep "^output $1 " || true
+}
+field() {
+	printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# buffer_locks: the backend's buffer locks, from the end of the list.
+buffer_locks() {
+	ctl list | tail -n 1 | sed -n 's/.*buffer_locks=//p'
+}
+
+# wait_idle OUTPUT: until OUTPUT presents no frame for a quarter second (the
+# compositor has drawn what it had to), 10 s at most.
+wait_idle() {
+	local before after
+	before=$(list_field "$1" frames_presented)
+	for _ in $(seq 40); do
+		sleep 0.25
+		after=$(list_field "$1" frames_presented)
+		[ "$after" = "$before" ] && return 0
+		before=$after
+	done
+	fail "$1 still presents frames after 10 s"
+}
+
+# solid_png PATH W H RRGGBB: a PNG of one colour, to compare captures with.
+solid_png() {
+	python3 - "$@" <<'PY'
+import struct, sys, zlib
+path, w, h, rgb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), bytes.fromhex(sys.argv[4])
+def chunk(kind, data):
+    return (struct.pack('>I', len(data)) + kind + data +
+            struct.pack('>I', zlib.crc32(kind + data)))
+with open(path, 'wb') as f:
+    f.write(b'\x89PNG\r\n\x1a\n' +
+            chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0)) +
+            chunk(b'IDAT', zlib.compress((b'\0' + rgb * w) * h)) + chunk(b'IEND', b''))
+PY
+}
+
+# differ A B [X,Y,W,H]: pixels of two same-sized PNGs whose colours differ
+# (outside the rectangle if one is given).
+differ() {
+	local out
+	out=$("$PNGINFO" "$@") || fail "png-info $*: $out"
+	case $out in
+	differ=*) printf '%s\n' "${out#differ=}" ;;
+	*) fail "png-info $*: $out" ;;
+	esac
+}
+
+# check_presentation LOG PERIOD_NS MIN_FRAMES: weston-presentation-shm's
+# per-frame lines in LOG ("N: f2c .. p2p U us, t2p .., [FLAGS], seq S")
+# show presented feedback from the display: at least MIN_FRAMES frames,
+# each flagged vsync, hardware clock and hardware completion; the interval
+# between two frames is the period times their sequence difference (to the
+# microsecond it is printed in); the sequence goes up by one per frame
+# (a frame late now and then on a loaded machine is allowed: 1 in 50); no
+# frame is discarded once one was presented. Prints a summary.
+check_presentation() {
+	python3 - "$@" <<'PY' || fail "weston-presentation-shm's feedback: see above"
+import re, sys
+path, period_ns, min_frames = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+line_re = re.compile(r'\s*(\d+): f2c\s+-?\d+ ms, c2p\s+-?\d+ ms, f2p\s+-?\d+ ms, '
+                     r'p2p\s+(\d+) us, t2p\s+-?\d+, \[([a-z_]{4})\], seq (\d+)')
+frames, discarded_late, problems = [], 0, []
+with open(path, errors='replace') as f:
+    for line in f:
+        m = line_re.fullmatch(line.rstrip('\n'))
+        if m:
+            frames.append((int(m[1]), int(m[2]), m[3], int(m[4])))
+        elif line.startswith('discarded') and frames:
+            discarded_late += 1
+if len(frames) < min_frames:
+    sys.exit(f'FAIL: {len(frames)} presented frames, expected at least {min_frames}')
+skips = 0
+for i, (commit, p2p, flags, seq) in enumerate(frames):
+    if flags[:3] != 'sce':
+        problems.append(f'frame {commit}: flags [{flags}], expected vsync, hw clock, hw completion')
+    if i == 0:
+        continue
+    prev_commit, _, _, prev_seq = frames[i - 1]
+    step = seq - prev_seq
+    if commit <= prev_commit or step < 1:
+        problems.append(f'frame {commit} seq {seq} after frame {prev_commit} seq {prev_seq}')
+        continue
+    skips += step != 1
+    want_us = step * period_ns / 1000
+    if abs(p2p - want_us) > 1:
+        problems.append(f'frame {commit}: p2p {p2p} us after {step} vblank(s) of {period_ns} ns')
+if skips > len(frames) // 50:
+    problems.append(f'{skips} of {len(frames)} frames came later than the next vblank')
+if discarded_late:
+    problems.append(f'{discarded_late} frames discarded after the first presented one')
+for p in problems[:10]:
+    print('FAIL:', p, file=sys.stderr)
+if problems:
+    sys.exit(1)
+print(f'presentation: {len(frames)} frames, seq {frames[0][3]}..{frames[-1][3]}, '
+      f'+1 for all but {skips}, every interval the period ({period_ns} ns) per vblank')
+PY
 }
