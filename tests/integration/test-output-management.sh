@@ -13,15 +13,31 @@ command -v wlr-randr >/dev/null || skip "wlr-randr is not installed"
 
 export WLA_OUTPUTS='1920x1080@60,1280x720@60;1024x768@75'
 export WLA_CONTROL="$XDG_RUNTIME_DIR/control"
-# A client that redraws every frame, so that every output keeps presenting.
-timeout -k 5 60 "$TINYWL" -s "$(shell_quote "$CLIENT") --frames 1000000" >"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
-tinywl=$!
+# start_tinywl: with a client that redraws every frame, so that every
+# output keeps presenting.
+start_tinywl() {
+	rm -f "$WLA_CONTROL"
+	timeout -k 5 60 "$TINYWL" -s "$(shell_quote "$CLIENT") --frames 1000000" \
+		>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
+	tinywl=$!
+	for _ in $(seq 200); do
+		[ -S "$WLA_CONTROL" ] && [ -S "$XDG_RUNTIME_DIR/wayland-0" ] && break
+		sleep 0.05
+	done
+	[ -S "$WLA_CONTROL" ] || fail "tinywl did not start: $(cat "$TEST_DIR/stderr")"
+}
+# stop_tinywl: SIGTERM; it exits with status 0, with no report and no
+# error line but those matching $1 (a grep pattern).
+stop_tinywl() {
+	kill $tinywl
+	wait $tinywl || fail "tinywl exited with status $? on SIGTERM: $(tail -n 40 "$TEST_DIR/stderr")"
+	check_no_sanitizer_report
+	local unexpected
+	unexpected=$(grep -v -e "${1:-^$}" "$TEST_DIR/stderr" || true)
+	[ -z "$unexpected" ] || fail "tinywl logged: $unexpected"
+}
 trap 'kill $tinywl 2>/dev/null || true; rm -rf "$TEST_DIR"' EXIT
-for _ in $(seq 200); do
-	[ -S "$WLA_CONTROL" ] && [ -S "$XDG_RUNTIME_DIR/wayland-0" ] && break
-	sleep 0.05
-done
-[ -S "$WLA_CONTROL" ] || fail "tinywl did not start: $(cat "$TEST_DIR/stderr")"
+start_tinywl
 export WAYLAND_DISPLAY=wayland-0
 ctl() { "$CTL" -s "$WLA_CONTROL" -t 10 "$@"; }
 field() { ctl list | grep "^output $1 " | tr ' ' '\n' | sed -n "s/^$2=//p"; }
@@ -82,6 +98,27 @@ awk -v s="$((seq1 - seq0))" -v t="$((t1 - t0))" 'BEGIN {
 	hz = s / (t / 1e9); printf "%.1f vblanks/s\n", hz; exit !(hz > 45 && hz < 55) }' ||
 	fail "the 50 Hz mode does not run at 50 Hz: seq $seq0 -> $seq1"
 
+echo "== off and on"
+wlr-randr --output Virtual-2 --off || fail "--off refused"
+until_true test "$(field Virtual-2 enabled)" = 0 || fail "Virtual-2 is still on"
+block Virtual-2 | grep -qx '  Enabled: no' || fail "wlr-randr does not say Virtual-2 is off"
+ctl wait Virtual-2 1 >"$TEST_DIR/w" & waiter=$!
+wlr-randr --output Virtual-2 --on || fail "--on refused"
+wait $waiter || fail "Virtual-2 presents no frame after --on: $(cat "$TEST_DIR/w")"
+[ "$(field Virtual-2 mode)" = 1024x768@75.000 ] || fail "Virtual-2 came back in another mode"
+
+echo "== a position"
+wlr-randr --output Virtual-2 --pos 0,777 || fail "--pos refused"
+until_true sh -c "wlr-randr | grep -A9 '^Virtual-2' | grep -qx '  Position: 0,777'" ||
+	fail "Virtual-2 did not move"
+
+stop_tinywl
+
+# wlroots 0.15 leaks the buffer it rendered to test a modeset that the
+# backend refuses with a buffer too (output_ensure_buffer clears BUFFER from
+# the pending state without unlocking the buffer), whatever the backend: the
+# refusal is checked in a tinywl of its own, without the leak check.
+ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" start_tinywl
 echo "== a mode the output cannot have"
 # wlr-randr refuses a mode the list lacks itself; a custom mode reaches
 # tinywl, whose test of it the display controller refuses (faster than the
@@ -97,28 +134,9 @@ fi
 grep -q 'failed to apply' "$TEST_DIR/randr.err" || fail "no clear error: $(cat "$TEST_DIR/randr.err")"
 grep -q 'tinywl: output Virtual-1: configuration refused' "$TEST_DIR/stderr" ||
 	fail "tinywl did not say which output refused: $(cat "$TEST_DIR/stderr")"
-[ "$(field Virtual-1 mode)" = 1111x777@50.000 ] || fail "a refused mode changed the output"
+[ "$(field Virtual-1 mode)" = 1920x1080@60.000 ] || fail "a refused mode changed the output"
 [ "$(field Virtual-1 enabled)" = 1 ] || fail "a refused mode switched the output off"
 ctl wait Virtual-1 2 >/dev/null || fail "no frames after a refused mode"
 
-echo "== off and on"
-wlr-randr --output Virtual-2 --off || fail "--off refused"
-until_true test "$(field Virtual-2 enabled)" = 0 || fail "Virtual-2 is still on"
-block Virtual-2 | grep -qx '  Enabled: no' || fail "wlr-randr does not say Virtual-2 is off"
-ctl wait Virtual-2 1 >"$TEST_DIR/w" & waiter=$!
-wlr-randr --output Virtual-2 --on || fail "--on refused"
-wait $waiter || fail "Virtual-2 presents no frame after --on: $(cat "$TEST_DIR/w")"
-[ "$(field Virtual-2 mode)" = 1024x768@75.000 ] || fail "Virtual-2 came back in another mode"
-
-echo "== a position"
-wlr-randr --output Virtual-2 --pos 0,777 || fail "--pos refused"
-until_true sh -c "wlr-randr | grep -A9 '^Virtual-2' | grep -qx '  Position: 0,777'" ||
-	fail "Virtual-2 did not move"
-
-kill $tinywl
-wait $tinywl || fail "tinywl exited with status $? on SIGTERM"
-check_no_sanitizer_report
-# The refusal above is the one error tinywl logged (with wlatomic's reason).
-unexpected=$(grep -v -e 'configuration refused' -e 'backend/' "$TEST_DIR/stderr" || true)
-[ -z "$unexpected" ] || fail "tinywl logged: $unexpected"
+stop_tinywl 'tinywl: output Virtual-1: configuration refused\|backend/'
 echo "PASS"
