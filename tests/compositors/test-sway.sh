@@ -52,10 +52,7 @@ else
 	export WLA_OUTPUTS='1920x1080@60,1280x720@60'
 fi
 start_compositor sway sway "${sway_args[@]}" -c "$TEST_DIR/sway.conf"
-for _ in $(seq 100); do
-	SWAYSOCK=$(ls "$RUN"/sway-ipc.*.sock 2>/dev/null | head -n 1) && [ -n "$SWAYSOCK" ] && break
-	sleep 0.05
-done
+poll 100 'SWAYSOCK=$(ls "$RUN"/sway-ipc.*.sock 2>/dev/null | head -n 1) && [ -n "$SWAYSOCK" ]' || true
 [ -n "${SWAYSOCK:-}" ] || fail "sway made no IPC socket"
 export SWAYSOCK
 msg() { as_user swaymsg "$@"; }
@@ -161,20 +158,12 @@ randr)
 		fail "wlr-randr does not give the current mode"
 	grep -q '1280x720 px, 60.000000 Hz' "$TEST_DIR/randr" || fail "the second mode is missing"
 	as_user wlr-randr --output Virtual-1 --mode 1280x720 || fail "wlr-randr --mode failed"
-	for _ in $(seq 100); do
-		[ "$(list_field Virtual-1 mode)" = 1280x720@60.000 ] && break
-		sleep 0.05
-	done
-	[ "$(list_field Virtual-1 mode)" = 1280x720@60.000 ] ||
+	poll 100 '[ "$(list_field Virtual-1 mode)" = 1280x720@60.000 ]' ||
 		fail "the virtual display did not change mode: $(list_field Virtual-1 mode)"
 	ctl capture Virtual-1 "$RUN/small.png" | grep -q '^ok captured 1280x720 ' ||
 		fail "the capture does not have the new size"
 	as_user wlr-randr --output Virtual-1 --off || fail "wlr-randr --off failed"
-	for _ in $(seq 100); do
-		[ "$(list_field Virtual-1 enabled)" = 0 ] && break
-		sleep 0.05
-	done
-	[ "$(list_field Virtual-1 enabled)" = 0 ] || fail "wlr-randr --off left it on"
+	poll 100 '[ "$(list_field Virtual-1 enabled)" = 0 ]' || fail "wlr-randr --off left it on"
 	# An output turned on presents at least sway's first frame on it.
 	as_user "$CTL" -s "$WLA_CONTROL" wait Virtual-1 1 >"$TEST_DIR/w" & waiter=$!
 	animate
@@ -310,11 +299,7 @@ bad_mode)
 	# sway's plain "mode" takes only a mode of the output's: it says so
 	# and keeps the preferred one.
 	msg output Virtual-1 mode 1111x777@60Hz >/dev/null || fail "swaymsg mode failed"
-	for _ in $(seq 100); do
-		grep -q 'Configured mode for Virtual-1 not available' "$TEST_DIR/sway.err" && break
-		sleep 0.05
-	done
-	grep -q 'Configured mode for Virtual-1 not available' "$TEST_DIR/sway.err" ||
+	poll 100 'grep -q "Configured mode for Virtual-1 not available" "$TEST_DIR/sway.err"' ||
 		fail "sway did not refuse 1111x777"
 	still_on 1920x1080@60.000
 	[ "$(output_json Virtual-1 current_mode)" = '{"width": 1920, "height": 1080, "refresh": 60000}' ] ||
@@ -323,10 +308,7 @@ bad_mode)
 	# the VDC makes CVT timings for any size up to 16384 and applies it,
 	# truthfully (the connector's own modes stay what they were).
 	msg -- output Virtual-1 mode --custom 1111x777@60Hz >/dev/null || fail "swaymsg mode --custom failed"
-	for _ in $(seq 100); do
-		[ "$(list_field Virtual-1 mode)" = 1111x777@60.000 ] && break
-		sleep 0.05
-	done
+	poll 100 '[ "$(list_field Virtual-1 mode)" = 1111x777@60.000 ]' || true
 	still_on 1111x777@60.000
 	[ "$(list_field Virtual-1 modes)" = 1920x1080@60.000,1280x720@60.000 ] ||
 		fail "the connector's modes changed: $(list_field Virtual-1 modes)"
@@ -336,10 +318,7 @@ bad_mode)
 		fail "the capture does not have the custom mode's size"
 	# Back to one of its own modes.
 	msg output Virtual-1 mode 1280x720@60Hz >/dev/null || fail "swaymsg mode failed"
-	for _ in $(seq 100); do
-		[ "$(list_field Virtual-1 mode)" = 1280x720@60.000 ] && break
-		sleep 0.05
-	done
+	poll 100 '[ "$(list_field Virtual-1 mode)" = 1280x720@60.000 ]' || true
 	still_on 1280x720@60.000
 	ctl capture Virtual-1 "$RUN/back.png" | grep -q '^ok captured 1280x720 ' ||
 		fail "the capture does not have the output's mode's size"
@@ -348,11 +327,7 @@ bad_mode)
 	# commit failed; the output keeps its mode and presents frames.
 	[ -z "$(wla_errors "$TEST_DIR/sway.err")" ] || fail "errors before the refused mode"
 	msg -- output Virtual-1 mode --custom 20000x777@60Hz >/dev/null || fail "swaymsg mode --custom failed"
-	for _ in $(seq 200); do
-		grep -q 'Failed to commit output Virtual-1' "$TEST_DIR/sway.err" && break
-		sleep 0.05
-	done
-	grep -q 'Failed to commit output Virtual-1' "$TEST_DIR/sway.err" ||
+	poll 200 'grep -q "Failed to commit output Virtual-1" "$TEST_DIR/sway.err"' ||
 		fail "sway did not report the refused commit"
 	refusal="vdc: mode 20000x777@60000mHz is beyond the virtual display controller's 1..16384 x 1..16384 at 1000..1000000 mHz"
 	wla_errors "$TEST_DIR/sway.err" | grep -qF "$refusal" || fail "no line says why 20000x777 was refused"
@@ -372,21 +347,14 @@ custom_mode)
 	# sway/config/output.c "output->current_mode = wlr_output->pending.mode",
 	# whatever the backend's current mode.)
 	msg -- output Virtual-1 mode --custom 1111x777@60Hz >/dev/null || fail "swaymsg mode --custom failed"
-	for _ in $(seq 100); do
-		[ "$(list_field Virtual-1 mode)" = 1111x777@60.000 ] && break
-		sleep 0.05
-	done
-	[ "$(list_field Virtual-1 mode)" = 1111x777@60.000 ] || fail "the custom mode was not applied"
+	poll 100 '[ "$(list_field Virtual-1 mode)" = 1111x777@60.000 ]' || fail "the custom mode was not applied"
 	as_user weston-info >"$TEST_DIR/info" 2>&1 || fail "weston-info failed"
 	as_user wlr-randr || fail "wlr-randr failed"
 	told=$(grep -A1 $'^\tmode:' "$TEST_DIR/info" |
 		sed -n 's/^\t\twidth: \([0-9]*\) px, height: \([0-9]*\) px, refresh: \([0-9.]*\) Hz,$/\1x\2@\3/p' || true)
 	[ -n "$told" ] || fail "weston-info shows no wl_output mode: $(cat "$TEST_DIR/info")"
 	msg output Virtual-1 mode 1920x1080@60Hz >/dev/null || fail "swaymsg mode failed"
-	for _ in $(seq 100); do
-		[ "$(list_field Virtual-1 mode)" = 1920x1080@60.000 ] && break
-		sleep 0.05
-	done
+	poll 100 '[ "$(list_field Virtual-1 mode)" = 1920x1080@60.000 ]' || true
 	[ "$told" = 1111x777@60.000 ] || fail "wl_output tells clients the mode is $told"
 	[ "$(list_field Virtual-1 mode)" = 1920x1080@60.000 ] ||
 		fail "'mode 1920x1080@60Hz' after it left the output on $(list_field Virtual-1 mode)"
@@ -422,11 +390,7 @@ mode_busy)
 	ctl wait Virtual-1 10 >/dev/null || fail "no frames from a redrawing foot"
 	for mode in 1280x720 1920x1080 1280x720 1920x1080 1280x720 1920x1080; do
 		msg output Virtual-1 mode $mode@60Hz >/dev/null || fail "swaymsg mode failed"
-		for _ in $(seq 60); do
-			[ "$(list_field Virtual-1 mode)" = $mode@60.000 ] && break
-			sleep 0.05
-		done
-		[ "$(list_field Virtual-1 mode)" = $mode@60.000 ] ||
+		poll 60 '[ "$(list_field Virtual-1 mode)" = $mode@60.000 ]' ||
 			fail "mode $mode not applied: $(grep -F '[ERROR]' "$TEST_DIR/sway.err" | tail -n 2)"
 		ctl wait Virtual-1 5 >/dev/null || fail "no frames on $mode"
 	done
@@ -442,20 +406,12 @@ hotplug)
 	sleep 0.5
 	locks0=$(ctl list | tail -n 1 | sed -n 's/.*buffer_locks=//p')
 	ctl plug HP-1 1024x768@75,800x600 >/dev/null || fail "plug failed"
-	for _ in $(seq 100); do
-		[ "$(output_json HP-1 active)" = true ] && break
-		sleep 0.05
-	done
-	[ "$(output_json HP-1 active)" = true ] || fail "sway did not enable HP-1"
+	poll 100 '[ "$(output_json HP-1 active)" = true ]' || fail "sway did not enable HP-1"
 	[ "$(output_json HP-1 current_mode)" = '{"width": 1024, "height": 768, "refresh": 75000}' ] ||
 		fail "HP-1 mode $(output_json HP-1 current_mode)"
 	[ "$(list_field HP-1 frames_presented)" -ge 1 ] || fail "HP-1 presents no frames"
 	ctl unplug HP-1 >/dev/null || fail "unplug failed"
-	for _ in $(seq 100); do
-		[ "$(output_json HP-1 active)" = absent ] && break
-		sleep 0.05
-	done
-	[ "$(output_json HP-1 active)" = absent ] || fail "sway still has HP-1"
+	poll 100 '[ "$(output_json HP-1 active)" = absent ]' || fail "sway still has HP-1"
 	ctl list | grep -q '^output HP-1 ' && fail "the control socket still lists HP-1"
 	sleep 0.5
 	locks1=$(ctl list | tail -n 1 | sed -n 's/.*buffer_locks=//p')

@@ -73,6 +73,19 @@ stats_field() {
 	printf '%s\n' "$value"
 }
 
+# poll STEPS CONDITION: evaluate the shell CONDITION (a string, evaluated
+# afresh each time) every 50 ms until it holds, STEPS times, then once more;
+# its last status.
+poll() {
+	local steps=$1
+	shift
+	for _ in $(seq "$steps"); do
+		eval "$1" && return 0
+		sleep 0.05
+	done
+	eval "$1"
+}
+
 # A command line for tinywl -s: the path quoted for /bin/sh.
 shell_quote() {
 	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"

@@ -43,15 +43,6 @@ ctl() { "$CTL" -s "$WLA_CONTROL" -t 10 "$@"; }
 field() { ctl list | grep "^output $1 " | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # block OUTPUT: wlr-randr's lines for one output.
 block() { wlr-randr | awk -v o="$1" '/^[^ ]/ { on = ($1 == o) } on'; }
-# until CMD...: poll for up to 5 s.
-until_true() {
-	for _ in $(seq 100); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 echo "== listing"
 block Virtual-1 | tee "$TEST_DIR/v1"
 grep -qx '  Enabled: yes' "$TEST_DIR/v1" || fail "Virtual-1 not listed as enabled"
@@ -67,7 +58,7 @@ grep -qx '  Position: 1920,0' "$TEST_DIR/v2" || fail "Virtual-2 is not right of 
 
 echo "== a listed mode"
 wlr-randr --output Virtual-1 --mode 1280x720@60 || fail "wlr-randr --mode refused"
-until_true test "$(field Virtual-1 mode)" = 1280x720@60.000 ||
+poll 100 '[ "$(field Virtual-1 mode)" = 1280x720@60.000 ]' ||
 	fail "the virtual display did not change mode: $(field Virtual-1 mode)"
 ctl capture Virtual-1 "$TEST_DIR/small.png" | grep -q '^ok captured 1280x720 ' ||
 	fail "the capture does not have the new size"
@@ -82,10 +73,10 @@ sleep 0.2
 
 echo "== a custom mode"
 wlr-randr --output Virtual-1 --custom-mode 1111x777@50Hz || fail "--custom-mode refused"
-until_true test "$(field Virtual-1 mode)" = 1111x777@50.000 ||
+poll 100 '[ "$(field Virtual-1 mode)" = 1111x777@50.000 ]' ||
 	fail "the custom mode did not reach the display: $(field Virtual-1 mode)"
 # It joins the mode list as the current mode (wlroots' DRM backend does so).
-until_true sh -c "wlr-randr | grep -qx '    1111x777 px, 50.000000 Hz (current)'" ||
+poll 100 'wlr-randr | grep -qx "    1111x777 px, 50.000000 Hz (current)"' ||
 	fail "wlr-randr does not show the custom mode as current: $(block Virtual-1)"
 # Vblanks come at the new rate: the sequence number (from the vblank grid)
 # advances by 50 a second (60 would be the old mode's), whatever the load.
@@ -100,7 +91,7 @@ awk -v s="$((seq1 - seq0))" -v t="$((t1 - t0))" 'BEGIN {
 
 echo "== off and on"
 wlr-randr --output Virtual-2 --off || fail "--off refused"
-until_true test "$(field Virtual-2 enabled)" = 0 || fail "Virtual-2 is still on"
+poll 100 '[ "$(field Virtual-2 enabled)" = 0 ]' || fail "Virtual-2 is still on"
 block Virtual-2 | grep -qx '  Enabled: no' || fail "wlr-randr does not say Virtual-2 is off"
 ctl wait Virtual-2 1 >"$TEST_DIR/w" & waiter=$!
 wlr-randr --output Virtual-2 --on || fail "--on refused"
@@ -109,7 +100,7 @@ wait $waiter || fail "Virtual-2 presents no frame after --on: $(cat "$TEST_DIR/w
 
 echo "== a position"
 wlr-randr --output Virtual-2 --pos 0,777 || fail "--pos refused"
-until_true sh -c "wlr-randr | grep -A9 '^Virtual-2' | grep -qx '  Position: 0,777'" ||
+poll 100 'wlr-randr | grep -A9 "^Virtual-2" | grep -qx "  Position: 0,777"' ||
 	fail "Virtual-2 did not move"
 
 stop_tinywl
