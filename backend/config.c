@@ -318,6 +318,23 @@ static int check_control(const char *origin, const char *value)
 	return 0;
 }
 
+/* "" (the first atomic card) or an absolute path that fits. */
+static int check_drm_device(const char *origin, const char *value)
+{
+	size_t len = strnlen(value, WLA_DRM_DEVICE_MAX);
+	if (len == WLA_DRM_DEVICE_MAX) {
+		wlr_log(WLR_ERROR, "config: %s: drm-device '%.*s...': longer than %d bytes",
+			origin, 40, value, WLA_DRM_DEVICE_MAX - 1);
+		return -EINVAL;
+	}
+	if (len > 0 && value[0] != '/') {
+		wlr_log(WLR_ERROR, "config: %s: drm-device '%s': expected an absolute path "
+			"(/dev/dri/card0) or nothing for the first atomic card", origin, value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_control(struct wla_config *cfg, const char *origin, const char *value)
 {
 	int ret = check_control(origin, value);
@@ -346,6 +363,21 @@ WLA_EXPORT int wla_config_set(struct wla_config *cfg, const char *origin, const 
 	}
 	if (strcmp(key, "control") == 0) {
 		return parse_control(cfg, origin, value);
+	}
+	if (strcmp(key, "driver") == 0) {
+		if (strcmp(value, "vdc") == 0 || strcmp(value, "kms") == 0) {
+			cfg->driver = value[0] == 'k' ? WLA_DRIVER_KMS : WLA_DRIVER_VDC;
+			return 0;
+		}
+		wlr_log(WLR_ERROR, "config: %s: driver '%s': expected vdc or kms", origin, value);
+		return -EINVAL;
+	}
+	if (strcmp(key, "drm-device") == 0) {
+		int ret = check_drm_device(origin, value);
+		if (ret == 0) {
+			snprintf(cfg->drm_device, sizeof(cfg->drm_device), "%s", value);
+		}
+		return ret;
 	}
 	if (strcmp(key, "flip-policy") == 0) {
 		if (strcmp(value, "queue") == 0 || strcmp(value, "mailbox") == 0) {
@@ -775,6 +807,8 @@ WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
 		{ "WLA_GPIO_DRY_RUN", "gpio-dry-run" },
 		{ "WLA_LATCH_SLACK_US", "latch-slack-us" },
 		{ "WLA_CONTROL", "control" },
+		{ "WLA_DRIVER", "driver" },
+		{ "WLA_DRM_DEVICE", "drm-device" },
 	};
 	const char *value;
 
@@ -872,6 +906,15 @@ WLA_EXPORT int wla_config_validate(const struct wla_config *cfg)
 		}
 	}
 
+	if (cfg->driver != WLA_DRIVER_VDC && cfg->driver != WLA_DRIVER_KMS) {
+		wlr_log(WLR_ERROR, "config: " VALIDATE_ORIGIN ".driver %d: expected "
+			"WLA_DRIVER_VDC or WLA_DRIVER_KMS", (int)cfg->driver);
+		return -EINVAL;
+	}
+	int dret = check_drm_device(VALIDATE_ORIGIN ".drm_device", cfg->drm_device);
+	if (dret < 0) {
+		return dret;
+	}
 	/* "" (the default place) is what wla_config_init leaves. */
 	if (cfg->control[0]) {
 		int ret = check_control(VALIDATE_ORIGIN ".control", cfg->control);

@@ -10,7 +10,8 @@
 #include <time.h>
 #include <wlr/util/log.h>
 #include <wlatomic/backend.h>
-#include "backend/vdc.h" /* its constructor, the one driver today */
+#include "backend/kms.h" /* the drivers' constructors */
+#include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "util.h"
 
@@ -257,9 +258,11 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 	wl_list_init(&backend->outputs);
 	wl_list_init(&backend->fbs);
 	wl_list_init(&backend->unplugs);
-	/* The drivers, each through its constructor only: the virtual
-	 * display controller (KMS will be chosen here by the configuration). */
-	struct wla_device *dev = wla_vdc_device_create(wl_display_get_event_loop(display), &cfg);
+	/* The driver the configuration names, through its constructor only:
+	 * the virtual display controller or a DRM card. */
+	struct wl_event_loop *loop = wl_display_get_event_loop(display);
+	struct wla_device *dev = cfg.driver == WLA_DRIVER_KMS ?
+		wla_kms_device_create(loop, &cfg) : wla_vdc_device_create(loop, &cfg);
 	if (!dev) {
 		free(backend);
 		return NULL;
@@ -275,8 +278,12 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 	wlr_backend_init(&backend->base, &backend_impl);
 	backend->display_destroy.notify = handle_display_destroy;
 	wl_display_add_destroy_listener(display, &backend->display_destroy);
-	wlr_log(WLR_INFO, "backend: wlatomic on the virtual display controller, %zu output(s)",
-		cfg.n_outputs);
+	if (cfg.driver == WLA_DRIVER_KMS) {
+		wlr_log(WLR_INFO, "backend: wlatomic on the DRM card %s", dev->name);
+	} else {
+		wlr_log(WLR_INFO, "backend: wlatomic on the virtual display controller, %zu "
+			"output(s)", cfg.n_outputs);
+	}
 	return &backend->base;
 }
 

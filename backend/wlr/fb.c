@@ -69,6 +69,23 @@ static void fb_end_access(struct wla_fb *base)
 	wlr_buffer_end_data_ptr_access(wlr_fb_from_fb(base)->buffer);
 }
 
+static bool fb_get_dmabuf(struct wla_fb *base, struct wla_dmabuf *dmabuf)
+{
+	struct wla_wlr_fb *fb = wlr_fb_from_fb(base);
+	struct wlr_dmabuf_attributes attribs;
+	if (!fb->buffer || !wlr_buffer_get_dmabuf(fb->buffer, &attribs) ||
+			attribs.n_planes < 1 || attribs.n_planes > WLA_DMABUF_MAX_PLANES) {
+		return false;
+	}
+	dmabuf->n_planes = attribs.n_planes;
+	for (int i = 0; i < attribs.n_planes; i++) {
+		dmabuf->fd[i] = attribs.fd[i];
+		dmabuf->offset[i] = attribs.offset[i];
+		dmabuf->stride[i] = attribs.stride[i];
+	}
+	return true;
+}
+
 static void fb_destroy(struct wla_fb *base)
 {
 	struct wla_wlr_fb *fb = wlr_fb_from_fb(base);
@@ -81,6 +98,7 @@ static const struct wla_fb_impl fb_impl = {
 	.cleanup = fb_cleanup,
 	.begin_access = fb_begin_access,
 	.end_access = fb_end_access,
+	.get_dmabuf = fb_get_dmabuf,
 	.destroy = fb_destroy,
 };
 

@@ -68,6 +68,16 @@ struct wla_capture;
 
 struct wla_fb;
 
+/* A dmabuf's planes, borrowed from the fb's owner: valid while the fb is
+ * prepared. */
+#define WLA_DMABUF_MAX_PLANES 4
+struct wla_dmabuf {
+	int n_planes;
+	int fd[WLA_DMABUF_MAX_PLANES];
+	uint32_t offset[WLA_DMABUF_MAX_PLANES];
+	uint32_t stride[WLA_DMABUF_MAX_PLANES];
+};
+
 /* What the owner of the pixels (the glue: a wlr_buffer) provides. */
 struct wla_fb_impl {
 	/* Take a scanout reference: lock the buffer. Returns 0 or -errno;
@@ -78,6 +88,9 @@ struct wla_fb_impl {
 	/* CPU read access; false if the pixels are not reachable. */
 	bool (*begin_access)(struct wla_fb *fb, const void **data, uint32_t *stride);
 	void (*end_access)(struct wla_fb *fb);
+	/* The dmabuf behind the fb (NULL or false: none); a KMS driver
+	 * imports it. */
+	bool (*get_dmabuf)(struct wla_fb *fb, struct wla_dmabuf *dmabuf);
 	/* The last wla_fb_put: free the wrapper. */
 	void (*destroy)(struct wla_fb *fb);
 };

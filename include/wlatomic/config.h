@@ -20,6 +20,8 @@
 #define WLA_MAX_FLIP_DEPTH 4
 #define WLA_MAX_LATCH_SLACK_US 10000
 #define WLA_DEFAULT_LATCH_SLACK_US 200
+/* A DRM device path, NUL included. */
+#define WLA_DRM_DEVICE_MAX 64
 /* A control socket path fits a sockaddr_un's sun_path, NUL included. */
 #define WLA_CONTROL_PATH_MAX 108
 
@@ -46,7 +48,18 @@ struct wla_config_output {
 	struct wla_config_panel panel;
 };
 
+/* Which driver of the atomic core makes the outputs. */
+enum wla_config_driver {
+	WLA_DRIVER_VDC, /* the virtual display controller (default) */
+	WLA_DRIVER_KMS, /* a DRM card through the kernel's atomic API */
+};
+
 struct wla_config {
+	enum wla_config_driver driver;
+	/* KMS: the card's path ("/dev/dri/card0"); "" for the first card that
+	 * supports atomic modesetting. */
+	char drm_device[WLA_DRM_DEVICE_MAX];
+	/* The VDC's outputs (KMS outputs are the card's connectors). */
 	struct wla_config_output outputs[WLA_MAX_OUTPUTS];
 	size_t n_outputs;
 	/* Overlay planes per CRTC, 0..WLA_MAX_OVERLAY_PLANES (default 2). */
@@ -88,8 +101,9 @@ void wla_config_init(struct wla_config *cfg);
 int wla_config_parse_mode(const char *origin, const char *str, struct wla_config_mode *mode);
 
 /*
- * Set one key ("overlay-planes", "cursor-size", "flip-depth", "flip-policy",
- * "gpio-dry-run", "latch-slack-us", "control") to a value. origin names the
+ * Set one key ("driver", "drm-device", "overlay-planes", "cursor-size",
+ * "flip-depth", "flip-policy", "gpio-dry-run", "latch-slack-us", "control")
+ * to a value. origin names the
  * source in error messages (a file and line, or an environment variable).
  * Returns 0 or -EINVAL with one logged line naming key and value.
  */
@@ -122,7 +136,7 @@ int wla_config_load_file(struct wla_config *cfg, const char *path);
  * then WLA_OUTPUTS ("N" outputs of the default mode, or per-output mode lists
  * "1920x1080@60,1280x720;1024x768@75"), WLA_OVERLAY_PLANES, WLA_CURSOR_SIZE,
  * WLA_FLIP_DEPTH, WLA_FLIP_POLICY, WLA_GPIO_DRY_RUN, WLA_LATCH_SLACK_US,
- * WLA_CONTROL.
+ * WLA_CONTROL, WLA_DRIVER (vdc or kms), WLA_DRM_DEVICE.
  * Returns 0 or a negative errno after logging one line.
  */
 int wla_config_load_env(struct wla_config *cfg);

@@ -1,0 +1,1396 @@
+/*
+ * The KMS driver (include/backend/kms.h): a DRM card's CRTCs, planes and
+ * connectors as objects of the atomic core, programmed with atomic commits.
+ */
+#include <assert.h>
+#include <drm_fourcc.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <wlr/util/log.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+#include "backend/kms.h"
+#include "util.h"
+
+#define KMS_MAX_CARDS 16
+/* A commit should reach the kernel this long before the vblank it is for:
+ * the atomic worker programs the planes before the vblank starts. */
+#define KMS_COMMIT_SLACK_NS 1000000
+/* Mode blobs kept for MODE_ID before the oldest is let go. */
+#define KMS_MAX_BLOBS 32
+
+struct wla_kms_blob {
+	struct wla_mode mode;
+	uint32_t id;
+};
+
+/* The driver's import of a wla_fb: a DRM framebuffer. */
+struct kms_fb {
+	uint32_t fb_id;
+};
+
+static const struct wla_driver_funcs kms_funcs;
+
+struct wla_kms *wla_kms_from_device(struct wla_device *dev)
+{
+	assert(dev->funcs == &kms_funcs);
+	struct wla_kms *kms = wl_container_of(dev, kms, dev);
+	return kms;
+}
+
+bool wla_device_is_kms(struct wla_device *dev)
+{
+	return dev && dev->funcs == &kms_funcs;
+}
+
+struct wla_kms_crtc *wla_kms_crtc_from_crtc(struct wla_crtc *crtc)
+{
+	struct wla_kms_crtc *kc = wl_container_of(crtc, kc, base);
+	return kc;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Properties */
+
+struct prop_want {
+	const char *name;
+	uint32_t *id;
+	uint64_t *value; /* may be NULL */
+};
+
+/* Look up the ids (and current values) of an object's properties by name;
+ * those it does not expose stay 0. false if the kernel gave none. */
+static bool get_props(int fd, uint32_t obj, uint32_t type, const struct prop_want *want,
+	size_t n_want)
+{
+	drmModeObjectProperties *props = drmModeObjectGetProperties(fd, obj, type);
+	if (!props) {
+		return false;
+	}
+	for (uint32_t i = 0; i < props->count_props; i++) {
+		drmModePropertyRes *prop = drmModeGetProperty(fd, props->props[i]);
+		if (!prop) {
+			continue;
+		}
+		for (size_t w = 0; w < n_want; w++) {
+			if (strcmp(prop->name, want[w].name) == 0) {
+				*want[w].id = prop->prop_id;
+				if (want[w].value) {
+					*want[w].value = props->prop_values[i];
+				}
+			}
+		}
+		drmModeFreeProperty(prop);
+	}
+	drmModeFreeObjectProperties(props);
+	return true;
+}
+
+/* Modes */
+
+static bool mode_from_drm(const drmModeModeInfo *info, struct wla_mode *mode)
+{
+	if (info->flags & (DRM_MODE_FLAG_INTERLACE | DRM_MODE_FLAG_DBLSCAN)) {
+		return false; /* the core's refresh arithmetic is progressive */
+	}
+	*mode = (struct wla_mode){
+		.width = info->hdisplay,
+		.height = info->vdisplay,
+		.clock_khz = info->clock,
+		.hsync_start = info->hsync_start,
+		.hsync_end = info->hsync_end,
+		.htotal = info->htotal,
+		.vsync_start = info->vsync_start,
+		.vsync_end = info->vsync_end,
+		.vtotal = info->vtotal,
+		.flags = info->flags & (WLA_MODE_FLAG_PHSYNC | WLA_MODE_FLAG_NHSYNC |
+			WLA_MODE_FLAG_PVSYNC | WLA_MODE_FLAG_NVSYNC),
+		.preferred = (info->type & DRM_MODE_TYPE_PREFERRED) != 0,
+	};
+	wla_mode_update_refresh(mode);
+	const char *why;
+	return wla_mode_valid(mode, &why);
+}
+
+static void mode_to_drm(const struct wla_mode *mode, drmModeModeInfo *info)
+{
+	*info = (drmModeModeInfo){
+		.clock = mode->clock_khz,
+		.hdisplay = (uint16_t)mode->width,
+		.hsync_start = mode->hsync_start,
+		.hsync_end = mode->hsync_end,
+		.htotal = mode->htotal,
+		.vdisplay = (uint16_t)mode->height,
+		.vsync_start = mode->vsync_start,
+		.vsync_end = mode->vsync_end,
+		.vtotal = mode->vtotal,
+		.vrefresh = (uint32_t)((mode->refresh_mhz + 500) / 1000),
+		.flags = mode->flags,
+		.type = DRM_MODE_TYPE_USERDEF,
+	};
+	snprintf(info->name, sizeof(info->name), "%" PRId32 "x%" PRId32, mode->width,
+		mode->height);
+}
+
+/* The MODE_ID blob of mode, made on first use; 0 (logged) on failure. */
+static uint32_t mode_blob(struct wla_kms *kms, const struct wla_mode *mode)
+{
+	for (size_t i = 0; i < kms->n_blobs; i++) {
+		if (wla_mode_equal(&kms->blobs[i].mode, mode)) {
+			return kms->blobs[i].id;
+		}
+	}
+	if (kms->n_blobs == KMS_MAX_BLOBS) {
+		/* The kernel keeps its own reference of a blob in use. */
+		drmModeDestroyPropertyBlob(kms->fd, kms->blobs[0].id);
+		memmove(kms->blobs, kms->blobs + 1, (KMS_MAX_BLOBS - 1) * sizeof(*kms->blobs));
+		kms->n_blobs--;
+	}
+	if (!kms->blobs) {
+		kms->blobs = calloc(KMS_MAX_BLOBS, sizeof(*kms->blobs));
+		if (!kms->blobs) {
+			wlr_log(WLR_ERROR, "kms %s: out of memory for mode blobs", kms->path);
+			return 0;
+		}
+	}
+	drmModeModeInfo info;
+	mode_to_drm(mode, &info);
+	uint32_t id = 0;
+	if (drmModeCreatePropertyBlob(kms->fd, &info, sizeof(info), &id) != 0) {
+		char buf[128];
+		wlr_log_errno(WLR_ERROR, "kms %s: cannot make a MODE_ID blob of %s", kms->path,
+			wla_mode_describe(mode, buf, sizeof(buf)));
+		return 0;
+	}
+	kms->blobs[kms->n_blobs++] = (struct wla_kms_blob){ .mode = *mode, .id = id };
+	return id;
+}
+
+/* Framebuffers */
+
+static void close_handles(struct wla_kms *kms, const uint32_t *handles, int n)
+{
+	for (int i = 0; i < n; i++) {
+		bool seen = false;
+		for (int j = 0; j < i; j++) {
+			seen |= handles[j] == handles[i];
+		}
+		if (handles[i] && !seen) {
+			drmCloseBufferHandle(kms->fd, handles[i]);
+		}
+	}
+}
+
+/* A DRM framebuffer of fb's dmabuf: 0 or a negative errno (logged at debug
+ * level for a buffer that is no dmabuf: the compositor composites it). */
+static int add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id)
+{
+	struct wla_dmabuf dmabuf;
+	if (!fb->impl->get_dmabuf || !fb->impl->get_dmabuf(fb, &dmabuf)) {
+		wlr_log(WLR_DEBUG, "kms %s: fb %p (%" PRIu32 "x%" PRIu32 ") is not a dmabuf; "
+			"the card scans out dmabufs only", kms->path, (void *)fb, fb->width,
+			fb->height);
+		return -EINVAL;
+	}
+	uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
+	uint64_t modifiers[4] = { 0 };
+	int ret = 0;
+	for (int i = 0; i < dmabuf.n_planes; i++) {
+		if (drmPrimeFDToHandle(kms->fd, dmabuf.fd[i], &handles[i]) != 0) {
+			ret = -errno;
+			wlr_log(WLR_ERROR, "kms %s: fb %p: drmPrimeFDToHandle of plane %d: %s",
+				kms->path, (void *)fb, i, strerror(errno));
+			close_handles(kms, handles, i);
+			return ret;
+		}
+		pitches[i] = dmabuf.stride[i];
+		offsets[i] = dmabuf.offset[i];
+		modifiers[i] = fb->modifier;
+	}
+	if (fb->modifier != DRM_FORMAT_MOD_INVALID) {
+		ret = drmModeAddFB2WithModifiers(kms->fd, fb->width, fb->height, fb->format,
+			handles, pitches, offsets, modifiers, fb_id, DRM_MODE_FB_MODIFIERS);
+	} else {
+		ret = drmModeAddFB2(kms->fd, fb->width, fb->height, fb->format, handles,
+			pitches, offsets, fb_id, 0);
+	}
+	if (ret != 0) {
+		ret = -errno;
+		wlr_log(WLR_ERROR, "kms %s: fb %p: AddFB2 of %" PRIu32 "x%" PRIu32 " format "
+			"0x%08" PRIx32 " modifier 0x%" PRIx64 ": %s", kms->path, (void *)fb, fb->width,
+			fb->height, fb->format, fb->modifier, strerror(-ret));
+	}
+	/* The framebuffer holds the buffer objects: the handles can go. */
+	close_handles(kms, handles, dmabuf.n_planes);
+	if (ret == 0) {
+		kms->fbs_added++;
+		kms->live_fbs++;
+	}
+	return ret;
+}
+
+static void remove_fb(struct wla_kms *kms, uint32_t fb_id)
+{
+	if (drmModeRmFB(kms->fd, fb_id) != 0 && !kms->lost) {
+		wlr_log_errno(WLR_ERROR, "kms %s: RmFB %" PRIu32, kms->path, fb_id);
+	}
+	kms->fbs_removed++;
+	kms->live_fbs--;
+}
+
+static int kms_prepare_fb(struct wla_device *dev, struct wla_fb *fb)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	if (kms->lost) {
+		return -ENODEV;
+	}
+	struct kms_fb *import = calloc(1, sizeof(*import));
+	if (!import) {
+		wlr_log(WLR_ERROR, "kms %s: out of memory for an fb import", kms->path);
+		return -ENOMEM;
+	}
+	int ret = add_fb(kms, fb, &import->fb_id);
+	if (ret < 0) {
+		free(import);
+		return ret;
+	}
+	fb->import = import;
+	return 0;
+}
+
+static void kms_cleanup_fb(struct wla_device *dev, struct wla_fb *fb)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	struct kms_fb *import = fb->import;
+	if (!import) {
+		return;
+	}
+	remove_fb(kms, import->fb_id);
+	free(import);
+	fb->import = NULL;
+}
+
+/* Requests */
+
+struct kms_req {
+	struct wla_kms *kms;
+	drmModeAtomicReq *req;
+	int err;
+	/* Framebuffers made for a TEST_ONLY only. */
+	uint32_t temp_fbs[WLA_MAX_PLANES];
+	size_t n_temp;
+};
+
+static void add_prop(struct kms_req *r, const char *what, uint32_t obj, uint32_t prop,
+	uint64_t value)
+{
+	if (r->err) {
+		return;
+	}
+	if (!prop) {
+		wlr_log(WLR_ERROR, "kms %s: object %" PRIu32 " has no %s property", r->kms->path,
+			obj, what);
+		r->err = -EINVAL;
+		return;
+	}
+	if (drmModeAtomicAddProperty(r->req, obj, prop, value) < 0) {
+		r->err = -ENOMEM;
+	}
+}
+
+static void add_crtc(struct kms_req *r, struct wla_kms_crtc *kc,
+	const struct wla_crtc_state *cs)
+{
+	uint32_t blob = 0;
+	if (cs->enable) {
+		blob = mode_blob(r->kms, &cs->mode);
+		if (!blob) {
+			r->err = r->err ? r->err : -ENOMEM;
+			return;
+		}
+	}
+	add_prop(r, "MODE_ID", kc->id, kc->prop_mode_id, blob);
+	add_prop(r, "ACTIVE", kc->id, kc->prop_active, cs->active);
+}
+
+static uint32_t crtc_id_of(struct wla_crtc *crtc)
+{
+	return crtc ? wla_kms_crtc_from_crtc(crtc)->id : 0;
+}
+
+static void add_plane(struct kms_req *r, struct wla_kms_plane *kp,
+	const struct wla_plane_state *ps, bool test)
+{
+	const struct wla_kms_plane_props *p = &kp->props;
+	if (!ps->crtc || !ps->fb) {
+		add_prop(r, "FB_ID", kp->id, p->fb_id, 0);
+		add_prop(r, "CRTC_ID", kp->id, p->crtc_id, 0);
+		return;
+	}
+	uint32_t fb_id = 0;
+	struct kms_fb *import = ps->fb->import_dev == &r->kms->dev ? ps->fb->import : NULL;
+	if (import) {
+		fb_id = import->fb_id;
+	} else if (test) {
+		int ret = add_fb(r->kms, ps->fb, &fb_id);
+		if (ret < 0) {
+			r->err = r->err ? r->err : ret;
+			return;
+		}
+		r->temp_fbs[r->n_temp++] = fb_id;
+	} else {
+		wlr_log(WLR_ERROR, "kms %s: plane %s: fb %p was not prepared", r->kms->path,
+			kp->base.name, (void *)ps->fb);
+		r->err = -EINVAL;
+		return;
+	}
+	add_prop(r, "FB_ID", kp->id, p->fb_id, fb_id);
+	add_prop(r, "CRTC_ID", kp->id, p->crtc_id, crtc_id_of(ps->crtc));
+	add_prop(r, "SRC_X", kp->id, p->src_x, ps->src_x);
+	add_prop(r, "SRC_Y", kp->id, p->src_y, ps->src_y);
+	add_prop(r, "SRC_W", kp->id, p->src_w, ps->src_w);
+	add_prop(r, "SRC_H", kp->id, p->src_h, ps->src_h);
+	add_prop(r, "CRTC_X", kp->id, p->crtc_x, (uint64_t)(int64_t)ps->crtc_x);
+	add_prop(r, "CRTC_Y", kp->id, p->crtc_y, (uint64_t)(int64_t)ps->crtc_y);
+	add_prop(r, "CRTC_W", kp->id, p->crtc_w, ps->crtc_w);
+	add_prop(r, "CRTC_H", kp->id, p->crtc_h, ps->crtc_h);
+}
+
+static bool crtc_programmed(const struct wla_atomic_state *state, struct wla_crtc *crtc,
+	bool test)
+{
+	if (!crtc) {
+		return false;
+	}
+	const struct wla_crtc_entry *e = &state->crtcs[crtc->index];
+	return e->ptr && (test || e->program);
+}
+
+/* The whole state (test) or the CRTCs to program now, with their planes and
+ * connectors, into r. */
+static void build_request(struct kms_req *r, struct wla_atomic_state *state, bool test)
+{
+	wla_for_each_crtc_in_state(state, e) {
+		if (test || e->program) {
+			add_crtc(r, wla_kms_crtc_from_crtc(e->ptr), e->new_state);
+		}
+	}
+	wla_for_each_connector_in_state(state, e) {
+		const struct wla_connector_state *ns = e->new_state;
+		if (!crtc_programmed(state, ns->crtc, test) &&
+				!crtc_programmed(state, e->old_state->crtc, test)) {
+			continue;
+		}
+		struct wla_kms_connector *kc = e->ptr->driver_data;
+		add_prop(r, "CRTC_ID", kc->id, kc->prop_crtc_id, crtc_id_of(ns->crtc));
+	}
+	wla_for_each_plane_in_state(state, e) {
+		const struct wla_plane_state *ns = e->new_state;
+		if (!crtc_programmed(state, ns->crtc, test) &&
+				!crtc_programmed(state, e->old_state->crtc, test)) {
+			continue;
+		}
+		add_plane(r, e->ptr->driver_data, ns, test);
+	}
+}
+
+static void finish_request(struct kms_req *r)
+{
+	for (size_t i = 0; i < r->n_temp; i++) {
+		remove_fb(r->kms, r->temp_fbs[i]);
+	}
+	drmModeAtomicFree(r->req);
+}
+
+/* "crtc-0 plane-0 plane-3 Virtual-1" into buf: the objects of a state. */
+static const char *describe_state(struct wla_atomic_state *state, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+#define APPEND(name) \
+	do { \
+		int n = snprintf(buf + len, size - len, "%s%s", len ? " " : "", name); \
+		if (n > 0 && (size_t)n < size - len) { \
+			len += (size_t)n; \
+		} \
+	} while (0)
+	wla_for_each_crtc_in_state(state, e) {
+		APPEND(e->ptr->name);
+	}
+	wla_for_each_plane_in_state(state, e) {
+		APPEND(e->ptr->name);
+	}
+	wla_for_each_connector_in_state(state, e) {
+		APPEND(e->ptr->name);
+	}
+#undef APPEND
+	return buf;
+}
+
+/* Whether the state changes a mode, turns a CRTC on or off or reroutes a
+ * connector (the core's check computed it): KMS needs ALLOW_MODESET. */
+static bool needs_modeset(struct wla_atomic_state *state, bool program_only)
+{
+	wla_for_each_crtc_in_state(state, e) {
+		const struct wla_crtc_state *cs = e->new_state;
+		if ((!program_only || e->program) &&
+				(cs->mode_changed || cs->active_changed || cs->connectors_changed)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static int kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *state)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	if (kms->lost) {
+		wlr_log(WLR_ERROR, "kms %s: the device is gone; state refused", kms->path);
+		return -ENODEV;
+	}
+	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
+	if (!r.req) {
+		wlr_log(WLR_ERROR, "kms %s: out of memory for a request", kms->path);
+		return -ENOMEM;
+	}
+	build_request(&r, state, true);
+	int ret = r.err;
+	if (ret == 0) {
+		bool modeset = state->allow_modeset && needs_modeset(state, false);
+		uint32_t flags = DRM_MODE_ATOMIC_TEST_ONLY |
+			(modeset ? DRM_MODE_ATOMIC_ALLOW_MODESET : 0);
+		kms->test_commits++;
+		if (drmModeAtomicCommit(kms->fd, r.req, flags, NULL) != 0) {
+			ret = -errno;
+			char objs[256];
+			/* A frame the card cannot scan out is composited by the
+			 * compositor instead: not an error worth a line per frame. */
+			wlr_log(modeset ? WLR_ERROR : WLR_DEBUG, "kms %s: the kernel "
+				"refused the state (TEST_ONLY%s) of %s: %s (errno %d)", kms->path,
+				modeset ? ", ALLOW_MODESET" : "",
+				describe_state(state, objs, sizeof(objs)), strerror(-ret), -ret);
+			if (ret == -ENODEV) {
+				wla_kms_device_lost(kms, ret);
+			}
+		}
+	}
+	finish_request(&r);
+	return ret;
+}
+
+static int kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	bool turns_off = false, latches = false;
+	wla_for_each_crtc_in_state(state, e) {
+		if (!e->program) {
+			continue;
+		}
+		if (!e->new_state->active) {
+			turns_off = true;
+		} else if (e->latch) {
+			latches = true;
+		}
+	}
+	if (kms->lost) {
+		/* Nothing to stop: the device is gone. Turning off never fails. */
+		return latches ? -ENODEV : 0;
+	}
+	if (kms->fail_commit && latches) {
+		int err = kms->fail_commit;
+		kms->fail_commit = 0;
+		char objs[256];
+		wlr_log(WLR_ERROR, "kms %s: the kernel refused the commit of %s: %s (errno %d, "
+			"injected)", kms->path, describe_state(state, objs, sizeof(objs)),
+			strerror(err), err);
+		kms->refused++;
+		return -err;
+	}
+	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
+	if (!r.req) {
+		wlr_log(WLR_ERROR, "kms %s: out of memory for a request", kms->path);
+		return -ENOMEM;
+	}
+	build_request(&r, state, false);
+	int ret = r.err;
+	uint64_t serial = ++kms->serial;
+	if (ret == 0) {
+		/* A CRTC turned off stops before this returns: no NONBLOCK, the
+		 * kernel waits for the flip in flight first. */
+		uint32_t flags = (latches ? DRM_MODE_PAGE_FLIP_EVENT : 0) |
+			(turns_off ? 0 : DRM_MODE_ATOMIC_NONBLOCK) |
+			(needs_modeset(state, true) || turns_off ? DRM_MODE_ATOMIC_ALLOW_MODESET : 0);
+		if (drmModeAtomicCommit(kms->fd, r.req, flags, (void *)(uintptr_t)serial) != 0) {
+			ret = -errno;
+			char objs[256];
+			wlr_log(WLR_ERROR, "kms %s: the kernel refused the commit of %s: %s "
+				"(errno %d)", kms->path, describe_state(state, objs, sizeof(objs)),
+				strerror(-ret), -ret);
+			kms->refused++;
+		}
+	}
+	finish_request(&r);
+	if (ret == -ENODEV) {
+		wla_kms_device_lost(kms, ret);
+	}
+	if (ret < 0) {
+		return ret;
+	}
+	kms->commits++;
+	uint64_t now = now_ns();
+	wla_for_each_crtc_in_state(state, e) {
+		if (!e->program) {
+			continue;
+		}
+		struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(e->ptr);
+		const struct wla_crtc_state *cs = e->new_state;
+		if (!cs->active) {
+			/* An event still to come for it names a state the core
+			 * completes now: dropped. */
+			kc->armed_serial = 0;
+			kc->active = false;
+			kc->have_vblank = false;
+			continue;
+		}
+		if (!kc->active || !wla_mode_equal(&kc->mode, &cs->mode)) {
+			kc->mode = cs->mode;
+			kc->period_ns = wla_mode_period_ns(&cs->mode);
+			kc->counters.refresh_ns = kc->period_ns;
+			if (!kc->active) {
+				kc->have_vblank = false;
+			}
+			kc->active = true;
+		}
+		if (e->latch) {
+			kc->armed_serial = serial;
+			kc->armed_ns = now;
+			kc->armed_frame = e->frame;
+		}
+	}
+	return 0;
+}
+
+/* Events */
+
+/* The device whose events drmHandleEvent is dispatching (one thread). */
+static struct wla_kms *dispatching;
+
+static struct wla_kms_crtc *find_crtc(struct wla_kms *kms, uint32_t id)
+{
+	for (size_t i = 0; i < kms->n_crtcs; i++) {
+		if (kms->crtcs[i].id == id) {
+			return &kms->crtcs[i];
+		}
+	}
+	return NULL;
+}
+
+static void handle_page_flip(int fd, unsigned seq, unsigned tv_sec, unsigned tv_usec,
+	unsigned crtc_id, void *user_data)
+{
+	struct wla_kms *kms = dispatching;
+	struct wla_kms_crtc *kc = kms ? find_crtc(kms, crtc_id) : NULL;
+	uint64_t serial = (uint64_t)(uintptr_t)user_data;
+	if (!kc || kc->armed_serial == 0 || kc->armed_serial != serial) {
+		wlr_log(WLR_DEBUG, "kms %s: page-flip event of crtc %u (commit %" PRIu64
+			") for nothing armed: dropped", kms ? kms->path : "?", crtc_id, serial);
+		return;
+	}
+	kc->armed_serial = 0;
+	uint64_t when_ns = (uint64_t)tv_sec * 1000000000u + (uint64_t)tv_usec * 1000u;
+	struct wla_vblank_counters *c = &kc->counters;
+	if (!kc->have_vblank) {
+		/* The vblank that latched the enable is the CRTC's first. */
+		kc->first_seq = seq - 1;
+		kc->have_vblank = true;
+	}
+	if (kc->armed_frame && kc->period_ns && when_ns > kc->armed_ns) {
+		/* Armed with nothing ahead, it was due at the first vblank
+		 * after it reached the kernel. */
+		c->missed += (when_ns - kc->armed_ns) / kc->period_ns;
+	}
+	kc->last_vblank_ns = when_ns;
+	kc->last_vblank_seq = seq;
+	c->seq = seq;
+	c->vblanks = seq - kc->first_seq;
+	c->latched++;
+	struct timespec when = {
+		.tv_sec = tv_sec,
+		.tv_nsec = (long)tv_usec * 1000,
+	};
+	uint32_t flags = WLA_PRESENT_VSYNC | WLA_PRESENT_HW_COMPLETION |
+		(kms->monotonic ? WLA_PRESENT_HW_CLOCK : 0) |
+		/* The card scanned the committed buffers out themselves. */
+		WLA_PRESENT_ZERO_COPY;
+	wla_crtc_handle_latch(&kc->base, seq, &when, kc->period_ns, flags);
+}
+
+/* Read the waiting events; false if the device failed. */
+static int read_events(struct wla_kms *kms)
+{
+	drmEventContext ctx = {
+		.version = 3,
+		.page_flip_handler2 = handle_page_flip,
+	};
+	struct wla_kms *outer = dispatching;
+	dispatching = kms;
+	int ret = drmHandleEvent(kms->fd, &ctx);
+	dispatching = outer;
+	return ret == 0 ? 0 : -(errno ? errno : EIO);
+}
+
+static int wait_readable(struct wla_kms *kms, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = kms->fd, .events = POLLIN };
+	int n = poll(&pfd, 1, timeout_ms);
+	if (n < 0) {
+		return -errno;
+	}
+	if (n > 0 && (pfd.revents & (POLLERR | POLLHUP | POLLNVAL))) {
+		return -ENODEV;
+	}
+	return n > 0 && (pfd.revents & POLLIN);
+}
+
+int wla_kms_dispatch(struct wla_kms *kms, int timeout_ms)
+{
+	int n = 0;
+	for (;;) {
+		int ready = wait_readable(kms, n == 0 ? timeout_ms : 0);
+		if (ready < 0) {
+			wla_kms_device_lost(kms, ready);
+			return ready;
+		}
+		if (!ready) {
+			break;
+		}
+		int ret = read_events(kms);
+		if (ret < 0) {
+			wla_kms_device_lost(kms, ret);
+			return ret;
+		}
+		n++;
+	}
+	wla_device_deliver_events(&kms->dev);
+	return n;
+}
+
+static int handle_fd(int fd, uint32_t mask, void *data)
+{
+	struct wla_kms *kms = data;
+	if (mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR)) {
+		wla_kms_device_lost(kms, -ENODEV);
+		return 0;
+	}
+	wla_kms_dispatch(kms, 0);
+	return 0;
+}
+
+static void kms_sync(struct wla_device *dev)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	if (kms->lost) {
+		return;
+	}
+	/* Latches already on the fd are reported; events are delivered by
+	 * the core afterwards. */
+	while (wait_readable(kms, 0) > 0 && read_events(kms) == 0) {
+	}
+}
+
+void wla_kms_device_lost(struct wla_kms *kms, int err)
+{
+	if (kms->lost) {
+		return;
+	}
+	kms->lost = true;
+	wlr_log(WLR_ERROR, "kms %s: the device is gone (%s): its outputs are off", kms->path,
+		strerror(err < 0 ? -err : err));
+	if (kms->fd_source) {
+		wl_event_source_remove(kms->fd_source);
+		kms->fd_source = NULL;
+	}
+	for (size_t i = 0; i < kms->n_crtcs; i++) {
+		struct wla_kms_crtc *kc = &kms->crtcs[i];
+		kc->armed_serial = 0;
+		if (kc->base.state->active || !wl_list_empty(&kc->base.queue)) {
+			wla_crtc_force_off(&kc->base);
+		}
+	}
+}
+
+/* The driver interface, for the glue */
+
+static uint64_t kms_now(struct wla_device *dev)
+{
+	return now_ns();
+}
+
+static bool kms_custom_mode(struct wla_device *dev, int32_t width, int32_t height,
+	int32_t refresh_mhz, struct wla_mode *mode)
+{
+	/* As a monitor would be given it: a CVT timing (the kernel checks it
+	 * with TEST_ONLY). */
+	return wla_mode_cvt(mode, width, height, refresh_mhz, false);
+}
+
+static uint32_t kms_buffer_caps(struct wla_device *dev)
+{
+	return WLA_BUFFER_CAP_DMABUF;
+}
+
+static int kms_drm_fd(struct wla_device *dev)
+{
+	return wla_kms_from_device(dev)->fd;
+}
+
+/* The last vblank of an active CRTC, from its events or the kernel. */
+static bool last_vblank(struct wla_kms *kms, struct wla_kms_crtc *kc, uint64_t *seq,
+	uint64_t *ns)
+{
+	if (!kc->active) {
+		return false;
+	}
+	uint64_t kns = 0, kseq = 0;
+	if (drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) == 0 && kns > 0) {
+		*seq = kseq;
+		*ns = kns;
+		return true;
+	}
+	if (kc->have_vblank) {
+		*seq = kc->last_vblank_seq;
+		*ns = kc->last_vblank_ns;
+		return true;
+	}
+	return false;
+}
+
+static bool kms_frame_deadline(struct wla_device *dev, struct wla_crtc *crtc,
+	uint64_t *latch_ns, uint64_t *commit_by_ns)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(crtc);
+	uint64_t seq, last, now = now_ns();
+	if (!kc->period_ns || !last_vblank(kms, kc, &seq, &last)) {
+		return false;
+	}
+	uint64_t next = last + kc->period_ns;
+	if (now + KMS_COMMIT_SLACK_NS > next) {
+		next += ((now + KMS_COMMIT_SLACK_NS - next) / kc->period_ns + 1) * kc->period_ns;
+	}
+	/* Each state queued or armed takes a vblank of its own. */
+	*latch_ns = next + (uint64_t)crtc->queued * kc->period_ns;
+	*commit_by_ns = *latch_ns - KMS_COMMIT_SLACK_NS;
+	return true;
+}
+
+static bool kms_vblank_counters(struct wla_device *dev, struct wla_crtc *crtc,
+	struct wla_vblank_counters *counters)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(crtc);
+	uint64_t seq, ns;
+	if (kc->have_vblank && last_vblank(kms, kc, &seq, &ns) && seq >= kc->first_seq) {
+		kc->counters.seq = seq;
+		kc->counters.vblanks = seq - kc->first_seq;
+	}
+	*counters = kc->counters;
+	return true;
+}
+
+static struct wla_capture *kms_capture(struct wla_device *dev, struct wla_crtc *crtc,
+	void (*func)(struct wla_capture *capture, const struct wla_image *image, uint64_t seq,
+		void *data), void *data)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	wlr_log(WLR_ERROR, "kms %s: %s: capture needs a writeback connector, which the "
+		"driver %s %s", kms->path, crtc->name, kms->driver_name,
+		kms->has_writeback ? "has but wlatomic does not drive yet" : "does not have");
+	return NULL;
+}
+
+static void kms_capture_cancel(struct wla_device *dev, struct wla_capture *capture)
+{
+}
+
+static void kms_destroy_device(struct wla_device *dev)
+{
+	wla_kms_destroy(wla_kms_from_device(dev));
+}
+
+static const struct wla_driver_funcs kms_funcs = {
+	.atomic_check = kms_atomic_check,
+	.prepare_fb = kms_prepare_fb,
+	.cleanup_fb = kms_cleanup_fb,
+	.commit_tail = kms_commit_tail,
+	.sync = kms_sync,
+	.now = kms_now,
+	.custom_mode = kms_custom_mode,
+	.buffer_caps = kms_buffer_caps,
+	.drm_fd = kms_drm_fd,
+	.frame_deadline = kms_frame_deadline,
+	.vblank_counters = kms_vblank_counters,
+	.capture = kms_capture,
+	.capture_cancel = kms_capture_cancel,
+	.destroy = kms_destroy_device,
+};
+
+/* Enumeration */
+
+static bool add_plane_formats(struct wla_kms *kms, struct wla_kms_plane *kp,
+	const drmModePlane *plane, uint64_t in_formats_blob)
+{
+	static const uint64_t implicit = DRM_FORMAT_MOD_INVALID;
+	/* Every format with the implicit modifier (AddFB2 without
+	 * modifiers), then what IN_FORMATS lists. */
+	for (uint32_t i = 0; i < plane->count_formats; i++) {
+		if (!wla_plane_add_format(&kp->base, plane->formats[i], &implicit, 1)) {
+			return false;
+		}
+	}
+	if (!in_formats_blob) {
+		return true;
+	}
+	drmModePropertyBlobRes *blob = drmModeGetPropertyBlob(kms->fd, (uint32_t)in_formats_blob);
+	if (!blob) {
+		wlr_log_errno(WLR_INFO, "kms %s: plane %" PRIu32 ": IN_FORMATS blob", kms->path,
+			kp->id);
+		return true;
+	}
+	drmModeFormatModifierIterator iter = { 0 };
+	bool ok = true;
+	while (ok && drmModeFormatModifierBlobIterNext(blob, &iter)) {
+		if (iter.mod != DRM_FORMAT_MOD_INVALID) {
+			ok = wla_plane_add_format(&kp->base, iter.fmt, &iter.mod, 1);
+		}
+	}
+	drmModeFreePropertyBlob(blob);
+	return ok;
+}
+
+static bool init_plane(struct wla_kms *kms, uint32_t plane_id, unsigned order)
+{
+	drmModePlane *plane = drmModeGetPlane(kms->fd, plane_id);
+	if (!plane) {
+		wlr_log_errno(WLR_ERROR, "kms %s: drmModeGetPlane %" PRIu32, kms->path, plane_id);
+		return false;
+	}
+	struct wla_kms_plane *kp = &kms->planes[kms->n_planes];
+	memset(kp, 0, sizeof(*kp));
+	kp->id = plane_id;
+	struct wla_kms_plane_props *p = &kp->props;
+	uint64_t type = DRM_PLANE_TYPE_OVERLAY, in_formats = 0, zpos = 0;
+	struct prop_want want[] = {
+		{ "type", &p->type, &type },
+		{ "FB_ID", &p->fb_id, NULL },
+		{ "CRTC_ID", &p->crtc_id, NULL },
+		{ "SRC_X", &p->src_x, NULL },
+		{ "SRC_Y", &p->src_y, NULL },
+		{ "SRC_W", &p->src_w, NULL },
+		{ "SRC_H", &p->src_h, NULL },
+		{ "CRTC_X", &p->crtc_x, NULL },
+		{ "CRTC_Y", &p->crtc_y, NULL },
+		{ "CRTC_W", &p->crtc_w, NULL },
+		{ "CRTC_H", &p->crtc_h, NULL },
+		{ "IN_FORMATS", &p->in_formats, &in_formats },
+		{ "zpos", &p->zpos, &zpos },
+	};
+	bool ok = get_props(kms->fd, plane_id, DRM_MODE_OBJECT_PLANE, want,
+		WLA_ARRAY_SIZE(want));
+	struct wla_plane *base = &kp->base;
+	base->type = type == DRM_PLANE_TYPE_PRIMARY ? WLA_PLANE_PRIMARY :
+		type == DRM_PLANE_TYPE_CURSOR ? WLA_PLANE_CURSOR : WLA_PLANE_OVERLAY;
+	uint32_t crtc_mask = kms->n_crtcs >= 32 ? UINT32_MAX : (1u << kms->n_crtcs) - 1;
+	base->possible_crtcs = plane->possible_crtcs & crtc_mask;
+	/* Without zpos: the primary at the bottom, the cursor on top. */
+	base->zpos = p->zpos ? (unsigned)zpos : base->type == WLA_PLANE_PRIMARY ? 0 :
+		base->type == WLA_PLANE_CURSOR ? WLA_MAX_PLANES : order + 1;
+	/* The kernel says what it scales with TEST_ONLY. */
+	base->min_scale = 1;
+	base->max_scale = UINT32_MAX;
+	if (base->type == WLA_PLANE_CURSOR) {
+		base->max_fb_width = kms->cursor_width;
+		base->max_fb_height = kms->cursor_height;
+	}
+	base->driver_data = kp;
+	snprintf(base->name, sizeof(base->name), "plane-%" PRIu32, plane_id);
+	ok = ok && add_plane_formats(kms, kp, plane, in_formats);
+	drmModeFreePlane(plane);
+	if (!ok || !wla_device_add_plane(&kms->dev, base)) {
+		wlr_log(WLR_ERROR, "kms %s: cannot describe plane %" PRIu32, kms->path, plane_id);
+		return false;
+	}
+	kms->n_planes++;
+	return true;
+}
+
+static bool init_crtcs(struct wla_kms *kms, const drmModeRes *res)
+{
+	for (int i = 0; i < res->count_crtcs && kms->n_crtcs < WLA_MAX_CRTCS; i++) {
+		struct wla_kms_crtc *kc = &kms->crtcs[kms->n_crtcs];
+		kc->kms = kms;
+		kc->id = res->crtcs[i];
+		kc->pipe = (unsigned)i;
+		struct prop_want want[] = {
+			{ "ACTIVE", &kc->prop_active, NULL },
+			{ "MODE_ID", &kc->prop_mode_id, NULL },
+		};
+		if (!get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CRTC, want, WLA_ARRAY_SIZE(want)) ||
+				!kc->prop_active || !kc->prop_mode_id) {
+			wlr_log(WLR_ERROR, "kms %s: crtc %" PRIu32 " has no ACTIVE or MODE_ID",
+				kms->path, kc->id);
+			return false;
+		}
+		snprintf(kc->base.name, sizeof(kc->base.name), "crtc-%" PRIu32, kc->id);
+		kc->base.max_slots = 1; /* one flip in flight per CRTC */
+		kc->base.rearm = false; /* a flip in flight is final */
+		kc->base.driver_data = kc;
+		if (!wla_device_add_crtc(&kms->dev, &kc->base)) {
+			return false;
+		}
+		kms->n_crtcs++;
+	}
+	if (res->count_crtcs > WLA_MAX_CRTCS) {
+		wlr_log(WLR_INFO, "kms %s: %d crtcs, only the first %d are used", kms->path,
+			res->count_crtcs, WLA_MAX_CRTCS);
+	}
+	return true;
+}
+
+static bool init_planes(struct wla_kms *kms)
+{
+	drmModePlaneRes *res = drmModeGetPlaneResources(kms->fd);
+	if (!res) {
+		wlr_log_errno(WLR_ERROR, "kms %s: drmModeGetPlaneResources", kms->path);
+		return false;
+	}
+	bool ok = true;
+	for (uint32_t i = 0; ok && i < res->count_planes && kms->n_planes < WLA_MAX_PLANES; i++) {
+		ok = init_plane(kms, res->planes[i], i);
+	}
+	drmModeFreePlaneResources(res);
+	if (!ok) {
+		return false;
+	}
+	/* Each CRTC its own primary and cursor plane, the first free one
+	 * that can go there. */
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		struct wla_crtc *crtc = &kms->crtcs[c].base;
+		for (size_t i = 0; i < kms->n_planes; i++) {
+			struct wla_plane *p = &kms->planes[i].base;
+			if (!(p->possible_crtcs & (1u << crtc->index))) {
+				continue;
+			}
+			bool taken = false;
+			for (size_t o = 0; o < c; o++) {
+				taken |= kms->crtcs[o].base.primary == p || kms->crtcs[o].base.cursor == p;
+			}
+			if (taken) {
+				continue;
+			}
+			if (p->type == WLA_PLANE_PRIMARY && !crtc->primary) {
+				crtc->primary = p;
+			} else if (p->type == WLA_PLANE_CURSOR && !crtc->cursor) {
+				crtc->cursor = p;
+			}
+		}
+	}
+	return true;
+}
+
+static uint32_t connector_crtcs(struct wla_kms *kms, const drmModeConnector *conn)
+{
+	uint32_t mask = 0;
+	for (int i = 0; i < conn->count_encoders; i++) {
+		drmModeEncoder *enc = drmModeGetEncoder(kms->fd, conn->encoders[i]);
+		if (enc) {
+			mask |= enc->possible_crtcs;
+			drmModeFreeEncoder(enc);
+		}
+	}
+	uint32_t crtc_mask = kms->n_crtcs >= 32 ? UINT32_MAX : (1u << kms->n_crtcs) - 1;
+	return mask & crtc_mask;
+}
+
+/* The connector's modes, the kernel's preferred one first. */
+static bool update_modes(struct wla_kms *kms, struct wla_kms_connector *kc,
+	const drmModeConnector *conn)
+{
+	struct wla_mode *modes = calloc((size_t)conn->count_modes + 1, sizeof(*modes));
+	if (!modes) {
+		return false;
+	}
+	size_t n = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < conn->count_modes; i++) {
+			const drmModeModeInfo *info = &conn->modes[i];
+			bool preferred = (info->type & DRM_MODE_TYPE_PREFERRED) != 0;
+			if (preferred != (pass == 0)) {
+				continue;
+			}
+			if (mode_from_drm(info, &modes[n])) {
+				modes[n].preferred = n == 0 && preferred;
+				n++;
+			} else {
+				wlr_log(WLR_DEBUG, "kms %s: %s: mode %s skipped (interlaced, "
+					"doublescan or an inconsistent timing)", kms->path,
+					kc->base.name, info->name);
+			}
+		}
+	}
+	bool ok = wla_connector_set_modes(&kc->base, modes, n);
+	free(modes);
+	return ok;
+}
+
+static struct wla_kms_connector *find_connector(struct wla_kms *kms, uint32_t id)
+{
+	for (size_t i = 0; i < kms->n_connectors; i++) {
+		if (kms->connectors[i]->id == id) {
+			return kms->connectors[i];
+		}
+	}
+	return NULL;
+}
+
+static void init_writeback(struct wla_kms *kms, const drmModeConnector *conn)
+{
+	if (kms->has_writeback) {
+		return;
+	}
+	struct wla_kms_writeback *wb = &kms->writeback;
+	wb->id = conn->connector_id;
+	wb->possible_crtcs = connector_crtcs(kms, conn);
+	struct prop_want want[] = {
+		{ "CRTC_ID", &wb->prop_crtc_id, NULL },
+		{ "WRITEBACK_FB_ID", &wb->prop_fb_id, NULL },
+		{ "WRITEBACK_OUT_FENCE_PTR", &wb->prop_out_fence, NULL },
+	};
+	if (get_props(kms->fd, wb->id, DRM_MODE_OBJECT_CONNECTOR, want, WLA_ARRAY_SIZE(want)) &&
+			wb->prop_crtc_id && wb->prop_fb_id && wb->prop_out_fence) {
+		kms->has_writeback = true;
+	}
+}
+
+/* A new connector of the card; NULL (logged) if it cannot be had. */
+static struct wla_kms_connector *add_connector(struct wla_kms *kms,
+	const drmModeConnector *conn)
+{
+	if (kms->n_connectors == WLA_MAX_CONNECTORS) {
+		wlr_log(WLR_INFO, "kms %s: connector %" PRIu32 " ignored: at most %d", kms->path,
+			conn->connector_id, WLA_MAX_CONNECTORS);
+		return NULL;
+	}
+	struct wla_kms_connector *kc = calloc(1, sizeof(*kc));
+	if (!kc) {
+		wlr_log(WLR_ERROR, "kms %s: out of memory for a connector", kms->path);
+		return NULL;
+	}
+	kc->kms = kms;
+	kc->id = conn->connector_id;
+	const char *type = drmModeGetConnectorTypeName(conn->connector_type);
+	snprintf(kc->base.name, sizeof(kc->base.name), "%s-%" PRIu32, type ? type : "Unknown",
+		conn->connector_type_id);
+	struct prop_want want[] = {
+		{ "CRTC_ID", &kc->prop_crtc_id, NULL },
+	};
+	if (!get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR, want, 1) || !kc->prop_crtc_id) {
+		wlr_log(WLR_ERROR, "kms %s: connector %s has no CRTC_ID", kms->path, kc->base.name);
+		free(kc);
+		return NULL;
+	}
+	kc->base.driver_data = kc;
+	kc->base.possible_crtcs = connector_crtcs(kms, conn);
+	kc->base.status = WLA_CONNECTOR_DISCONNECTED;
+	if (!wla_device_add_connector(&kms->dev, &kc->base)) {
+		free(kc);
+		return NULL;
+	}
+	kc->added = true;
+	kms->connectors[kms->n_connectors++] = kc;
+	return kc;
+}
+
+/* Read one connector's status, size and modes into kc. */
+static void read_connector(struct wla_kms *kms, struct wla_kms_connector *kc,
+	const drmModeConnector *conn, int status_override)
+{
+	bool connected = status_override >= 0 ? status_override != 0 :
+		conn->connection == DRM_MODE_CONNECTED;
+	kc->base.status = connected ? WLA_CONNECTOR_CONNECTED : WLA_CONNECTOR_DISCONNECTED;
+	kc->base.phys_width_mm = conn->mmWidth;
+	kc->base.phys_height_mm = conn->mmHeight;
+	if (!update_modes(kms, kc, conn)) {
+		wlr_log(WLR_ERROR, "kms %s: out of memory for the modes of %s", kms->path,
+			kc->base.name);
+	}
+}
+
+static bool init_connectors(struct wla_kms *kms, const drmModeRes *res)
+{
+	for (int i = 0; i < res->count_connectors; i++) {
+		drmModeConnector *conn = drmModeGetConnector(kms->fd, res->connectors[i]);
+		if (!conn) {
+			wlr_log_errno(WLR_ERROR, "kms %s: drmModeGetConnector %" PRIu32, kms->path,
+				res->connectors[i]);
+			continue;
+		}
+		if (conn->connector_type == DRM_MODE_CONNECTOR_WRITEBACK) {
+			init_writeback(kms, conn);
+		} else {
+			struct wla_kms_connector *kc = add_connector(kms, conn);
+			if (kc) {
+				read_connector(kms, kc, conn, -1);
+			}
+		}
+		drmModeFreeConnector(conn);
+	}
+	return true;
+}
+
+void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
+{
+	if (kms->lost) {
+		return;
+	}
+	drmModeRes *res = drmModeGetResources(kms->fd);
+	if (!res) {
+		wlr_log_errno(WLR_ERROR, "kms %s: drmModeGetResources on hot-plug", kms->path);
+		return;
+	}
+	for (int i = 0; i < res->count_connectors; i++) {
+		drmModeConnector *conn = drmModeGetConnector(kms->fd, res->connectors[i]);
+		if (!conn || conn->connector_type == DRM_MODE_CONNECTOR_WRITEBACK) {
+			drmModeFreeConnector(conn);
+			continue;
+		}
+		struct wla_kms_connector *kc = find_connector(kms, conn->connector_id);
+		if (!kc) {
+			kc = add_connector(kms, conn);
+		}
+		if (!kc) {
+			drmModeFreeConnector(conn);
+			continue;
+		}
+		bool was = kc->base.status == WLA_CONNECTOR_CONNECTED;
+		int override = conn->connector_id == conn_id ? status_override : -1;
+		bool now = override >= 0 ? override != 0 : conn->connection == DRM_MODE_CONNECTED;
+		if (was && !now) {
+			wlr_log(WLR_INFO, "kms %s: connector %s unplugged", kms->path, kc->base.name);
+			struct wla_crtc *crtc = kc->base.state->crtc;
+			if (crtc) {
+				wla_crtc_force_off(crtc);
+			}
+			kc->base.status = WLA_CONNECTOR_DISCONNECTED;
+			if (kms->dev.listener.connector_removed) {
+				kms->dev.listener.connector_removed(&kms->dev, &kc->base,
+					kms->dev.listener.data);
+			}
+		} else if (!was && now) {
+			read_connector(kms, kc, conn, override);
+			wlr_log(WLR_INFO, "kms %s: connector %s plugged in, %zu modes", kms->path,
+				kc->base.name, kc->base.n_modes);
+			if (kms->dev.listener.connector_added) {
+				kms->dev.listener.connector_added(&kms->dev, &kc->base,
+					kms->dev.listener.data);
+			}
+		}
+		drmModeFreeConnector(conn);
+	}
+	drmModeFreeResources(res);
+}
+
+/* Opening the card */
+
+static int set_caps(int fd, const char *path, char *why, size_t why_size)
+{
+	if (drmSetClientCap(fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1) != 0) {
+		snprintf(why, why_size, "DRM_CLIENT_CAP_UNIVERSAL_PLANES: %s", strerror(errno));
+		return -EOPNOTSUPP;
+	}
+	if (drmSetClientCap(fd, DRM_CLIENT_CAP_ATOMIC, 1) != 0) {
+		snprintf(why, why_size, "no atomic modesetting (DRM_CLIENT_CAP_ATOMIC: %s)",
+			strerror(errno));
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* Open path and check it is a KMS card with atomic modesetting: the fd,
+ * or -1 with why filled in. */
+static int open_card(const char *path, char *why, size_t why_size)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, why_size, "cannot open it: %s", strerror(errno));
+		return -1;
+	}
+	drmModeRes *res = drmModeGetResources(fd);
+	if (!res) {
+		snprintf(why, why_size, "not a KMS device (drmModeGetResources: %s)",
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	drmModeFreeResources(res);
+	if (set_caps(fd, path, why, why_size) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int find_card(struct wla_kms *kms, const struct wla_config *cfg)
+{
+	char why[160];
+	if (cfg->drm_device[0]) {
+		snprintf(kms->path, sizeof(kms->path), "%s", cfg->drm_device);
+		int fd = open_card(cfg->drm_device, why, sizeof(why));
+		if (fd < 0) {
+			wlr_log(WLR_ERROR, "kms: drm-device %s: %s", cfg->drm_device, why);
+		}
+		return fd;
+	}
+	bool any = false;
+	for (int i = 0; i < KMS_MAX_CARDS; i++) {
+		char path[WLA_DRM_DEVICE_MAX];
+		snprintf(path, sizeof(path), "%s/card%d", DRM_DIR_NAME, i);
+		if (access(path, F_OK) != 0) {
+			continue;
+		}
+		any = true;
+		int fd = open_card(path, why, sizeof(why));
+		if (fd >= 0) {
+			snprintf(kms->path, sizeof(kms->path), "%s", path);
+			return fd;
+		}
+		wlr_log(WLR_INFO, "kms: %s skipped: %s", path, why);
+	}
+	wlr_log(WLR_ERROR, "kms: %s", any ? "no DRM card with atomic modesetting in "
+		DRM_DIR_NAME : "no DRM device: " DRM_DIR_NAME " has no card (set drm-device "
+		"or use driver=vdc)");
+	return -1;
+}
+
+struct wla_kms *wla_kms_create(struct wl_event_loop *loop, const struct wla_config *cfg)
+{
+	struct wla_kms *kms = calloc(1, sizeof(*kms));
+	if (!kms) {
+		wlr_log(WLR_ERROR, "kms: out of memory");
+		return NULL;
+	}
+	kms->fd = find_card(kms, cfg);
+	if (kms->fd < 0) {
+		free(kms);
+		return NULL;
+	}
+	wla_device_init(&kms->dev, &kms_funcs, kms->path);
+	wl_list_init(&kms->captures);
+	kms->loop = loop;
+	/* Writeback connectors where the card has them (capture). */
+	drmSetClientCap(kms->fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1);
+	uint64_t cap = 0;
+	kms->cursor_width = drmGetCap(kms->fd, DRM_CAP_CURSOR_WIDTH, &cap) == 0 && cap ?
+		(uint32_t)cap : 64;
+	cap = 0;
+	kms->cursor_height = drmGetCap(kms->fd, DRM_CAP_CURSOR_HEIGHT, &cap) == 0 && cap ?
+		(uint32_t)cap : 64;
+	cap = 0;
+	kms->monotonic = drmGetCap(kms->fd, DRM_CAP_TIMESTAMP_MONOTONIC, &cap) == 0 && cap;
+	drmVersion *version = drmGetVersion(kms->fd);
+	snprintf(kms->driver_name, sizeof(kms->driver_name), "%s",
+		version && version->name ? version->name : "unknown");
+	drmFreeVersion(version);
+
+	drmModeRes *res = drmModeGetResources(kms->fd);
+	bool ok = res && init_crtcs(kms, res) && init_planes(kms) && init_connectors(kms, res);
+	drmModeFreeResources(res);
+	for (size_t c = 0; ok && c < kms->n_crtcs; c++) {
+		/* Whatever the console left on: ours now, as off (the first
+		 * commit of an output sets every property it uses). */
+		kms->crtcs[c].base.state->enable = false;
+	}
+	if (ok && loop) {
+		kms->fd_source = wl_event_loop_add_fd(loop, kms->fd, WL_EVENT_READABLE, handle_fd,
+			kms);
+		ok = kms->fd_source != NULL;
+	}
+	if (!ok) {
+		wlr_log(WLR_ERROR, "kms %s: cannot describe the card to the core", kms->path);
+		wla_kms_destroy(kms);
+		return NULL;
+	}
+	size_t connected = 0;
+	for (size_t i = 0; i < kms->n_connectors; i++) {
+		connected += kms->connectors[i]->base.status == WLA_CONNECTOR_CONNECTED;
+	}
+	wlr_log(WLR_INFO, "kms %s: driver %s, %zu crtcs, %zu planes, %zu connectors (%zu "
+		"connected)%s, cursor %" PRIu32 "x%" PRIu32, kms->path, kms->driver_name,
+		kms->n_crtcs, kms->n_planes, kms->n_connectors, connected,
+		kms->has_writeback ? ", a writeback connector" : "", kms->cursor_width,
+		kms->cursor_height);
+	return kms;
+}
+
+struct wla_device *wla_kms_device_create(struct wl_event_loop *loop,
+	const struct wla_config *cfg)
+{
+	struct wla_kms *kms = wla_kms_create(loop, cfg);
+	return kms ? &kms->dev : NULL;
+}
+
+void wla_kms_destroy(struct wla_kms *kms)
+{
+	if (!kms) {
+		return;
+	}
+	kms->destroying = true;
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		struct wla_crtc *crtc = &kms->crtcs[c].base;
+		if (crtc->state && (crtc->state->active || !wl_list_empty(&crtc->queue))) {
+			wla_crtc_force_off(crtc);
+		}
+	}
+	for (size_t i = 0; i < kms->n_connectors; i++) {
+		struct wla_kms_connector *kc = kms->connectors[i];
+		if (kc->added) {
+			wla_device_remove_connector(&kms->dev, &kc->base);
+		}
+		free(kc);
+	}
+	for (size_t i = 0; i < kms->n_planes; i++) {
+		wla_device_remove_plane(&kms->dev, &kms->planes[i].base);
+	}
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		wla_crtc_drop_events(&kms->crtcs[c].base);
+		wla_device_remove_crtc(&kms->dev, &kms->crtcs[c].base);
+	}
+	if (kms->live_fbs) {
+		wlr_log(WLR_ERROR, "kms %s: %d DRM fbs still there at destroy", kms->path,
+			kms->live_fbs);
+	}
+	if (kms->fd_source) {
+		wl_event_source_remove(kms->fd_source);
+	}
+	for (size_t i = 0; i < kms->n_blobs && !kms->lost; i++) {
+		drmModeDestroyPropertyBlob(kms->fd, kms->blobs[i].id);
+	}
+	free(kms->blobs);
+	if (kms->fd >= 0) {
+		close(kms->fd);
+	}
+	free(kms);
+}

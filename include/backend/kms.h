@@ -1,0 +1,147 @@
+/*
+ * The KMS driver: a DRM card driven through the kernel's atomic API, as a
+ * second driver of the atomic core beside the VDC.
+ *
+ * The card's CRTCs, planes and connectors become the core's objects, with
+ * their property ids looked up once. The core's check is followed by the
+ * whole state with DRM_MODE_ATOMIC_TEST_ONLY; a commit is one
+ * drmModeAtomicCommit (NONBLOCK | PAGE_FLIP_EVENT for frames, blocking for a
+ * CRTC turned off), and page-flip events report the latches. The kernel
+ * holds one flip per CRTC: max_slots is 1 and the core's flip queue holds
+ * the rest. A framebuffer is a dmabuf imported in prepare_fb (a DRM fb id)
+ * and removed in cleanup_fb.
+ */
+#ifndef BACKEND_KMS_H
+#define BACKEND_KMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <wayland-server-core.h>
+#include <wlatomic/config.h>
+#include "backend/atomic.h"
+
+struct wla_kms;
+struct wlr_session;
+
+/* Property ids of the objects, looked up once (0: not exposed). */
+struct wla_kms_plane_props {
+	uint32_t type, fb_id, crtc_id, src_x, src_y, src_w, src_h;
+	uint32_t crtc_x, crtc_y, crtc_w, crtc_h, in_formats, zpos;
+};
+
+struct wla_kms_crtc {
+	struct wla_crtc base;
+	struct wla_kms *kms;
+	uint32_t id;
+	unsigned pipe;
+	uint32_t prop_active, prop_mode_id;
+	/* The commit serial whose page-flip event latches the state the
+	 * driver holds on this CRTC (0: none); other events are stale. */
+	uint64_t armed_serial;
+	uint64_t armed_ns;
+	bool armed_frame;
+	/* The mode the CRTC runs (its vblank period). */
+	struct wla_mode mode;
+	uint64_t period_ns;
+	bool active;
+	/* Vblank bookkeeping from page-flip events and the vblank counter. */
+	struct wla_vblank_counters counters;
+	uint64_t first_seq;  /* the kernel's sequence when it was turned on */
+	bool have_vblank;
+	uint64_t last_vblank_ns;
+	uint64_t last_vblank_seq;
+};
+
+struct wla_kms_plane {
+	struct wla_plane base;
+	uint32_t id;
+	struct wla_kms_plane_props props;
+};
+
+struct wla_kms_connector {
+	struct wla_connector base;
+	struct wla_kms *kms;
+	uint32_t id;
+	uint32_t prop_crtc_id;
+	bool added; /* in the device (wla_device_add_connector) */
+};
+
+/* A writeback connector: where capture reads what the kernel composed. */
+struct wla_kms_writeback {
+	uint32_t id;
+	uint32_t possible_crtcs;
+	uint32_t prop_crtc_id, prop_fb_id, prop_out_fence;
+	uint32_t routed_crtc; /* KMS id of the CRTC it is attached to (0: none) */
+};
+
+struct wla_kms {
+	struct wla_device dev;
+	int fd;
+	char path[WLA_DRM_DEVICE_MAX];
+	char driver_name[32];
+	struct wl_event_loop *loop;
+	struct wl_event_source *fd_source;
+	struct wlr_session *session; /* when the card came through a seat */
+	struct wla_kms_crtc crtcs[WLA_MAX_CRTCS];
+	size_t n_crtcs;
+	struct wla_kms_plane planes[WLA_MAX_PLANES];
+	size_t n_planes;
+	struct wla_kms_connector *connectors[WLA_MAX_CONNECTORS];
+	size_t n_connectors;
+	struct wla_kms_writeback writeback;
+	bool has_writeback;
+	uint32_t cursor_width, cursor_height;
+	bool monotonic;      /* page-flip timestamps are CLOCK_MONOTONIC */
+	uint64_t serial;     /* of the last commit that asked for events */
+	/* Mode blobs made for MODE_ID, kept until destroy. */
+	struct wla_kms_blob *blobs;
+	size_t n_blobs;
+	/* The device stopped answering (a commit or a read failed with ENODEV
+	 * or the fd hung up): every CRTC is off and commits are refused. */
+	bool lost;
+	struct wl_list captures; /* struct wla_capture.link */
+	bool destroying;
+	/* Counters for tests and the benchmark. */
+	uint64_t commits, test_commits, refused, fbs_added, fbs_removed;
+	int live_fbs; /* DRM fb ids made by prepare_fb and not yet removed */
+	/* Fault injection for tests: the next commit (not TEST_ONLY) fails
+	 * with this errno, as if the kernel had refused it. */
+	int fail_commit;
+};
+
+/*
+ * Open the card cfg->drm_device (or the first card that supports atomic
+ * modesetting) and describe it to the core. With a loop, page-flip events
+ * are read from the fd on it; without one only by wla_kms_dispatch. NULL
+ * (logged, naming the card and errno) when there is no usable card.
+ */
+struct wla_kms *wla_kms_create(struct wl_event_loop *loop, const struct wla_config *cfg);
+/* The same as a device of the driver interface, for the glue. */
+struct wla_device *wla_kms_device_create(struct wl_event_loop *loop,
+	const struct wla_config *cfg);
+/* Turn every CRTC off, then free everything and close the card. */
+void wla_kms_destroy(struct wla_kms *kms);
+struct wla_kms *wla_kms_from_device(struct wla_device *dev);
+bool wla_device_is_kms(struct wla_device *dev);
+
+/* Read and handle the page-flip events waiting on the fd; with timeout_ms
+ * > 0, wait that long for one first. Returns the number handled, or a
+ * negative errno. Events are delivered before it returns. */
+int wla_kms_dispatch(struct wla_kms *kms, int timeout_ms);
+
+/*
+ * The card's connectors changed (a hot-plug uevent; tests inject one):
+ * read every connector again, announce new connected ones and remove the
+ * outputs of those gone or disconnected (their CRTC off first).
+ * status_override >= 0 forces the connection status read for connector id
+ * conn_id (tests on a card that cannot unplug), -1 reads the kernel's.
+ */
+void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override);
+
+/* The device is gone: every CRTC off (not presented), further commits
+ * refused with -ENODEV. Logged once. */
+void wla_kms_device_lost(struct wla_kms *kms, int err);
+
+struct wla_kms_crtc *wla_kms_crtc_from_crtc(struct wla_crtc *crtc);
+
+#endif

@@ -1,0 +1,654 @@
+/*
+ * The KMS driver against a real kernel: vkms in the real-kernel tier (run
+ * by run-guest.sh), or the card WLA_TEST_DRM_DEVICE names. Without a DRM
+ * card the test exits 77 (skipped), never 0.
+ *
+ * Framebuffers are dumb buffers exported as dmabufs, as wlroots' dumb
+ * allocator makes them. What the kernel holds after a commit is read back
+ * with drmModeGetPlane/GetCrtc, apart from the driver's own books.
+ *
+ * With --dump, prints what the driver found as JSON (for the comparison
+ * with drm_info in test-kms-enum.sh) and exits.
+ */
+#include <drm_fourcc.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+#include "backend/kms.h"
+#include "harness.h"
+#include "wlatomic/config.h"
+
+/* A dumb buffer as a wla_fb. */
+struct dumb_fb {
+	struct wla_fb base;
+	int fd;
+	uint32_t handle;
+	int prime_fd;
+	uint32_t stride;
+	uint64_t size;
+	uint32_t *map;
+	int prepares, cleanups;
+};
+
+static void dumb_destroy(struct wla_fb *fb);
+/* Dumb buffers not yet destroyed: each one's mapping keeps the card's fd,
+ * and with it DRM master, open. */
+static int live_dumbs;
+
+static int dumb_prepare(struct wla_fb *fb)
+{
+	struct dumb_fb *d = wl_container_of(fb, d, base);
+	d->prepares++;
+	return 0;
+}
+
+static void dumb_cleanup(struct wla_fb *fb)
+{
+	struct dumb_fb *d = wl_container_of(fb, d, base);
+	d->cleanups++;
+}
+
+static bool dumb_begin(struct wla_fb *fb, const void **data, uint32_t *stride)
+{
+	struct dumb_fb *d = wl_container_of(fb, d, base);
+	*data = d->map;
+	*stride = d->stride;
+	return true;
+}
+
+static void dumb_end(struct wla_fb *fb)
+{
+}
+
+static bool dumb_dmabuf(struct wla_fb *fb, struct wla_dmabuf *dmabuf)
+{
+	struct dumb_fb *d = wl_container_of(fb, d, base);
+	*dmabuf = (struct wla_dmabuf){ .n_planes = 1, .fd = { d->prime_fd },
+		.stride = { d->stride } };
+	return true;
+}
+
+static const struct wla_fb_impl dumb_impl = {
+	.prepare = dumb_prepare,
+	.cleanup = dumb_cleanup,
+	.begin_access = dumb_begin,
+	.end_access = dumb_end,
+	.get_dmabuf = dumb_dmabuf,
+	.destroy = dumb_destroy,
+};
+
+static void dumb_destroy(struct wla_fb *fb)
+{
+	struct dumb_fb *d = wl_container_of(fb, d, base);
+	munmap(d->map, d->size);
+	close(d->prime_fd);
+	struct drm_mode_destroy_dumb destroy = { .handle = d->handle };
+	drmIoctl(d->fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
+	free(d);
+	live_dumbs--;
+}
+
+static struct dumb_fb *dumb_create(int fd, uint32_t w, uint32_t h, uint32_t format,
+	uint32_t color)
+{
+	struct dumb_fb *d = calloc(1, sizeof(*d));
+	struct drm_mode_create_dumb create = { .width = w, .height = h, .bpp = 32 };
+	if (!d || drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &create) != 0) {
+		fprintf(stderr, "  CREATE_DUMB %ux%u: %s\n", w, h, strerror(errno));
+		free(d);
+		return NULL;
+	}
+	d->fd = fd;
+	d->handle = create.handle;
+	d->stride = create.pitch;
+	d->size = create.size;
+	struct drm_mode_map_dumb map = { .handle = d->handle };
+	drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &map);
+	d->map = mmap(NULL, d->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)map.offset);
+	drmPrimeHandleToFD(fd, d->handle, DRM_CLOEXEC | DRM_RDWR, &d->prime_fd);
+	for (uint32_t y = 0; y < h; y++) {
+		for (uint32_t x = 0; x < w; x++) {
+			d->map[y * (d->stride / 4) + x] = color;
+		}
+	}
+	live_dumbs++;
+	wla_fb_init(&d->base, &dumb_impl, w, h, format);
+	d->base.modifier = DRM_FORMAT_MOD_LINEAR;
+	return d;
+}
+
+/* Presents seen. */
+#define MAX_EVENTS 256
+static struct wla_present events[MAX_EVENTS];
+static int n_events;
+
+static void on_present(struct wla_crtc *crtc, const struct wla_present *event, void *data)
+{
+	if (n_events < MAX_EVENTS) {
+		events[n_events++] = *event;
+	}
+}
+
+static struct wla_kms *kms;
+static struct wla_kms_connector *conn;
+static struct wla_crtc *crtc;
+
+static struct wla_kms *open_kms(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	cfg.driver = WLA_DRIVER_KMS;
+	const char *dev = getenv("WLA_TEST_DRM_DEVICE");
+	if (dev) {
+		snprintf(cfg.drm_device, sizeof(cfg.drm_device), "%s", dev);
+	}
+	return wla_kms_create(NULL, &cfg);
+}
+
+static void setup(void)
+{
+	kms = open_kms();
+	if (!kms) {
+		return;
+	}
+	conn = NULL;
+	for (size_t i = 0; i < kms->n_connectors && !conn; i++) {
+		if (kms->connectors[i]->base.status == WLA_CONNECTOR_CONNECTED) {
+			conn = kms->connectors[i];
+		}
+	}
+	crtc = NULL;
+	for (size_t c = 0; conn && c < kms->n_crtcs && !crtc; c++) {
+		if (conn->base.possible_crtcs & (1u << c)) {
+			crtc = &kms->crtcs[c].base;
+		}
+	}
+	if (crtc) {
+		crtc->present = on_present;
+	}
+	n_events = 0;
+	if (!drmIsMaster(kms->fd)) {
+		/* Another fd of this process or another process holds master:
+		 * commits would fail with EACCES. */
+		fprintf(stderr, "  fd %d of %s is not DRM master\n", kms->fd, kms->path);
+	}
+}
+
+static void teardown(void)
+{
+	wla_kms_destroy(kms);
+	kms = NULL;
+	CHECK_INT(live_dumbs, 0);
+}
+
+/* Wait for n more present events (up to 2 s). */
+static bool wait_events(int n)
+{
+	int want = n_events + n;
+	for (int i = 0; i < 200 && n_events < want; i++) {
+		wla_kms_dispatch(kms, 10);
+	}
+	return n_events >= want;
+}
+
+static int commit_primary(struct wla_fb *fb, uint64_t seq)
+{
+	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, crtc->primary);
+	wla_atomic_set_crtc_for_plane(state, ps, crtc);
+	wla_atomic_set_fb_for_plane(ps, fb);
+	wla_plane_state_set_full(ps, 0, 0);
+	cs->commit_seq = seq;
+	cs->want_event = true;
+	int ret = wla_atomic_nonblocking_commit(state);
+	if (ret < 0) {
+		wla_atomic_state_free(state);
+	}
+	return ret;
+}
+
+static const struct wla_mode *preferred(void)
+{
+	return &conn->base.modes[0];
+}
+
+/* The kernel's view of a plane: its fb and crtc. */
+static void kernel_plane(struct wla_plane *plane, uint32_t *fb_id, uint32_t *crtc_id)
+{
+	struct wla_kms_plane *kp = plane->driver_data;
+	drmModePlane *p = drmModeGetPlane(kms->fd, kp->id);
+	*fb_id = p ? p->fb_id : 0;
+	*crtc_id = p ? p->crtc_id : 0;
+	drmModeFreePlane(p);
+}
+
+/* The current value of a plane property, as the kernel holds it. */
+static uint64_t kernel_plane_prop(struct wla_plane *plane, uint32_t prop)
+{
+	struct wla_kms_plane *kp = plane->driver_data;
+	drmModeObjectProperties *props = drmModeObjectGetProperties(kms->fd, kp->id,
+		DRM_MODE_OBJECT_PLANE);
+	uint64_t value = UINT64_MAX;
+	for (uint32_t i = 0; props && i < props->count_props; i++) {
+		if (props->props[i] == prop) {
+			value = props->prop_values[i];
+		}
+	}
+	drmModeFreeObjectProperties(props);
+	return value;
+}
+
+static void enumeration(void)
+{
+	setup();
+	CHECK(kms != NULL);
+	if (!kms) {
+		return;
+	}
+	CHECK(conn != NULL && crtc != NULL);
+	CHECK(crtc && crtc->primary && crtc->primary->type == WLA_PLANE_PRIMARY);
+	CHECK(crtc && crtc->cursor && crtc->cursor->type == WLA_PLANE_CURSOR);
+	CHECK(conn && conn->base.n_modes > 1);
+	CHECK(conn && conn->base.modes[0].preferred);
+	CHECK(kms->cursor_width >= 64 && kms->cursor_height >= 64);
+	CHECK(crtc && crtc->cursor->max_fb_width == kms->cursor_width);
+	/* vkms: XRGB8888 on the primary, ARGB8888 on the cursor, linear. */
+	CHECK(crtc && wla_plane_supports(crtc->primary, DRM_FORMAT_XRGB8888,
+		DRM_FORMAT_MOD_LINEAR));
+	CHECK(crtc && wla_plane_supports(crtc->primary, DRM_FORMAT_XRGB8888,
+		DRM_FORMAT_MOD_INVALID));
+	CHECK(crtc && wla_plane_supports(crtc->cursor, DRM_FORMAT_ARGB8888,
+		DRM_FORMAT_MOD_LINEAR));
+	CHECK_LOGGED("kms ", "driver ", "crtcs", "planes", "connectors");
+	teardown();
+}
+
+/* The preferred mode on, then page flips each committed as the previous
+ * one latched: one vblank apart, sequence +1, fbs released on time. */
+static void modeset_and_flips(void)
+{
+	setup();
+	if (!crtc) {
+		CHECK(crtc != NULL);
+		teardown();
+		return;
+	}
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *fbs[3];
+	for (int i = 0; i < 3; i++) {
+		fbs[i] = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+			DRM_FORMAT_XRGB8888, 0xff000000u | (0x40u << (8 * i)));
+	}
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &fbs[0]->base, 1), 0);
+	CHECK(wait_events(1));
+	CHECK(events[0].presented);
+	CHECK(events[0].flags & WLA_PRESENT_VSYNC);
+	CHECK_INT(kms->live_fbs, 1);
+	uint32_t fb_id, crtc_id;
+	kernel_plane(crtc->primary, &fb_id, &crtc_id);
+	CHECK_INT(crtc_id, wla_kms_crtc_from_crtc(crtc)->id);
+	CHECK(fb_id != 0);
+	CHECK_INT(fb_id, ((uint32_t *)fbs[0]->base.import)[0]);
+	drmModeCrtc *kc = drmModeGetCrtc(kms->fd, wla_kms_crtc_from_crtc(crtc)->id);
+	CHECK(kc && kc->mode_valid && kc->mode.hdisplay == mode->width &&
+		kc->mode.vdisplay == mode->height);
+	drmModeFreeCrtc(kc);
+
+	const int flips = 12;
+	struct wla_vblank_counters c0;
+	kms->dev.funcs->vblank_counters(&kms->dev, crtc, &c0);
+	uint64_t missed = c0.missed;
+	int next_vblank = 0;
+	for (int i = 1; i <= flips; i++) {
+		struct dumb_fb *next = fbs[i % 3], *prev = fbs[(i + 2) % 3];
+		CHECK_INT(commit_primary(&next->base, (uint64_t)i + 1), 0);
+		/* The fb on screen stays imported until this flip latched. */
+		CHECK(prev->base.prepared == 1 && prev->base.import != NULL);
+		CHECK_INT(kms->live_fbs, 2);
+		if (!wait_events(1)) {
+			CHECK(!"no page-flip event");
+			break;
+		}
+		const struct wla_present *e = &events[n_events - 1];
+		CHECK(e->presented);
+		CHECK_INT(e->commit_seq, (uint64_t)i + 1);
+		/* Committed right after the last latch: the next vblank, or
+		 * one the driver counted as missed (a slow guest). */
+		struct wla_vblank_counters c;
+		kms->dev.funcs->vblank_counters(&kms->dev, crtc, &c);
+		CHECK_INT(e->seq, events[n_events - 2].seq + 1 + (c.missed - missed));
+		next_vblank += e->seq == events[n_events - 2].seq + 1;
+		missed = c.missed;
+		CHECK_INT(prev->base.prepared, 0);
+		CHECK(prev->base.import == NULL);
+		CHECK_INT(kms->live_fbs, 1);
+		kernel_plane(crtc->primary, &fb_id, &crtc_id);
+		CHECK_INT(fb_id, ((uint32_t *)next->base.import)[0]);
+	}
+	/* A period from the kernel's timestamps, within 5% of the mode's. */
+	uint64_t t0 = (uint64_t)events[1].when.tv_sec * 1000000000u + (uint64_t)events[1].when.tv_nsec;
+	uint64_t t1 = (uint64_t)events[n_events - 1].when.tv_sec * 1000000000u +
+		(uint64_t)events[n_events - 1].when.tv_nsec;
+	uint64_t period = wla_mode_period_ns(mode);
+	uint64_t measured = (t1 - t0) / (uint64_t)(n_events - 2);
+	printf("  flips: %d, %d at the next vblank, %" PRIu64 " missed; period %" PRIu64
+		" ns measured, %" PRIu64 " ns of the mode\n", n_events - 2, next_vblank, missed,
+		measured, period);
+	CHECK(next_vblank >= flips - 2);
+	CHECK(measured > period * 95 / 100 && measured < period * 105 / 100);
+
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	CHECK_INT(kms->live_fbs, 0);
+	kernel_plane(crtc->primary, &fb_id, &crtc_id);
+	CHECK_INT(fb_id, 0);
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(fbs[i]->prepares, fbs[i]->cleanups);
+		wla_fb_put(&fbs[i]->base);
+	}
+	teardown();
+	CHECK_INT(kms == NULL, 1);
+}
+
+/* A mode change of a running CRTC, through the flip queue. */
+static void mode_change(void)
+{
+	setup();
+	if (!crtc) {
+		CHECK(crtc != NULL);
+		teardown();
+		return;
+	}
+	const struct wla_mode *a = preferred(), *b = NULL;
+	for (size_t i = 1; i < conn->base.n_modes && !b; i++) {
+		if (conn->base.modes[i].width == 800 && conn->base.modes[i].height == 600) {
+			b = &conn->base.modes[i];
+		}
+	}
+	CHECK(b != NULL);
+	if (!b) {
+		teardown();
+		return;
+	}
+	struct dumb_fb *fa = dumb_create(kms->fd, (uint32_t)a->width, (uint32_t)a->height,
+		DRM_FORMAT_XRGB8888, 0xff102030u);
+	struct dumb_fb *fbb = dumb_create(kms->fd, 800, 600, DRM_FORMAT_XRGB8888, 0xff302010u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, a, &fa->base, 1), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, b, &fbb->base, 2), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(events[n_events - 1].commit_seq, 2);
+	drmModeCrtc *kc = drmModeGetCrtc(kms->fd, wla_kms_crtc_from_crtc(crtc)->id);
+	CHECK(kc && kc->mode.hdisplay == 800 && kc->mode.vdisplay == 600);
+	drmModeFreeCrtc(kc);
+	CHECK_INT(fa->base.prepared, 0);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	wla_fb_put(&fa->base);
+	wla_fb_put(&fbb->base);
+	teardown();
+}
+
+/* The cursor and an overlay plane on top of the primary. */
+static void cursor_and_overlay(void)
+{
+	setup();
+	if (!crtc) {
+		CHECK(crtc != NULL);
+		teardown();
+		return;
+	}
+	struct wla_plane *overlay = NULL;
+	for (size_t i = 0; i < kms->n_planes && !overlay; i++) {
+		struct wla_plane *p = &kms->planes[i].base;
+		if (p->type == WLA_PLANE_OVERLAY && (p->possible_crtcs & (1u << crtc->index))) {
+			overlay = p;
+		}
+	}
+	CHECK(overlay != NULL);
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *bg = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+		DRM_FORMAT_XRGB8888, 0xff000080u);
+	struct dumb_fb *cur = dumb_create(kms->fd, 64, 64, DRM_FORMAT_ARGB8888, 0x80ff0000u);
+	struct dumb_fb *ov = dumb_create(kms->fd, 200, 100, DRM_FORMAT_ARGB8888, 0xff00ff00u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &bg->base, 1), 0);
+	CHECK(wait_events(1));
+	/* The cursor partly off the left edge: the kernel clips. */
+	CHECK_INT(wla_atomic_update_plane(crtc->cursor, crtc, &cur->base, -20, 30, 64, 64, 0, 0,
+		64 << 16, 64 << 16), 0);
+	uint32_t fb_id, crtc_id;
+	if (overlay) {
+		/* Blocking legacy calls wait for nothing queued. */
+		for (int i = 0; i < 10 && crtc->queued; i++) {
+			wla_kms_dispatch(kms, 20);
+		}
+		CHECK_INT(wla_atomic_update_plane(overlay, crtc, &ov->base, 300, 200, 200, 100, 0,
+			0, 200 << 16, 100 << 16), 0);
+		for (int i = 0; i < 10 && crtc->queued; i++) {
+			wla_kms_dispatch(kms, 20);
+		}
+		kernel_plane(overlay, &fb_id, &crtc_id);
+		CHECK(fb_id != 0);
+		CHECK_INT(crtc_id, wla_kms_crtc_from_crtc(crtc)->id);
+		const struct wla_kms_plane_props *op =
+			&((struct wla_kms_plane *)overlay->driver_data)->props;
+		CHECK_INT(kernel_plane_prop(overlay, op->crtc_x), 300);
+		CHECK_INT(kernel_plane_prop(overlay, op->crtc_y), 200);
+		CHECK_INT(kernel_plane_prop(overlay, op->src_w), 200 << 16);
+	}
+	kernel_plane(crtc->cursor, &fb_id, &crtc_id);
+	CHECK(fb_id != 0);
+	CHECK_INT(kms->live_fbs, overlay ? 3 : 2);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	CHECK_INT(kms->live_fbs, 0);
+	wla_fb_put(&bg->base);
+	wla_fb_put(&cur->base);
+	wla_fb_put(&ov->base);
+	teardown();
+}
+
+/* What the core lets through and the kernel does not: TEST_ONLY tells,
+ * with the objects and the errno, and nothing is left behind. */
+static void test_only_refusals(void)
+{
+	setup();
+	if (!crtc) {
+		CHECK(crtc != NULL);
+		teardown();
+		return;
+	}
+	const struct wla_mode *mode = preferred();
+	/* vkms' primary plane cannot be positioned: half a screen is refused. */
+	struct dumb_fb *half = dumb_create(kms->fd, (uint32_t)mode->width / 2,
+		(uint32_t)mode->height, DRM_FORMAT_XRGB8888, 0xff808080u);
+	harness_log_clear();
+	int ret = wla_atomic_set_config(crtc, &conn->base, mode, &half->base, 1);
+	CHECK_INT(ret, -EINVAL);
+	CHECK_LOGGED("the kernel refused the state", "TEST_ONLY", crtc->name,
+		crtc->primary->name, conn->base.name, "errno 22");
+	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(half->base.prepared, 0);
+	CHECK(!crtc->state->active);
+	/* The same fb scaled up to the whole screen: vkms 6.1 does not scale. */
+	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
+	state->allow_modeset = true;
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+	cs->enable = cs->active = true;
+	cs->mode = *mode;
+	struct wla_connector_state *cos = wla_atomic_get_connector_state(state, &conn->base);
+	wla_atomic_set_crtc_for_connector(state, cos, crtc);
+	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, crtc->primary);
+	wla_atomic_set_crtc_for_plane(state, ps, crtc);
+	wla_atomic_set_fb_for_plane(ps, &half->base);
+	wla_plane_state_set_full(ps, 0, 0);
+	ps->crtc_w = (uint32_t)mode->width;
+	harness_log_clear();
+	CHECK_INT(wla_atomic_check(state), -ERANGE);
+	CHECK_LOGGED("the kernel refused the state", crtc->primary->name, "errno 34");
+	wla_atomic_state_free(state);
+	CHECK_INT(kms->live_fbs, 0);
+	/* A mode the connector never listed, with an impossible clock. */
+	struct wla_mode bad = *mode;
+	bad.clock_khz = 1;
+	wla_mode_update_refresh(&bad);
+	struct dumb_fb *full = dumb_create(kms->fd, (uint32_t)mode->width,
+		(uint32_t)mode->height, DRM_FORMAT_XRGB8888, 0xff808080u);
+	harness_log_clear();
+	CHECK(wla_atomic_set_config(crtc, &conn->base, &bad, &full->base, 1) < 0);
+	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->dev.live_states, 0);
+	wla_fb_put(&half->base);
+	wla_fb_put(&full->base);
+	teardown();
+}
+
+/* The kernel refuses a commit mid-run (injected at the driver boundary):
+ * one error naming the objects, the CRTC off, its frames reported failed,
+ * nothing leaked; the card takes the next modeset. */
+static void refused_mid_run(void)
+{
+	setup();
+	if (!crtc) {
+		CHECK(crtc != NULL);
+		teardown();
+		return;
+	}
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+		DRM_FORMAT_XRGB8888, 0xff111111u);
+	struct dumb_fb *b = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+		DRM_FORMAT_XRGB8888, 0xff222222u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	kms->fail_commit = EINVAL;
+	harness_log_clear();
+	CHECK_INT(commit_primary(&b->base, 2), 0);
+	CHECK_LOGGED("the kernel refused the commit", crtc->name, "errno 22");
+	CHECK_LOGGED(crtc->name, "could not program", "the crtc is off");
+	CHECK(!crtc->state->active);
+	CHECK(events[n_events - 1].failed);
+	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(a->base.prepared + b->base.prepared, 0);
+	uint32_t fb_id, crtc_id;
+	kernel_plane(crtc->primary, &fb_id, &crtc_id);
+	CHECK_INT(fb_id, 0);
+	/* And back on. */
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &b->base, 3), 0);
+	CHECK(wait_events(1));
+	CHECK(events[n_events - 1].presented);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	CHECK_INT(kms->live_fbs, 0);
+	wla_fb_put(&a->base);
+	wla_fb_put(&b->base);
+	teardown();
+}
+
+/* Bad devices: a path that is no DRM device, one that does not exist. */
+static void bad_devices(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	cfg.driver = WLA_DRIVER_KMS;
+	snprintf(cfg.drm_device, sizeof(cfg.drm_device), "/dev/null");
+	harness_log_clear();
+	CHECK(wla_kms_create(NULL, &cfg) == NULL);
+	CHECK_LOGGED("drm-device /dev/null", "not a KMS device");
+	snprintf(cfg.drm_device, sizeof(cfg.drm_device), "/dev/dri/card99");
+	harness_log_clear();
+	CHECK(wla_kms_create(NULL, &cfg) == NULL);
+	CHECK_LOGGED("drm-device /dev/dri/card99", "cannot open it", "No such file");
+}
+
+/* The JSON the enumeration test compares with drm_info's. */
+static int dump(void)
+{
+	kms = open_kms();
+	if (!kms) {
+		return 1;
+	}
+	printf("{\"driver\": \"%s\", \"crtcs\": [", kms->driver_name);
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		printf("%s%" PRIu32, c ? ", " : "", kms->crtcs[c].id);
+	}
+	printf("], \"planes\": [");
+	for (size_t i = 0; i < kms->n_planes; i++) {
+		struct wla_kms_plane *p = &kms->planes[i];
+		static const char *types[] = { "primary", "cursor", "overlay" };
+		printf("%s{\"id\": %" PRIu32 ", \"type\": \"%s\", \"possible_crtcs\": %" PRIu32
+			", \"formats\": [", i ? ", " : "", p->id, types[p->base.type],
+			p->base.possible_crtcs);
+		bool first = true;
+		for (size_t f = 0; f < p->base.n_formats; f++) {
+			const struct wla_format *fmt = &p->base.formats[f];
+			for (size_t m = 0; m < fmt->n_modifiers; m++) {
+				if (fmt->modifiers[m] == DRM_FORMAT_MOD_INVALID) {
+					continue;
+				}
+				printf("%s[%" PRIu32 ", %" PRIu64 "]", first ? "" : ", ", fmt->format,
+					fmt->modifiers[m]);
+				first = false;
+			}
+		}
+		printf("]}");
+	}
+	printf("], \"connectors\": [");
+	for (size_t i = 0; i < kms->n_connectors; i++) {
+		struct wla_kms_connector *kc = kms->connectors[i];
+		printf("%s{\"id\": %" PRIu32 ", \"name\": \"%s\", \"connected\": %s, "
+			"\"phys\": [%" PRIu32 ", %" PRIu32 "], \"modes\": [", i ? ", " : "", kc->id,
+			kc->base.name, kc->base.status == WLA_CONNECTOR_CONNECTED ? "true" : "false",
+			kc->base.phys_width_mm, kc->base.phys_height_mm);
+		for (size_t m = 0; m < kc->base.n_modes; m++) {
+			const struct wla_mode *mode = &kc->base.modes[m];
+			printf("%s[%" PRId32 ", %" PRId32 ", %" PRIu32 ", %s]", m ? ", " : "",
+				mode->width, mode->height, mode->clock_khz,
+				mode->preferred ? "true" : "false");
+		}
+		printf("]}");
+	}
+	printf("], \"writeback\": %s, \"cursor\": [%" PRIu32 ", %" PRIu32 "]}\n",
+		kms->has_writeback ? "true" : "false", kms->cursor_width, kms->cursor_height);
+	wla_kms_destroy(kms);
+	return 0;
+}
+
+static bool have_card(void)
+{
+	if (getenv("WLA_TEST_DRM_DEVICE")) {
+		return true;
+	}
+	for (int i = 0; i < 16; i++) {
+		char path[32];
+		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+		if (access(path, F_OK) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	harness_init();
+	if (argc > 1 && strcmp(argv[1], "--dump") == 0) {
+		wlr_log_init(WLR_ERROR, NULL);
+		return dump();
+	}
+	RUN_TEST(bad_devices);
+	if (!have_card()) {
+		harness_skip("no DRM card (/dev/dri/card*): the kernel tier runs this on vkms");
+	}
+	RUN_TEST(enumeration);
+	RUN_TEST(modeset_and_flips);
+	RUN_TEST(mode_change);
+	RUN_TEST(cursor_and_overlay);
+	RUN_TEST(test_only_refusals);
+	RUN_TEST(refused_mid_run);
+	HARNESS_EXIT();
+}
