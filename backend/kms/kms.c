@@ -7,16 +7,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libudev.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <wlr/util/log.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
 #include "backend/kms.h"
+#include "wlatomic/capture.h"
 #include "util.h"
 
 #define KMS_MAX_CARDS 16
@@ -283,6 +287,202 @@ static void kms_cleanup_fb(struct wla_device *dev, struct wla_fb *fb)
 	fb->import = NULL;
 }
 
+/* Writeback jobs */
+
+/* What one writeback commit writes into: a dumb buffer of the mode's size,
+ * for every capture that waited on its CRTC when it went out. */
+struct kms_wb_job {
+	struct wla_kms *kms;
+	struct wla_kms_crtc *kc;
+	uint32_t width, height, stride, handle, fb_id;
+	uint64_t size;
+	void *map;
+	int32_t fence_fd;
+	struct wl_event_source *fence_source;
+	uint64_t serial; /* the commit that carries it */
+	uint64_t seq;
+	bool flipped, fenced;
+	struct wl_list captures; /* struct wla_capture.link */
+};
+
+static void job_free(struct kms_wb_job *job)
+{
+	struct wla_kms *kms = job->kms;
+	if (job->fence_source) {
+		wl_event_source_remove(job->fence_source);
+	}
+	if (job->fence_fd >= 0) {
+		close(job->fence_fd);
+	}
+	if (job->map) {
+		munmap(job->map, job->size);
+	}
+	if (job->fb_id && !kms->lost) {
+		drmModeRmFB(kms->fd, job->fb_id);
+	}
+	if (job->handle) {
+		struct drm_mode_destroy_dumb destroy = { .handle = job->handle };
+		drmIoctl(kms->fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
+	}
+	if (kms->wb_job == job) {
+		kms->wb_job = NULL;
+	}
+	free(job);
+}
+
+/* A job for the captures waiting on kc, its buffer of the mode's size;
+ * NULL (logged) if it cannot be had. */
+static struct kms_wb_job *job_create(struct wla_kms *kms, struct wla_kms_crtc *kc,
+	const struct wla_mode *mode)
+{
+	struct kms_wb_job *job = calloc(1, sizeof(*job));
+	if (!job) {
+		wlr_log(WLR_ERROR, "kms %s: %s: out of memory for a writeback job", kms->path,
+			kc->base.name);
+		return NULL;
+	}
+	job->kms = kms;
+	job->kc = kc;
+	job->fence_fd = -1;
+	wl_list_init(&job->captures);
+	job->width = (uint32_t)mode->width;
+	job->height = (uint32_t)mode->height;
+	struct drm_mode_create_dumb create = { .width = job->width, .height = job->height,
+		.bpp = 32 };
+	if (drmIoctl(kms->fd, DRM_IOCTL_MODE_CREATE_DUMB, &create) != 0) {
+		wlr_log_errno(WLR_ERROR, "kms %s: %s: a %" PRIu32 "x%" PRIu32 " dumb buffer for "
+			"writeback", kms->path, kc->base.name, job->width, job->height);
+		free(job);
+		return NULL;
+	}
+	job->handle = create.handle;
+	job->stride = create.pitch;
+	job->size = create.size;
+	uint32_t handles[4] = { job->handle }, pitches[4] = { job->stride }, offsets[4] = { 0 };
+	struct drm_mode_map_dumb map = { .handle = job->handle };
+	if (drmModeAddFB2(kms->fd, job->width, job->height, DRM_FORMAT_XRGB8888, handles,
+			pitches, offsets, &job->fb_id, 0) != 0 ||
+			drmIoctl(kms->fd, DRM_IOCTL_MODE_MAP_DUMB, &map) != 0) {
+		wlr_log_errno(WLR_ERROR, "kms %s: %s: the writeback buffer", kms->path,
+			kc->base.name);
+		job_free(job);
+		return NULL;
+	}
+	job->map = mmap(NULL, job->size, PROT_READ, MAP_SHARED, kms->fd, (off_t)map.offset);
+	if (job->map == MAP_FAILED) {
+		job->map = NULL;
+		wlr_log_errno(WLR_ERROR, "kms %s: %s: mmap of the writeback buffer", kms->path,
+			kc->base.name);
+		job_free(job);
+		return NULL;
+	}
+	return job;
+}
+
+static struct wla_kms_crtc *capture_crtc(struct wla_capture *cap)
+{
+	return cap->driver_data;
+}
+
+/* Captures of kc not yet given to a job. */
+static bool captures_waiting(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	struct wla_capture *cap;
+	wl_list_for_each(cap, &kms->captures, link) {
+		if (capture_crtc(cap) == kc) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Move kc's waiting captures (all of them with kc NULL) to the failed
+ * list, delivered by kms_deliver. */
+static void fail_captures(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	struct wla_capture *cap, *tmp;
+	wl_list_for_each_safe(cap, tmp, &kms->captures, link) {
+		if (!kc || capture_crtc(cap) == kc) {
+			wl_list_remove(&cap->link);
+			wl_list_insert(kms->failed_captures.prev, &cap->link);
+		}
+	}
+}
+
+static void deliver_failed(struct wla_kms *kms)
+{
+	while (!wl_list_empty(&kms->failed_captures)) {
+		struct wla_capture *cap = wl_container_of(kms->failed_captures.next, cap, link);
+		wl_list_remove(&cap->link);
+		cap->func(cap, NULL, 0, cap->data);
+		free(cap);
+	}
+}
+
+/* The writeback finished: copy the pixels out, tell the captures. */
+static void job_complete(struct kms_wb_job *job)
+{
+	struct wla_image *image = wla_image_create(job->width, job->height);
+	if (image) {
+		for (uint32_t y = 0; y < job->height; y++) {
+			memcpy((char *)image->data + (size_t)y * image->stride,
+				(const char *)job->map + (size_t)y * job->stride, (size_t)job->width * 4);
+		}
+	} else {
+		wlr_log(WLR_ERROR, "kms %s: %s: out of memory for a captured image",
+			job->kms->path, job->kc->base.name);
+	}
+	if (job->kms->wb_job == job) {
+		job->kms->wb_job = NULL;
+	}
+	while (!wl_list_empty(&job->captures)) {
+		struct wla_capture *cap = wl_container_of(job->captures.next, cap, link);
+		wl_list_remove(&cap->link);
+		cap->func(cap, image, job->seq, cap->data);
+		free(cap);
+	}
+	wla_image_destroy(image);
+	job_free(job);
+}
+
+static bool fence_signalled(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	return fd < 0 || (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN));
+}
+
+/* Complete the job in flight once its flip happened and its fence
+ * signalled (the composed frame is in the buffer). */
+static void check_job(struct wla_kms *kms)
+{
+	struct kms_wb_job *job = kms->wb_job;
+	if (job && job->flipped && (job->fenced || fence_signalled(job->fence_fd))) {
+		job_complete(job);
+	}
+}
+
+static int handle_fence(int fd, uint32_t mask, void *data)
+{
+	struct kms_wb_job *job = data;
+	struct wla_kms *kms = job->kms;
+	wl_event_source_remove(job->fence_source);
+	job->fence_source = NULL;
+	job->fenced = true;
+	check_job(kms);
+	return 0;
+}
+
+/* The job went out with commit serial: wait for its flip and fence. */
+static void start_job(struct wla_kms *kms, struct kms_wb_job *job, uint64_t serial)
+{
+	job->serial = serial;
+	kms->wb_job = job;
+	if (kms->loop && job->fence_fd >= 0) {
+		job->fence_source = wl_event_loop_add_fd(kms->loop, job->fence_fd,
+			WL_EVENT_READABLE, handle_fence, job);
+	}
+}
+
 /* Requests */
 
 struct kms_req {
@@ -292,6 +492,11 @@ struct kms_req {
 	/* Framebuffers made for a TEST_ONLY only. */
 	uint32_t temp_fbs[WLA_MAX_PLANES];
 	size_t n_temp;
+	/* The writeback connector attached (crtc id) or detached (0). */
+	bool wb_routes;
+	uint32_t wb_crtc;
+	/* A writeback job the request carries. */
+	struct kms_wb_job *job;
 };
 
 static void add_prop(struct kms_req *r, const char *what, uint32_t obj, uint32_t prop,
@@ -311,8 +516,49 @@ static void add_prop(struct kms_req *r, const char *what, uint32_t obj, uint32_t
 	}
 }
 
-static void add_crtc(struct kms_req *r, struct wla_kms_crtc *kc,
+/* The writeback connector follows the first CRTC it can serve. */
+static void add_writeback_route(struct kms_req *r, struct wla_kms_crtc *kc,
+	const struct wla_crtc_state *cs, bool with_wb)
+{
+	struct wla_kms_writeback *wb = &r->kms->writeback;
+	if (!r->kms->has_writeback || !(wb->possible_crtcs & (1u << kc->base.index))) {
+		return;
+	}
+	if (cs->active && with_wb && wb->usable && wb->routed_crtc == 0 && !r->wb_routes) {
+		r->wb_routes = true;
+		r->wb_crtc = kc->id;
+	} else if (!cs->active && wb->routed_crtc == kc->id) {
+		r->wb_routes = true;
+		r->wb_crtc = 0;
+	} else {
+		return;
+	}
+	add_prop(r, "CRTC_ID", wb->id, wb->prop_crtc_id, r->wb_crtc);
+}
+
+/* A capture waiting on kc rides on this request. */
+static void add_writeback_job(struct kms_req *r, struct wla_kms_crtc *kc,
 	const struct wla_crtc_state *cs)
+{
+	struct wla_kms *kms = r->kms;
+	struct wla_kms_writeback *wb = &kms->writeback;
+	if (r->err || r->job || kms->wb_job || !cs->active || wb->routed_crtc != kc->id ||
+			!captures_waiting(kms, kc)) {
+		return;
+	}
+	struct kms_wb_job *job = job_create(kms, kc, &cs->mode);
+	if (!job) {
+		fail_captures(kms, kc);
+		return;
+	}
+	r->job = job;
+	add_prop(r, "WRITEBACK_FB_ID", wb->id, wb->prop_fb_id, job->fb_id);
+	add_prop(r, "WRITEBACK_OUT_FENCE_PTR", wb->id, wb->prop_out_fence,
+		(uint64_t)(uintptr_t)&job->fence_fd);
+}
+
+static void add_crtc(struct kms_req *r, struct wla_kms_crtc *kc,
+	const struct wla_crtc_state *cs, bool with_wb)
 {
 	uint32_t blob = 0;
 	if (cs->enable) {
@@ -324,6 +570,7 @@ static void add_crtc(struct kms_req *r, struct wla_kms_crtc *kc,
 	}
 	add_prop(r, "MODE_ID", kc->id, kc->prop_mode_id, blob);
 	add_prop(r, "ACTIVE", kc->id, kc->prop_active, cs->active);
+	add_writeback_route(r, kc, cs, with_wb);
 }
 
 static uint32_t crtc_id_of(struct wla_crtc *crtc)
@@ -369,29 +616,24 @@ static void add_plane(struct kms_req *r, struct wla_kms_plane *kp,
 	add_prop(r, "CRTC_H", kp->id, p->crtc_h, ps->crtc_h);
 }
 
-static bool crtc_programmed(const struct wla_atomic_state *state, struct wla_crtc *crtc,
-	bool test)
+static bool in_mask(struct wla_crtc *crtc, uint32_t mask)
 {
-	if (!crtc) {
-		return false;
-	}
-	const struct wla_crtc_entry *e = &state->crtcs[crtc->index];
-	return e->ptr && (test || e->program);
+	return crtc && (mask & (1u << crtc->index));
 }
 
-/* The whole state (test) or the CRTCs to program now, with their planes and
- * connectors, into r. */
-static void build_request(struct kms_req *r, struct wla_atomic_state *state, bool test)
+/* The CRTCs of mask in the state, with their planes and connectors, into
+ * r; test: a TEST_ONLY (unprepared fbs imported for it). */
+static void build_request(struct kms_req *r, struct wla_atomic_state *state, uint32_t mask,
+	bool test, bool with_wb)
 {
 	wla_for_each_crtc_in_state(state, e) {
-		if (test || e->program) {
-			add_crtc(r, wla_kms_crtc_from_crtc(e->ptr), e->new_state);
+		if (in_mask(e->ptr, mask)) {
+			add_crtc(r, wla_kms_crtc_from_crtc(e->ptr), e->new_state, with_wb);
 		}
 	}
 	wla_for_each_connector_in_state(state, e) {
 		const struct wla_connector_state *ns = e->new_state;
-		if (!crtc_programmed(state, ns->crtc, test) &&
-				!crtc_programmed(state, e->old_state->crtc, test)) {
+		if (!in_mask(ns->crtc, mask) && !in_mask(e->old_state->crtc, mask)) {
 			continue;
 		}
 		struct wla_kms_connector *kc = e->ptr->driver_data;
@@ -399,11 +641,17 @@ static void build_request(struct kms_req *r, struct wla_atomic_state *state, boo
 	}
 	wla_for_each_plane_in_state(state, e) {
 		const struct wla_plane_state *ns = e->new_state;
-		if (!crtc_programmed(state, ns->crtc, test) &&
-				!crtc_programmed(state, e->old_state->crtc, test)) {
+		if (!in_mask(ns->crtc, mask) && !in_mask(e->old_state->crtc, mask)) {
 			continue;
 		}
 		add_plane(r, e->ptr->driver_data, ns, test);
+	}
+	if (!test) {
+		wla_for_each_crtc_in_state(state, e) {
+			if (in_mask(e->ptr, mask) && e->latch) {
+				add_writeback_job(r, wla_kms_crtc_from_crtc(e->ptr), e->new_state);
+			}
+		}
 	}
 }
 
@@ -442,11 +690,11 @@ static const char *describe_state(struct wla_atomic_state *state, char *buf, siz
 
 /* Whether the state changes a mode, turns a CRTC on or off or reroutes a
  * connector (the core's check computed it): KMS needs ALLOW_MODESET. */
-static bool needs_modeset(struct wla_atomic_state *state, bool program_only)
+static bool needs_modeset(struct wla_atomic_state *state, uint32_t mask)
 {
 	wla_for_each_crtc_in_state(state, e) {
 		const struct wla_crtc_state *cs = e->new_state;
-		if ((!program_only || e->program) &&
+		if (in_mask(e->ptr, mask) &&
 				(cs->mode_changed || cs->active_changed || cs->connectors_changed)) {
 			return true;
 		}
@@ -454,22 +702,31 @@ static bool needs_modeset(struct wla_atomic_state *state, bool program_only)
 	return false;
 }
 
-static int kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *state)
+static uint32_t state_mask(struct wla_atomic_state *state)
 {
-	struct wla_kms *kms = wla_kms_from_device(dev);
-	if (kms->lost) {
-		wlr_log(WLR_ERROR, "kms %s: the device is gone; state refused", kms->path);
-		return -ENODEV;
+	uint32_t mask = 0;
+	wla_for_each_crtc_in_state(state, e) {
+		mask |= 1u << e->ptr->index;
 	}
+	return mask;
+}
+
+/* TEST_ONLY of the whole state: 0 or -errno, the kernel's refusal logged
+ * (log false: quietly). */
+static int test_state(struct wla_kms *kms, struct wla_atomic_state *state, bool with_wb,
+	bool *wb_routed, bool log)
+{
 	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
 	if (!r.req) {
 		wlr_log(WLR_ERROR, "kms %s: out of memory for a request", kms->path);
 		return -ENOMEM;
 	}
-	build_request(&r, state, true);
+	uint32_t mask = state_mask(state);
+	build_request(&r, state, mask, true, with_wb);
+	*wb_routed = r.wb_routes && r.wb_crtc;
 	int ret = r.err;
 	if (ret == 0) {
-		bool modeset = state->allow_modeset && needs_modeset(state, false);
+		bool modeset = state->allow_modeset && needs_modeset(state, mask);
 		uint32_t flags = DRM_MODE_ATOMIC_TEST_ONLY |
 			(modeset ? DRM_MODE_ATOMIC_ALLOW_MODESET : 0);
 		kms->test_commits++;
@@ -478,12 +735,11 @@ static int kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *sta
 			char objs[256];
 			/* A frame the card cannot scan out is composited by the
 			 * compositor instead: not an error worth a line per frame. */
-			wlr_log(modeset ? WLR_ERROR : WLR_DEBUG, "kms %s: the kernel "
-				"refused the state (TEST_ONLY%s) of %s: %s (errno %d)", kms->path,
-				modeset ? ", ALLOW_MODESET" : "",
-				describe_state(state, objs, sizeof(objs)), strerror(-ret), -ret);
-			if (ret == -ENODEV) {
-				wla_kms_device_lost(kms, ret);
+			if (log) {
+				wlr_log(modeset ? WLR_ERROR : WLR_DEBUG, "kms %s: the kernel refused "
+					"the state (TEST_ONLY%s) of %s: %s (errno %d)", kms->path,
+					modeset ? ", ALLOW_MODESET" : "",
+					describe_state(state, objs, sizeof(objs)), strerror(-ret), -ret);
 			}
 		}
 	}
@@ -491,12 +747,55 @@ static int kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *sta
 	return ret;
 }
 
-static int kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
+static int kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *state)
 {
 	struct wla_kms *kms = wla_kms_from_device(dev);
+	if (kms->lost) {
+		/* Turning off still works (there is nothing left to stop). */
+		bool lights = false;
+		wla_for_each_crtc_in_state(state, e) {
+			lights |= e->new_state->active;
+		}
+		if (!lights) {
+			return 0;
+		}
+		char objs[256];
+		wlr_log(WLR_ERROR, "kms %s: the device is gone; the state of %s is refused",
+			kms->path, describe_state(state, objs, sizeof(objs)));
+		return -ENODEV;
+	}
+	bool wb_routed = false;
+	int ret = test_state(kms, state, true, &wb_routed, !kms->writeback.usable);
+	if (ret < 0 && ret != -ENOMEM && wb_routed) {
+		/* Whether it is the writeback connector the kernel refused:
+		 * then the outputs go on without capture. */
+		bool again;
+		ret = test_state(kms, state, false, &again, true);
+		if (ret == 0) {
+			kms->writeback.usable = false;
+			wlr_log(WLR_ERROR, "kms %s: the kernel refuses to attach writeback connector "
+				"%" PRIu32 ": capture is off", kms->path, kms->writeback.id);
+		}
+	} else if (ret < 0 && kms->writeback.usable) {
+		char objs[256];
+		bool modeset = state->allow_modeset && needs_modeset(state, state_mask(state));
+		wlr_log(modeset ? WLR_ERROR : WLR_DEBUG, "kms %s: the kernel refused the state "
+			"(TEST_ONLY%s) of %s: %s (errno %d)", kms->path,
+			modeset ? ", ALLOW_MODESET" : "", describe_state(state, objs, sizeof(objs)),
+			strerror(-ret), -ret);
+	}
+	if (ret == -ENODEV) {
+		wla_kms_device_lost(kms, ret);
+	}
+	return ret;
+}
+
+/* Program the CRTCs of mask in the state: one commit. */
+static int program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_t mask)
+{
 	bool turns_off = false, latches = false;
 	wla_for_each_crtc_in_state(state, e) {
-		if (!e->program) {
+		if (!in_mask(e->ptr, mask)) {
 			continue;
 		}
 		if (!e->new_state->active) {
@@ -524,7 +823,7 @@ static int kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *stat
 		wlr_log(WLR_ERROR, "kms %s: out of memory for a request", kms->path);
 		return -ENOMEM;
 	}
-	build_request(&r, state, false);
+	build_request(&r, state, mask, false, true);
 	int ret = r.err;
 	uint64_t serial = ++kms->serial;
 	if (ret == 0) {
@@ -532,7 +831,8 @@ static int kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *stat
 		 * kernel waits for the flip in flight first. */
 		uint32_t flags = (latches ? DRM_MODE_PAGE_FLIP_EVENT : 0) |
 			(turns_off ? 0 : DRM_MODE_ATOMIC_NONBLOCK) |
-			(needs_modeset(state, true) || turns_off ? DRM_MODE_ATOMIC_ALLOW_MODESET : 0);
+			(needs_modeset(state, mask) || turns_off || r.wb_routes ?
+				DRM_MODE_ATOMIC_ALLOW_MODESET : 0);
 		if (drmModeAtomicCommit(kms->fd, r.req, flags, (void *)(uintptr_t)serial) != 0) {
 			ret = -errno;
 			char objs[256];
@@ -542,27 +842,43 @@ static int kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *stat
 			kms->refused++;
 		}
 	}
+	struct kms_wb_job *job = r.job;
+	bool wb_routes = r.wb_routes;
+	uint32_t wb_crtc = r.wb_crtc;
 	finish_request(&r);
 	if (ret == -ENODEV) {
 		wla_kms_device_lost(kms, ret);
 	}
 	if (ret < 0) {
+		if (job) {
+			fail_captures(kms, job->kc);
+			wl_list_insert_list(&kms->failed_captures, &job->captures);
+			job_free(job);
+		}
 		return ret;
 	}
 	kms->commits++;
+	if (wb_routes) {
+		kms->writeback.routed_crtc = wb_crtc;
+	}
+	if (job) {
+		start_job(kms, job, serial);
+	}
 	uint64_t now = now_ns();
 	wla_for_each_crtc_in_state(state, e) {
-		if (!e->program) {
+		if (!in_mask(e->ptr, mask)) {
 			continue;
 		}
 		struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(e->ptr);
 		const struct wla_crtc_state *cs = e->new_state;
 		if (!cs->active) {
 			/* An event still to come for it names a state the core
-			 * completes now: dropped. */
+			 * completes now: dropped. So is a state it deferred. */
 			kc->armed_serial = 0;
+			kc->deferred = NULL;
 			kc->active = false;
 			kc->have_vblank = false;
+			fail_captures(kms, kc);
 			continue;
 		}
 		if (!kc->active || !wla_mode_equal(&kc->mode, &cs->mode)) {
@@ -583,6 +899,64 @@ static int kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *stat
 	return 0;
 }
 
+static int kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	uint32_t mask = 0;
+	bool turns_off = false;
+	struct wla_kms_crtc *busy = NULL;
+	wla_for_each_crtc_in_state(state, e) {
+		if (!e->program) {
+			continue;
+		}
+		mask |= 1u << e->ptr->index;
+		struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(e->ptr);
+		turns_off |= !e->new_state->active;
+		if (kc->own_serial) {
+			busy = kc;
+		}
+	}
+	if (busy && !turns_off && !kms->lost) {
+		/* A writeback commit of the driver's own is in flight there:
+		 * the kernel takes this one when it completed. */
+		busy->deferred = state;
+		busy->deferred_mask = mask;
+		return 0;
+	}
+	return program(kms, state, mask);
+}
+
+/* A commit of the driver's own carrying kc's waiting captures. */
+static int own_writeback_commit(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
+	if (!r.req) {
+		return -ENOMEM;
+	}
+	struct wla_crtc_state *cs = kc->base.state;
+	add_writeback_job(&r, kc, cs);
+	int ret = r.err ? r.err : r.job ? 0 : -ENOMEM;
+	uint64_t serial = ++kms->serial;
+	if (ret == 0 && drmModeAtomicCommit(kms->fd, r.req, DRM_MODE_ATOMIC_NONBLOCK |
+			DRM_MODE_PAGE_FLIP_EVENT, (void *)(uintptr_t)serial) != 0) {
+		ret = -errno;
+		wlr_log(WLR_ERROR, "kms %s: %s: the kernel refused the writeback commit: %s "
+			"(errno %d)", kms->path, kc->base.name, strerror(-ret), -ret);
+	}
+	struct kms_wb_job *job = r.job;
+	finish_request(&r);
+	if (ret < 0) {
+		if (job) {
+			wl_list_insert_list(&kms->failed_captures, &job->captures);
+			job_free(job);
+		}
+		return ret;
+	}
+	kc->own_serial = serial;
+	start_job(kms, job, serial);
+	return 0;
+}
+
 /* Events */
 
 /* The device whose events drmHandleEvent is dispatching (one thread). */
@@ -598,12 +972,37 @@ static struct wla_kms_crtc *find_crtc(struct wla_kms *kms, uint32_t id)
 	return NULL;
 }
 
+/* The driver's own commit on kc completed: what waited for it goes. */
+static void own_commit_done(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	kc->own_serial = 0;
+	struct wla_atomic_state *state = kc->deferred;
+	if (!state) {
+		return;
+	}
+	kc->deferred = NULL;
+	if (program(kms, state, kc->deferred_mask) < 0) {
+		/* The core was told it was programmed: take it back the only
+		 * way there is, the CRTC off (its frames reported failed). */
+		wla_crtc_force_off(&kc->base);
+	}
+}
+
 static void handle_page_flip(int fd, unsigned seq, unsigned tv_sec, unsigned tv_usec,
 	unsigned crtc_id, void *user_data)
 {
 	struct wla_kms *kms = dispatching;
 	struct wla_kms_crtc *kc = kms ? find_crtc(kms, crtc_id) : NULL;
 	uint64_t serial = (uint64_t)(uintptr_t)user_data;
+	struct kms_wb_job *job = kms ? kms->wb_job : NULL;
+	if (job && job->serial == serial && job->kc == kc) {
+		job->seq = seq;
+		job->flipped = true;
+	}
+	if (kc && kc->own_serial && kc->own_serial == serial) {
+		own_commit_done(kms, kc);
+		return;
+	}
 	if (!kc || kc->armed_serial == 0 || kc->armed_serial != serial) {
 		wlr_log(WLR_DEBUG, "kms %s: page-flip event of crtc %u (commit %" PRIu64
 			") for nothing armed: dropped", kms ? kms->path : "?", crtc_id, serial);
@@ -668,7 +1067,7 @@ static int wait_readable(struct wla_kms *kms, int timeout_ms)
 int wla_kms_dispatch(struct wla_kms *kms, int timeout_ms)
 {
 	int n = 0;
-	for (;;) {
+	while (!kms->lost) {
 		int ready = wait_readable(kms, n == 0 ? timeout_ms : 0);
 		if (ready < 0) {
 			wla_kms_device_lost(kms, ready);
@@ -685,6 +1084,8 @@ int wla_kms_dispatch(struct wla_kms *kms, int timeout_ms)
 		n++;
 	}
 	wla_device_deliver_events(&kms->dev);
+	deliver_failed(kms);
+	check_job(kms);
 	return n;
 }
 
@@ -693,6 +1094,7 @@ static int handle_fd(int fd, uint32_t mask, void *data)
 	struct wla_kms *kms = data;
 	if (mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR)) {
 		wla_kms_device_lost(kms, -ENODEV);
+		deliver_failed(kms);
 		return 0;
 	}
 	wla_kms_dispatch(kms, 0);
@@ -711,6 +1113,11 @@ static void kms_sync(struct wla_device *dev)
 	}
 }
 
+static void kms_deliver(struct wla_device *dev)
+{
+	deliver_failed(wla_kms_from_device(dev));
+}
+
 void wla_kms_device_lost(struct wla_kms *kms, int err)
 {
 	if (kms->lost) {
@@ -723,9 +1130,17 @@ void wla_kms_device_lost(struct wla_kms *kms, int err)
 		wl_event_source_remove(kms->fd_source);
 		kms->fd_source = NULL;
 	}
+	fail_captures(kms, NULL);
+	if (kms->wb_job) {
+		wl_list_insert_list(&kms->failed_captures, &kms->wb_job->captures);
+		wl_list_init(&kms->wb_job->captures);
+		job_free(kms->wb_job);
+	}
 	for (size_t i = 0; i < kms->n_crtcs; i++) {
 		struct wla_kms_crtc *kc = &kms->crtcs[i];
 		kc->armed_serial = 0;
+		kc->own_serial = 0;
+		kc->deferred = NULL;
 		if (kc->base.state->active || !wl_list_empty(&kc->base.queue)) {
 			wla_crtc_force_off(&kc->base);
 		}
@@ -816,14 +1231,51 @@ static struct wla_capture *kms_capture(struct wla_device *dev, struct wla_crtc *
 		void *data), void *data)
 {
 	struct wla_kms *kms = wla_kms_from_device(dev);
-	wlr_log(WLR_ERROR, "kms %s: %s: capture needs a writeback connector, which the "
-		"driver %s %s", kms->path, crtc->name, kms->driver_name,
-		kms->has_writeback ? "has but wlatomic does not drive yet" : "does not have");
-	return NULL;
+	struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(crtc);
+	const char *why = NULL;
+	if (!kms->has_writeback) {
+		why = "the card has no writeback connector";
+	} else if (!kms->writeback.usable) {
+		why = "the kernel refused to attach its writeback connector";
+	} else if (kms->lost || kms->destroying || !kc->active) {
+		why = "the crtc is off";
+	} else if (kms->writeback.routed_crtc != kc->id) {
+		why = "the card's writeback connector serves another crtc";
+	}
+	if (why) {
+		wlr_log(WLR_ERROR, "kms %s: %s: capture refused: %s (driver %s)", kms->path,
+			crtc->name, why, kms->driver_name);
+		return NULL;
+	}
+	struct wla_capture *cap = calloc(1, sizeof(*cap));
+	if (!cap) {
+		wlr_log(WLR_ERROR, "kms %s: %s: out of memory for a capture", kms->path, crtc->name);
+		return NULL;
+	}
+	cap->dev = dev;
+	cap->func = func;
+	cap->data = data;
+	cap->driver_data = kc;
+	wl_list_insert(kms->captures.prev, &cap->link);
+	/* Nothing will be committed there soon: a commit of our own. */
+	if (crtc->queued == 0 && !kc->armed_serial && !kc->own_serial && !kms->wb_job &&
+			own_writeback_commit(kms, kc) < 0) {
+		wl_list_remove(&cap->link);
+		free(cap);
+		return NULL;
+	}
+	return cap;
 }
 
 static void kms_capture_cancel(struct wla_device *dev, struct wla_capture *capture)
 {
+	if (!capture) {
+		return;
+	}
+	/* Waiting, in a job or failed: off its list either way (a job in
+	 * flight still writes its buffer, for nobody). */
+	wl_list_remove(&capture->link);
+	free(capture);
 }
 
 static void kms_destroy_device(struct wla_device *dev)
@@ -837,6 +1289,7 @@ static const struct wla_driver_funcs kms_funcs = {
 	.cleanup_fb = kms_cleanup_fb,
 	.commit_tail = kms_commit_tail,
 	.sync = kms_sync,
+	.deliver = kms_deliver,
 	.now = kms_now,
 	.custom_mode = kms_custom_mode,
 	.buffer_caps = kms_buffer_caps,
@@ -1082,6 +1535,7 @@ static void init_writeback(struct wla_kms *kms, const drmModeConnector *conn)
 	if (get_props(kms->fd, wb->id, DRM_MODE_OBJECT_CONNECTOR, want, WLA_ARRAY_SIZE(want)) &&
 			wb->prop_crtc_id && wb->prop_fb_id && wb->prop_out_fence) {
 		kms->has_writeback = true;
+		wb->usable = true;
 	}
 }
 
@@ -1166,6 +1620,7 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 	if (kms->lost) {
 		return;
 	}
+	kms->reprobes++;
 	drmModeRes *res = drmModeGetResources(kms->fd);
 	if (!res) {
 		wlr_log_errno(WLR_ERROR, "kms %s: drmModeGetResources on hot-plug", kms->path);
@@ -1211,6 +1666,64 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 		drmModeFreeConnector(conn);
 	}
 	drmModeFreeResources(res);
+}
+
+/* Hot-plug: the card's uevents (from udevd when it runs, else the
+ * kernel's own) with HOTPLUG=1 make the driver read its connectors. */
+
+static int handle_uevent(int fd, uint32_t mask, void *data)
+{
+	struct wla_kms *kms = data;
+	struct udev_device *dev = udev_monitor_receive_device(kms->udev_monitor);
+	if (!dev) {
+		return 0;
+	}
+	const char *hotplug = udev_device_get_property_value(dev, "HOTPLUG");
+	bool ours = udev_device_get_devnum(dev) == kms->devnum;
+	if (ours && hotplug && strcmp(hotplug, "1") == 0) {
+		wlr_log(WLR_DEBUG, "kms %s: hot-plug uevent (%s)", kms->path,
+			udev_device_get_action(dev) ? udev_device_get_action(dev) : "?");
+		wla_kms_reprobe(kms, 0, -1);
+	}
+	udev_device_unref(dev);
+	return 0;
+}
+
+static void init_hotplug(struct wla_kms *kms)
+{
+	struct stat st;
+	if (fstat(kms->fd, &st) != 0) {
+		return;
+	}
+	kms->devnum = st.st_rdev;
+	kms->udev = udev_new();
+	/* Without udevd (a bare system, the test guest) the kernel's
+	 * netlink group carries the same events. */
+	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
+	kms->udev_monitor = kms->udev ? udev_monitor_new_from_netlink(kms->udev, source) : NULL;
+	if (!kms->udev_monitor ||
+			udev_monitor_filter_add_match_subsystem_devtype(kms->udev_monitor, "drm",
+				NULL) < 0 ||
+			udev_monitor_enable_receiving(kms->udev_monitor) < 0) {
+		wlr_log(WLR_ERROR, "kms %s: no uevent monitor: connectors plugged or unplugged "
+			"later are not seen", kms->path);
+		return;
+	}
+	kms->udev_source = wl_event_loop_add_fd(kms->loop,
+		udev_monitor_get_fd(kms->udev_monitor), WL_EVENT_READABLE, handle_uevent, kms);
+}
+
+static void finish_hotplug(struct wla_kms *kms)
+{
+	if (kms->udev_source) {
+		wl_event_source_remove(kms->udev_source);
+	}
+	if (kms->udev_monitor) {
+		udev_monitor_unref(kms->udev_monitor);
+	}
+	if (kms->udev) {
+		udev_unref(kms->udev);
+	}
 }
 
 /* Opening the card */
@@ -1299,6 +1812,7 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, const struct wla_conf
 	}
 	wla_device_init(&kms->dev, &kms_funcs, kms->path);
 	wl_list_init(&kms->captures);
+	wl_list_init(&kms->failed_captures);
 	kms->loop = loop;
 	/* Writeback connectors where the card has them (capture). */
 	drmSetClientCap(kms->fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1);
@@ -1327,6 +1841,9 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, const struct wla_conf
 		kms->fd_source = wl_event_loop_add_fd(loop, kms->fd, WL_EVENT_READABLE, handle_fd,
 			kms);
 		ok = kms->fd_source != NULL;
+	}
+	if (ok && loop) {
+		init_hotplug(kms);
 	}
 	if (!ok) {
 		wlr_log(WLR_ERROR, "kms %s: cannot describe the card to the core", kms->path);
@@ -1359,6 +1876,10 @@ void wla_kms_destroy(struct wla_kms *kms)
 	}
 	kms->destroying = true;
 	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		kms->crtcs[c].base.present = NULL;
+		kms->crtcs[c].base.idle = NULL;
+	}
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
 		struct wla_crtc *crtc = &kms->crtcs[c].base;
 		if (crtc->state && (crtc->state->active || !wl_list_empty(&crtc->queue))) {
 			wla_crtc_force_off(crtc);
@@ -1378,6 +1899,14 @@ void wla_kms_destroy(struct wla_kms *kms)
 		wla_crtc_drop_events(&kms->crtcs[c].base);
 		wla_device_remove_crtc(&kms->dev, &kms->crtcs[c].base);
 	}
+	/* Captures in flight end as failed. */
+	fail_captures(kms, NULL);
+	if (kms->wb_job) {
+		wl_list_insert_list(&kms->failed_captures, &kms->wb_job->captures);
+		wl_list_init(&kms->wb_job->captures);
+		job_free(kms->wb_job);
+	}
+	deliver_failed(kms);
 	if (kms->live_fbs) {
 		wlr_log(WLR_ERROR, "kms %s: %d DRM fbs still there at destroy", kms->path,
 			kms->live_fbs);
@@ -1385,6 +1914,7 @@ void wla_kms_destroy(struct wla_kms *kms)
 	if (kms->fd_source) {
 		wl_event_source_remove(kms->fd_source);
 	}
+	finish_hotplug(kms);
 	for (size_t i = 0; i < kms->n_blobs && !kms->lost; i++) {
 		drmModeDestroyPropertyBlob(kms->fd, kms->blobs[i].id);
 	}

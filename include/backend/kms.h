@@ -16,12 +16,16 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <wayland-server-core.h>
 #include <wlatomic/config.h>
 #include "backend/atomic.h"
 
 struct wla_kms;
 struct wlr_session;
+struct kms_wb_job;
+struct udev;
+struct udev_monitor;
 
 /* Property ids of the objects, looked up once (0: not exposed). */
 struct wla_kms_plane_props {
@@ -40,6 +44,12 @@ struct wla_kms_crtc {
 	uint64_t armed_serial;
 	uint64_t armed_ns;
 	bool armed_frame;
+	/* A commit of the driver's own (a writeback capture) in flight: its
+	 * serial, and the state commit_tail handed over meanwhile, programmed
+	 * when it completes (the kernel takes one commit per CRTC at once). */
+	uint64_t own_serial;
+	struct wla_atomic_state *deferred;
+	uint32_t deferred_mask; /* the CRTCs to program of it */
 	/* The mode the CRTC runs (its vblank period). */
 	struct wla_mode mode;
 	uint64_t period_ns;
@@ -66,12 +76,19 @@ struct wla_kms_connector {
 	bool added; /* in the device (wla_device_add_connector) */
 };
 
-/* A writeback connector: where capture reads what the kernel composed. */
+/*
+ * A writeback connector: where capture reads what the kernel composed. It
+ * is attached to the first CRTC turned on that it can serve (part of that
+ * modeset) and detached when that CRTC turns off, so that a capture needs
+ * no modeset: the next commit on the CRTC carries a WRITEBACK_FB_ID, or,
+ * when nothing is queued there, a commit of the driver's own does.
+ */
 struct wla_kms_writeback {
 	uint32_t id;
 	uint32_t possible_crtcs;
 	uint32_t prop_crtc_id, prop_fb_id, prop_out_fence;
 	uint32_t routed_crtc; /* KMS id of the CRTC it is attached to (0: none) */
+	bool usable;          /* false once the kernel refused to attach it */
 };
 
 struct wla_kms {
@@ -82,6 +99,12 @@ struct wla_kms {
 	struct wl_event_loop *loop;
 	struct wl_event_source *fd_source;
 	struct wlr_session *session; /* when the card came through a seat */
+	/* Hot-plug uevents of the card (devnum). */
+	struct udev *udev;
+	struct udev_monitor *udev_monitor;
+	struct wl_event_source *udev_source;
+	dev_t devnum;
+	uint64_t reprobes;
 	struct wla_kms_crtc crtcs[WLA_MAX_CRTCS];
 	size_t n_crtcs;
 	struct wla_kms_plane planes[WLA_MAX_PLANES];
@@ -99,7 +122,11 @@ struct wla_kms {
 	/* The device stopped answering (a commit or a read failed with ENODEV
 	 * or the fd hung up): every CRTC is off and commits are refused. */
 	bool lost;
-	struct wl_list captures; /* struct wla_capture.link */
+	/* Captures not yet carried by a commit, and those that failed, told
+	 * at the next delivery (struct wla_capture.link). */
+	struct wl_list captures;
+	struct wl_list failed_captures;
+	struct kms_wb_job *wb_job; /* the writeback in flight, one at a time */
 	bool destroying;
 	/* Counters for tests and the benchmark. */
 	uint64_t commits, test_commits, refused, fbs_added, fbs_removed;

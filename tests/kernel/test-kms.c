@@ -23,106 +23,8 @@
 #include <xf86drmMode.h>
 #include "backend/kms.h"
 #include "harness.h"
+#include "kms-helpers.h"
 #include "wlatomic/config.h"
-
-/* A dumb buffer as a wla_fb. */
-struct dumb_fb {
-	struct wla_fb base;
-	int fd;
-	uint32_t handle;
-	int prime_fd;
-	uint32_t stride;
-	uint64_t size;
-	uint32_t *map;
-	int prepares, cleanups;
-};
-
-static void dumb_destroy(struct wla_fb *fb);
-/* Dumb buffers not yet destroyed: each one's mapping keeps the card's fd,
- * and with it DRM master, open. */
-static int live_dumbs;
-
-static int dumb_prepare(struct wla_fb *fb)
-{
-	struct dumb_fb *d = wl_container_of(fb, d, base);
-	d->prepares++;
-	return 0;
-}
-
-static void dumb_cleanup(struct wla_fb *fb)
-{
-	struct dumb_fb *d = wl_container_of(fb, d, base);
-	d->cleanups++;
-}
-
-static bool dumb_begin(struct wla_fb *fb, const void **data, uint32_t *stride)
-{
-	struct dumb_fb *d = wl_container_of(fb, d, base);
-	*data = d->map;
-	*stride = d->stride;
-	return true;
-}
-
-static void dumb_end(struct wla_fb *fb)
-{
-}
-
-static bool dumb_dmabuf(struct wla_fb *fb, struct wla_dmabuf *dmabuf)
-{
-	struct dumb_fb *d = wl_container_of(fb, d, base);
-	*dmabuf = (struct wla_dmabuf){ .n_planes = 1, .fd = { d->prime_fd },
-		.stride = { d->stride } };
-	return true;
-}
-
-static const struct wla_fb_impl dumb_impl = {
-	.prepare = dumb_prepare,
-	.cleanup = dumb_cleanup,
-	.begin_access = dumb_begin,
-	.end_access = dumb_end,
-	.get_dmabuf = dumb_dmabuf,
-	.destroy = dumb_destroy,
-};
-
-static void dumb_destroy(struct wla_fb *fb)
-{
-	struct dumb_fb *d = wl_container_of(fb, d, base);
-	munmap(d->map, d->size);
-	close(d->prime_fd);
-	struct drm_mode_destroy_dumb destroy = { .handle = d->handle };
-	drmIoctl(d->fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
-	free(d);
-	live_dumbs--;
-}
-
-static struct dumb_fb *dumb_create(int fd, uint32_t w, uint32_t h, uint32_t format,
-	uint32_t color)
-{
-	struct dumb_fb *d = calloc(1, sizeof(*d));
-	struct drm_mode_create_dumb create = { .width = w, .height = h, .bpp = 32 };
-	if (!d || drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &create) != 0) {
-		fprintf(stderr, "  CREATE_DUMB %ux%u: %s\n", w, h, strerror(errno));
-		free(d);
-		return NULL;
-	}
-	d->fd = fd;
-	d->handle = create.handle;
-	d->stride = create.pitch;
-	d->size = create.size;
-	struct drm_mode_map_dumb map = { .handle = d->handle };
-	drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &map);
-	d->map = mmap(NULL, d->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)map.offset);
-	drmPrimeHandleToFD(fd, d->handle, DRM_CLOEXEC | DRM_RDWR, &d->prime_fd);
-	for (uint32_t y = 0; y < h; y++) {
-		for (uint32_t x = 0; x < w; x++) {
-			d->map[y * (d->stride / 4) + x] = color;
-		}
-	}
-	live_dumbs++;
-	wla_fb_init(&d->base, &dumb_impl, w, h, format);
-	d->base.modifier = DRM_FORMAT_MOD_LINEAR;
-	return d;
-}
 
 /* Presents seen. */
 #define MAX_EVENTS 256
@@ -303,9 +205,6 @@ static void modeset_and_flips(void)
 	drmModeFreeCrtc(kc);
 
 	const int flips = 12;
-	struct wla_vblank_counters c0;
-	kms->dev.funcs->vblank_counters(&kms->dev, crtc, &c0);
-	uint64_t missed = c0.missed;
 	int next_vblank = 0;
 	for (int i = 1; i <= flips; i++) {
 		struct dumb_fb *next = fbs[i % 3], *prev = fbs[(i + 2) % 3];
@@ -320,30 +219,39 @@ static void modeset_and_flips(void)
 		const struct wla_present *e = &events[n_events - 1];
 		CHECK(e->presented);
 		CHECK_INT(e->commit_seq, (uint64_t)i + 1);
-		/* Committed right after the last latch: the next vblank, or
-		 * one the driver counted as missed (a slow guest). */
-		struct wla_vblank_counters c;
-		kms->dev.funcs->vblank_counters(&kms->dev, crtc, &c);
-		CHECK_INT(e->seq, events[n_events - 2].seq + 1 + (c.missed - missed));
-		next_vblank += e->seq == events[n_events - 2].seq + 1;
-		missed = c.missed;
+		/* Committed right after the last latch: the next vblank, unless
+		 * the guest was slow; the sequence always counts the vblanks
+		 * the kernel's timestamps say passed. */
+		const struct wla_present *p = &events[n_events - 2];
+		uint64_t dseq = e->seq - p->seq;
+		int64_t dt = (int64_t)((e->when.tv_sec - p->when.tv_sec) * 1000000000ll +
+			(e->when.tv_nsec - p->when.tv_nsec));
+		int64_t off = dt - (int64_t)(dseq * wla_mode_period_ns(mode));
+		CHECK(dseq >= 1);
+		CHECK(off > -(int64_t)wla_mode_period_ns(mode) / 2 &&
+			off < (int64_t)wla_mode_period_ns(mode) / 2);
+		next_vblank += dseq == 1;
 		CHECK_INT(prev->base.prepared, 0);
 		CHECK(prev->base.import == NULL);
 		CHECK_INT(kms->live_fbs, 1);
 		kernel_plane(crtc->primary, &fb_id, &crtc_id);
 		CHECK_INT(fb_id, ((uint32_t *)next->base.import)[0]);
 	}
-	/* A period from the kernel's timestamps, within 5% of the mode's. */
-	uint64_t t0 = (uint64_t)events[1].when.tv_sec * 1000000000u + (uint64_t)events[1].when.tv_nsec;
-	uint64_t t1 = (uint64_t)events[n_events - 1].when.tv_sec * 1000000000u +
-		(uint64_t)events[n_events - 1].when.tv_nsec;
+	/* The period from the kernel's timestamps and sequence numbers,
+	 * within 1% of the mode's. */
+	const struct wla_present *first = &events[0], *last = &events[n_events - 1];
+	uint64_t t0 = (uint64_t)first->when.tv_sec * 1000000000u + (uint64_t)first->when.tv_nsec;
+	uint64_t t1 = (uint64_t)last->when.tv_sec * 1000000000u + (uint64_t)last->when.tv_nsec;
 	uint64_t period = wla_mode_period_ns(mode);
-	uint64_t measured = (t1 - t0) / (uint64_t)(n_events - 2);
+	uint64_t measured = (t1 - t0) / (last->seq - first->seq);
+	struct wla_vblank_counters c;
+	kms->dev.funcs->vblank_counters(&kms->dev, crtc, &c);
 	printf("  flips: %d, %d at the next vblank, %" PRIu64 " missed; period %" PRIu64
-		" ns measured, %" PRIu64 " ns of the mode\n", n_events - 2, next_vblank, missed,
+		" ns measured, %" PRIu64 " ns of the mode\n", n_events - 1, next_vblank, c.missed,
 		measured, period);
-	CHECK(next_vblank >= flips - 2);
-	CHECK(measured > period * 95 / 100 && measured < period * 105 / 100);
+	/* Under TCG a flip may miss its vblank now and then. */
+	CHECK(next_vblank >= flips * 3 / 4);
+	CHECK(measured > period * 99 / 100 && measured < period * 101 / 100);
 
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
 	CHECK_INT(kms->live_fbs, 0);
@@ -549,6 +457,134 @@ static void refused_mid_run(void)
 	teardown();
 }
 
+static int added, removed;
+
+static void on_added(struct wla_device *dev, struct wla_connector *c, void *data)
+{
+	added++;
+}
+
+static void on_removed(struct wla_device *dev, struct wla_connector *c, void *data)
+{
+	/* Told after its CRTC went off. */
+	CHECK(!c->state->crtc);
+	removed++;
+}
+
+/* Force the kernel's view of a connector through sysfs ("off", "detect"):
+ * false if the kernel does not offer it. */
+static bool force_status(const char *conn_name, const char *value)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "/sys/class/drm/card0-%s/status", conn_name);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		return false;
+	}
+	bool ok = fputs(value, f) >= 0;
+	return fclose(f) == 0 && ok;
+}
+
+/* A connector unplugged while its output is on: vkms in 6.1 cannot unplug,
+ * so the kernel's status is forced off through sysfs (what GetConnector
+ * then reports) and the change is told to the driver as a hot-plug uevent
+ * would (wla_kms_reprobe). Its CRTC goes off before the listener hears of
+ * it, its fbs are released; plugged back in, it is announced again. */
+static void unplug_while_on(void)
+{
+	setup();
+	if (!crtc) {
+		CHECK(crtc != NULL);
+		teardown();
+		return;
+	}
+	added = removed = 0;
+	kms->dev.listener = (struct wla_device_listener){
+		.connector_added = on_added,
+		.connector_removed = on_removed,
+	};
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+		DRM_FORMAT_XRGB8888, 0xff445566u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(commit_primary(&a->base, 2), 0);
+	bool forced = force_status(conn->base.name, "off");
+	harness_log_clear();
+	if (forced) {
+		wla_kms_reprobe(kms, 0, -1);
+	} else {
+		printf("  no sysfs status for %s: the change is injected\n", conn->base.name);
+		wla_kms_reprobe(kms, conn->id, 0);
+	}
+	CHECK_LOGGED("connector", conn->base.name, "unplugged");
+	CHECK_INT(removed, 1);
+	CHECK(conn->base.status == WLA_CONNECTOR_DISCONNECTED);
+	CHECK(!crtc->state->active);
+	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(a->base.prepared, 0);
+	CHECK_INT(kms->dev.live_states, 0);
+	uint32_t fb_id, crtc_id;
+	kernel_plane(crtc->primary, &fb_id, &crtc_id);
+	CHECK_INT(fb_id, 0);
+	/* The frame queued when it went reports not presented. */
+	CHECK(n_events >= 2 && !events[n_events - 1].presented);
+	/* Nothing changed: nothing told. */
+	wla_kms_reprobe(kms, forced ? 0 : conn->id, forced ? -1 : 0);
+	CHECK_INT(removed, 1);
+	CHECK_INT(added, 0);
+	if (forced) {
+		CHECK(force_status(conn->base.name, "detect"));
+		wla_kms_reprobe(kms, 0, -1);
+	} else {
+		wla_kms_reprobe(kms, conn->id, 1);
+	}
+	CHECK_INT(added, 1);
+	CHECK(conn->base.status == WLA_CONNECTOR_CONNECTED && conn->base.n_modes > 0);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 3), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	wla_fb_put(&a->base);
+	teardown();
+}
+
+/* The device is lost mid-run: one error, the CRTC off, what was queued
+ * reported, further states refused naming the device; nothing leaks. */
+static void device_lost(void)
+{
+	setup();
+	if (!crtc) {
+		CHECK(crtc != NULL);
+		teardown();
+		return;
+	}
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+		DRM_FORMAT_XRGB8888, 0xff665544u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(commit_primary(&a->base, 2), 0);
+	harness_log_clear();
+	wla_kms_device_lost(kms, -ENODEV);
+	wla_kms_device_lost(kms, -ENODEV);
+	int lines = 0;
+	for (int i = 0; i < harness_log_n; i++) {
+		lines += strstr(harness_log[i], "the device is gone") != NULL;
+	}
+	CHECK_INT(lines, 1);
+	CHECK_LOGGED(kms->path, "the device is gone", "No such device");
+	CHECK(!crtc->state->active);
+	CHECK(!events[n_events - 1].presented);
+	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->dev.live_states, 0);
+	harness_log_clear();
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 3), -ENODEV);
+	CHECK_LOGGED(kms->path, "the device is gone", "refused");
+	CHECK_INT(kms->live_fbs, 0);
+	wla_fb_put(&a->base);
+	teardown();
+}
+
 /* Bad devices: a path that is no DRM device, one that does not exist. */
 static void bad_devices(void)
 {
@@ -650,5 +686,7 @@ int main(int argc, char **argv)
 	RUN_TEST(cursor_and_overlay);
 	RUN_TEST(test_only_refusals);
 	RUN_TEST(refused_mid_run);
+	RUN_TEST(unplug_while_on);
+	RUN_TEST(device_lost);
 	HARNESS_EXIT();
 }
