@@ -475,6 +475,8 @@ static int handle_fence(int fd, uint32_t mask, void *data)
 /* The job went out with commit serial: wait for its flip and fence. */
 static void start_job(struct wla_kms *kms, struct kms_wb_job *job, uint64_t serial)
 {
+	wlr_log(WLR_DEBUG, "kms %s: %s: writeback into fb %" PRIu32 " with commit %" PRIu64
+		", fence fd %d", kms->path, job->kc->base.name, job->fb_id, serial, job->fence_fd);
 	job->serial = serial;
 	kms->wb_job = job;
 	if (kms->loop && job->fence_fd >= 0) {
@@ -552,6 +554,14 @@ static void add_writeback_job(struct kms_req *r, struct wla_kms_crtc *kc,
 		return;
 	}
 	r->job = job;
+	/* Every capture waiting on kc is served by this job's image. */
+	struct wla_capture *cap, *tmp;
+	wl_list_for_each_safe(cap, tmp, &kms->captures, link) {
+		if (capture_crtc(cap) == kc) {
+			wl_list_remove(&cap->link);
+			wl_list_insert(job->captures.prev, &cap->link);
+		}
+	}
 	add_prop(r, "WRITEBACK_FB_ID", wb->id, wb->prop_fb_id, job->fb_id);
 	add_prop(r, "WRITEBACK_OUT_FENCE_PTR", wb->id, wb->prop_out_fence,
 		(uint64_t)(uintptr_t)&job->fence_fd);
@@ -996,6 +1006,8 @@ static void handle_page_flip(int fd, unsigned seq, unsigned tv_sec, unsigned tv_
 	uint64_t serial = (uint64_t)(uintptr_t)user_data;
 	struct kms_wb_job *job = kms ? kms->wb_job : NULL;
 	if (job && job->serial == serial && job->kc == kc) {
+		wlr_log(WLR_DEBUG, "kms %s: %s: the writeback commit %" PRIu64 " latched at %u",
+			kms->path, kc->base.name, serial, seq);
 		job->seq = seq;
 		job->flipped = true;
 	}
@@ -1258,8 +1270,10 @@ static struct wla_capture *kms_capture(struct wla_device *dev, struct wla_crtc *
 	cap->driver_data = kc;
 	wl_list_insert(kms->captures.prev, &cap->link);
 	/* Nothing will be committed there soon: a commit of our own. */
-	if (crtc->queued == 0 && !kc->armed_serial && !kc->own_serial && !kms->wb_job &&
-			own_writeback_commit(kms, kc) < 0) {
+	bool own = crtc->queued == 0 && !kc->armed_serial && !kc->own_serial && !kms->wb_job;
+	wlr_log(WLR_DEBUG, "kms %s: %s: capture %p %s", kms->path, crtc->name, (void *)cap,
+		own ? "goes out now" : "waits for the next commit");
+	if (own && own_writeback_commit(kms, kc) < 0) {
 		wl_list_remove(&cap->link);
 		free(cap);
 		return NULL;

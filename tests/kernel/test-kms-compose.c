@@ -281,6 +281,17 @@ static void compare_case(const char *name, const struct layer *layers, size_t n)
 			want->width, want->height, worst, wx, wy, wla_image_pixel(want, wx, wy),
 			wla_image_pixel(captured, wx, wy), over, captured_seq);
 		CHECK(worst <= 1);
+		/* The layers above the primary are there at all (a capture of
+		 * the primary alone would compare equal to one too). */
+		uint64_t covered = 0;
+		for (uint32_t y = 0; y < captured->height; y++) {
+			for (uint32_t x = 0; x < captured->width; x++) {
+				covered += channel_diff(wla_image_pixel(captured, x, y),
+					paint_bg(x, y)) > 1;
+			}
+		}
+		printf("  %s: %" PRIu64 " pixels not the background\n", name, covered);
+		CHECK(covered > 1000);
 		if (getenv("WLA_TEST_OUT")) {
 			char path[512];
 			snprintf(path, sizeof(path), "%s/%s-vkms.png", getenv("WLA_TEST_OUT"), name);
