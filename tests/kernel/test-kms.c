@@ -239,7 +239,9 @@ static void modeset_and_flips(void)
 	}
 	/* The period from the kernel's timestamps and sequence numbers,
 	 * within 1% of the mode's. */
-	const struct wla_present *first = &events[0], *last = &events[n_events - 1];
+	/* From the first flip: the vblank that latched the enable is the
+	 * first after vblank interrupts came on, its timestamp no period. */
+	const struct wla_present *first = &events[1], *last = &events[n_events - 1];
 	uint64_t t0 = (uint64_t)first->when.tv_sec * 1000000000u + (uint64_t)first->when.tv_nsec;
 	uint64_t t1 = (uint64_t)last->when.tv_sec * 1000000000u + (uint64_t)last->when.tv_nsec;
 	uint64_t period = wla_mode_period_ns(mode);
@@ -503,7 +505,8 @@ static void unplug_while_on(void)
 		.connector_added = on_added,
 		.connector_removed = on_removed,
 	};
-	const struct wla_mode *mode = preferred();
+	/* A copy: the connector's list is read again when it comes back. */
+	const struct wla_mode saved = *preferred(), *mode = &saved;
 	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
 		DRM_FORMAT_XRGB8888, 0xff445566u);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);

@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# Run a command as root in a qemu guest booted from the host's own Debian
+# kernel, with vkms (and optionally gpio-sim) loaded, the host's root mounted
+# read-only and the build tree visible at its host path.
+#
+# usage: run-guest.sh [OPTIONS] -- COMMAND [ARGS...]
+#   --timeout SEC      kill the guest after SEC s of wall time (default 300)
+#   --vkms PARAMS      vkms.ko parameters, space- or comma-separated
+#                      (default enable_cursor=1,enable_overlay=1,enable_writeback=1)
+#   --no-vkms          do not load vkms
+#   --gpio-sim N       a gpio-sim chip labelled panel-gpio with N lines
+#   --mem MB           guest memory (default 2048)
+#   --accel tcg|kvm    default $WLA_GUEST_ACCEL, else tcg (KVM hangs nested)
+#   --cwd DIR          the command's working folder (default: the current one)
+#   --env NAME=VALUE   set a variable for the command (repeatable)
+#   --udev             start systemd-udevd in the guest (for libinput)
+#   --check            only check that guests can run here: 0, or 77 and why
+#
+# Exit status: the command's 0 or 77 (skip); 1 for any other status, a
+# timeout or a guest that did not boot, after printing the console's tail.
+# The command gets PATH, HOME=/root, XDG_RUNTIME_DIR=/run/user/0 and the
+# host's WLA_*, *SAN_OPTIONS, MALLOC_PERTURB_, LANG and LC_ALL.
+# Modules and initramfs are cached in $WLA_KERNEL_CACHE/KVER (default
+# $WLA_BUILD_ROOT/kernel-tier/KVER); the guest kernel is the newest
+# /boot/vmlinuz-KVER with headers, or KVER=$WLA_GUEST_KVER.
+set -euo pipefail
+
+here=$(dirname "$(readlink -f "$0")")
+tail_lines=80
+
+timeout=300
+vkms=enable_cursor=1,enable_overlay=1,enable_writeback=1
+gpio_lines=0
+mem=2048
+accel=${WLA_GUEST_ACCEL:-tcg}
+cwd=$PWD
+udev=false
+check_only=false
+extra_env=()
+
+usage() {
+	sed -n '/^# usage:/,/^set -euo/s/^# \{0,1\}//p' "$0" >&2
+	exit 2
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--timeout) timeout=$2; shift 2 ;;
+	--vkms) vkms=$(echo "$2" | tr -s ' ' ','); shift 2 ;;
+	--no-vkms) vkms=off; shift ;;
+	--gpio-sim) gpio_lines=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--accel) accel=$2; shift 2 ;;
+	--cwd) cwd=$2; shift 2 ;;
+	--env) extra_env+=("$2"); shift 2 ;;
+	--udev) udev=true; shift ;;
+	--check) check_only=true; shift ;;
+	--) shift; break ;;
+	*) usage ;;
+	esac
+done
+if ! $check_only && [ $# -eq 0 ]; then
+	usage
+fi
+for n in "$timeout" "$gpio_lines" "$mem"; do
+	[[ $n =~ ^[0-9]+$ ]] || usage
+done
+case $accel in
+tcg | kvm) ;;
+*) usage ;;
+esac
+
+skip() {
+	echo "guest: skipped: $*"
+	exit 77
+}
+
+# --- What the host must offer; a missing piece skips, it does not fail.
+command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64 (package qemu-system-x86)"
+for tool in modprobe cpio make readelf strip; do
+	command -v "$tool" >/dev/null || skip "no $tool on the host"
+done
+[ -x "${WLA_BUSYBOX:-/bin/busybox}" ] || skip "no busybox (package busybox-static)"
+source_tar=${WLA_KERNEL_SOURCE_TAR:-/usr/src/linux-source-6.1.tar.xz}
+[ -f "$source_tar" ] || skip "no $source_tar (package linux-source-6.1)"
+if [ -n "${WLA_GUEST_KVER:-}" ]; then
+	kver=$WLA_GUEST_KVER
+else
+	kver=$(for img in /boot/vmlinuz-*; do
+		v=${img#/boot/vmlinuz-}
+		if [ -d "/lib/modules/$v/build" ]; then
+			echo "$v"
+		fi
+	done | sort -V | tail -n 1)
+	[ -n "$kver" ] || skip "no /boot/vmlinuz-KVER with headers in /lib/modules/KVER/build" \
+		"(packages linux-image-amd64, linux-headers-amd64)"
+fi
+kernel=/boot/vmlinuz-$kver
+[ -r "$kernel" ] || skip "cannot read the kernel image $kernel"
+[ -d "/lib/modules/$kver/build" ] || skip "no headers for $kver (package linux-headers-$kver)"
+if [ "$accel" = kvm ] && [ ! -w /dev/kvm ]; then
+	skip "--accel kvm but /dev/kvm is not usable"
+fi
+if $check_only; then
+	echo "guest: can run $kernel ($accel)"
+	exit 0
+fi
+
+# --- Modules and initramfs, built once per kernel and cached.
+if [ -n "${WLA_KERNEL_CACHE:-}" ]; then
+	cache=$WLA_KERNEL_CACHE/$kver
+elif [ -n "${WLA_BUILD_ROOT:-}" ]; then
+	cache=$WLA_BUILD_ROOT/kernel-tier/$kver
+else
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}/wlatomic/kernel-tier/$kver
+fi
+mkdir -p "$cache"
+initramfs=$cache/initramfs.cpio.gz
+(
+	# One builder at a time; others wait and find the cache filled.
+	flock 9
+	"$here/build-modules.sh" "$cache" "$kver"
+	"$here/make-initramfs.sh" "$initramfs" "$kver" "$cache"
+) 9>"$cache/.lock" || { echo "guest: building the modules or the initramfs failed"; exit 1; }
+
+# --- The job: the command as a bash script, read by the guest over 9p.
+job=$(mktemp -d "$cache/job.XXXXXX")
+log=$job/console.log
+keep_job=true
+qemu_pid=""
+
+# The console without carriage returns and the firmware's terminal escapes.
+clean_log() {
+	tr -d '\r' <"$log" | sed -E 's/\x1b(\[[0-9;?]*)?[A-Za-z]//g'
+}
+console_tail() {
+	echo "guest: last $tail_lines lines of the console (full log: $log):"
+	clean_log | tail -n "$tail_lines" | sed 's/^/  | /'
+}
+# shellcheck disable=SC2317 # called by the traps below
+# A failed guest's job stays, for its console.log.
+cleanup() {
+	if [ -n "$qemu_pid" ]; then
+		kill "$qemu_pid" 2>/dev/null || true
+	fi
+	if ! $keep_job; then
+		rm -rf "$job"
+	fi
+}
+# Killed from outside (meson's own timeout): show what the guest was doing.
+# shellcheck disable=SC2317
+interrupted() {
+	echo "guest: interrupted"
+	if [ -s "$log" ]; then
+		console_tail
+	fi
+	exit 1
+}
+trap cleanup EXIT
+trap interrupted INT TERM
+
+{
+	echo '#!/bin/bash'
+	echo '# Written by run-guest.sh, run by the guest chrooted into the host root.'
+	printf 'export PATH=%q\n' "$PATH"
+	echo 'export HOME=/root XDG_RUNTIME_DIR=/run/user/0'
+	for name in $(compgen -e); do
+		case $name in
+		WLA_* | *SAN_OPTIONS | MALLOC_PERTURB_ | LANG | LC_ALL)
+			printf 'export %s=%q\n' "$name" "${!name}" ;;
+		esac
+	done
+	for assignment in ${extra_env[@]+"${extra_env[@]}"}; do
+		[[ $assignment =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || usage
+		printf 'export %s=%q\n' "${assignment%%=*}" "${assignment#*=}"
+	done
+	if $udev; then
+		# udev tools ignore requests in a chroot unless told otherwise.
+		echo 'export SYSTEMD_IGNORE_CHROOT=1'
+		echo '/lib/systemd/systemd-udevd --daemon || exit 1'
+		echo 'udevadm trigger --action=add && udevadm settle --timeout=60 || exit 1'
+	fi
+	printf 'cd -- %q || exit 1\n' "$cwd"
+	printf 'exec'
+	printf ' %q' "$@"
+	printf '\n'
+} >"$job/cmd.sh"
+
+# Host folders the guest's tmpfs on /tmp and /run would hide: the working
+# folder, the build and source trees and the folders of absolute arguments.
+{
+	for path in "$cwd" "${WLA_BUILD_ROOT:-}" "${WLA_SOURCE_ROOT:-}" "$@"; do
+		if [[ $path == /* ]] && [ -e "$path" ]; then
+			[ -d "$path" ] || path=$(dirname "$path")
+			readlink -f "$path"
+		fi
+	done | grep -E '^/(tmp|run)/' | LC_ALL=C sort -u
+} >"$job/expose" || true
+
+# --- Boot.
+virtfs() { # PATH TAG: a read-only 9p export (qemu wants commas doubled)
+	echo "local,path=${1//,/,,},mount_tag=$2,security_model=none,readonly=on,multidevs=remap"
+}
+qemu_args=(
+	-accel "$accel" -m "$mem" -smp 2
+	-nographic -no-reboot -vga none -nic none
+	-kernel "$kernel" -initrd "$initramfs"
+	-append "console=ttyS0 quiet panic=-1 edd=off wla.vkms=$vkms wla.gpio_lines=$gpio_lines"
+	-virtfs "$(virtfs / host)" -virtfs "$(virtfs "$job" wlajob)"
+)
+if [ "$accel" = kvm ]; then
+	qemu_args+=(-cpu host)
+fi
+
+start=$(date +%s%N)
+timeout -k 5 "$timeout" qemu-system-x86_64 "${qemu_args[@]}" </dev/null >"$log" 2>&1 &
+qemu_pid=$!
+booted=false
+while kill -0 "$qemu_pid" 2>/dev/null; do
+	if ! $booted && grep -qa '^WLA-GUEST-START' "$log"; then
+		booted=true
+		now=$(date +%s%N)
+		echo "guest: booted in $(awk -v ns=$((now - start)) 'BEGIN { printf "%.1f", ns / 1e9 }') s"
+	fi
+	sleep 0.1
+done
+qemu_status=0
+wait "$qemu_pid" || qemu_status=$?
+qemu_pid=""
+
+# The command's own output: the console between the two markers, without
+# the empty line the guest prints before the second.
+clean_log | awk '
+	/^WLA-GUEST-EXIT / { if (held != "") print held; on = 0; exit }
+	on == 2 { print held }
+	on { held = $0; on = 2 }
+	/^WLA-GUEST-START/ { on = 1 }
+	END { if (on == 2 && held != "") print held }'
+
+status=$(clean_log | sed -n 's/^WLA-GUEST-EXIT \([0-9]\{1,\}\)$/\1/p' | tail -n 1)
+if [ "$qemu_status" -eq 124 ] || [ "$qemu_status" -eq 137 ]; then
+	echo "guest: timed out after $timeout s ($(
+		$booted && echo "the command was still running" || echo "the guest had not booted"))"
+	console_tail
+	exit 1
+fi
+if [ -z "$status" ]; then
+	error=$(clean_log | sed -n 's/^WLA-GUEST-ERROR //p' | tail -n 1)
+	if [ -n "$error" ]; then
+		echo "guest: setup failed: $error"
+	elif $booted; then
+		echo "guest: the guest stopped before the command finished (qemu status $qemu_status)"
+	else
+		echo "guest: the guest did not boot (qemu status $qemu_status)"
+	fi
+	console_tail
+	exit 1
+fi
+case $status in
+0)
+	keep_job=false
+	exit 0 ;;
+77)
+	keep_job=false
+	echo "guest: the command skipped (status 77)"
+	exit 77 ;;
+*)
+	echo "guest: the command exited with status $status"
+	console_tail
+	exit 1 ;;
+esac
