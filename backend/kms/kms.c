@@ -882,6 +882,9 @@ static int program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_t
 		struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(e->ptr);
 		const struct wla_crtc_state *cs = e->new_state;
 		if (!cs->active) {
+			if (kc->active) {
+				wlr_log(WLR_INFO, "kms %s: %s: disabled", kms->path, kc->base.name);
+			}
 			/* An event still to come for it names a state the core
 			 * completes now: dropped. So is a state it deferred. */
 			kc->armed_serial = 0;
@@ -892,6 +895,10 @@ static int program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_t
 			continue;
 		}
 		if (!kc->active || !wla_mode_equal(&kc->mode, &cs->mode)) {
+			char buf[128];
+			wlr_log(WLR_INFO, "kms %s: %s: %s %s", kms->path, kc->base.name,
+				kc->active ? "mode set to" : "enabled",
+				wla_mode_describe(&cs->mode, buf, sizeof(buf)));
 			kc->mode = cs->mode;
 			kc->period_ns = wla_mode_period_ns(&cs->mode);
 			kc->counters.refresh_ns = kc->period_ns;
@@ -1027,6 +1034,8 @@ static void handle_page_flip(int fd, unsigned seq, unsigned tv_sec, unsigned tv_
 		/* The vblank that latched the enable is the CRTC's first. */
 		kc->first_seq = seq - 1;
 		kc->have_vblank = true;
+		wlr_log(WLR_DEBUG, "kms %s: %s: first page-flip event after enable, seq %u",
+			kms->path, kc->base.name, seq);
 	}
 	if (kc->armed_frame && kc->period_ns && when_ns > kc->armed_ns) {
 		/* Armed with nothing ahead, it was due at the first vblank

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wlr/util/log.h>
 #include "backend/panel.h"
 
 struct gpiod_lines {
@@ -47,6 +48,18 @@ static int lines_set(struct wla_gpio_lines *base, uint32_t mask, uint32_t values
 		return errno ? -errno : -EIO;
 	}
 	lines->levels = levels;
+	char desc[256];
+	size_t len = 0;
+	desc[0] = '\0';
+	for (size_t i = 0; i < lines->n_lines && len < sizeof(desc); i++) {
+		if (mask & (1u << i)) {
+			struct gpiod_line *line = gpiod_line_bulk_get_line(&lines->bulk, (unsigned)i);
+			int n = snprintf(desc + len, sizeof(desc) - len, "%s%u=%d", len ? " " : "",
+				gpiod_line_offset(line), vals[i]);
+			len += n > 0 ? (size_t)n : 0;
+		}
+	}
+	wlr_log(WLR_DEBUG, "panel gpio: chip %s: set %s", gpiod_chip_name(lines->chip), desc);
 	return 0;
 }
 

@@ -1,0 +1,86 @@
+#!/bin/bash
+# Run in the guest (vkms and a gpio-sim chip "panel-gpio"): tinywl on the
+# KMS driver with a panel on the simulated chip, through the real libgpiod
+# provider. While it runs the lines read back powered and lit and gpioinfo
+# names wlatomic's consumer; the log tells the order against the kernel's
+# page-flip events: the panel's supply before the CRTC starts, the
+# backlight only after the first page-flip event, and at exit the
+# backlight off before the CRTC stops and the supply after.
+# Usage: test-kms-panel.sh TINYWL_MEASURED PATTERN_CLIENT
+set -euo pipefail
+. "$(dirname "$0")/../integration/lib.sh"
+TINYWL=$1 CLIENT=$2
+setup
+[ -e /dev/dri/card0 ] || skip "no /dev/dri/card0: run through run-guest.sh"
+chip=$(gpiodetect 2>/dev/null | awk '/\[panel-gpio\]/ { print $1; exit }' || true)
+[ -n "$chip" ] || skip "no gpio-sim chip labelled panel-gpio"
+value() { cat "/sys/bus/gpio/devices/$chip/sim_gpio$1/value"; }
+TINYWL_TIMEOUT=150
+
+cat >"$TEST_DIR/panel.conf" <<'CONF'
+driver = kms
+[output]
+name = Virtual-1
+mode = 1024x768@60
+panel-chip = panel-gpio
+panel-line = enable 0
+panel-line = reset 1 active-low
+panel-line = backlight 2
+panel-preset = simple
+panel-delay-prepare = 20
+panel-delay-enable = 10
+panel-delay-disable = 15
+panel-delay-unprepare = 5
+CONF
+export WLA_CONFIG="$TEST_DIR/panel.conf" WLR_RENDERER=pixman WLA_CONTROL=off
+
+# Sample the lines while the compositor runs (it exits after 150 frames).
+"$TINYWL" -v -s "$(shell_quote "$CLIENT") --frames 2000" --exit-after-frames 150 \
+	>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
+pid=$!
+lit=false
+for _ in $(seq 1 600); do
+	if [ "$(value 2)" = 1 ]; then
+		lit=true
+		break
+	fi
+	sleep 0.05
+done
+running_enable=$(value 0) running_backlight=$(value 2)
+info=$(gpioinfo panel-gpio 2>&1 || true)
+STATUS=0
+wait "$pid" || STATUS=$?
+check_no_sanitizer_report
+echo "while running: enable=$running_enable backlight=$running_backlight lit=$lit"
+printf '%s\n' "$info" | sed -n '1,4p'
+[ "$STATUS" -eq 0 ] || { tail -n 40 "$TEST_DIR/stderr"; fail "tinywl exited with $STATUS"; }
+$lit || fail "the backlight line never read 1"
+[ "$running_enable" = 1 ] || fail "the enable line read $running_enable while lit"
+printf '%s\n' "$info" | grep -E 'line +0:' | grep -q '"wlatomic:Virtual-1"' ||
+	fail "gpioinfo does not name wlatomic:Virtual-1 as the consumer of line 0"
+# Released at exit: nobody holds the lines.
+gpioinfo panel-gpio | grep -E 'line +0:' | grep -q unused || fail "line 0 still held after exit"
+
+# The story: GPIO sets, the CRTC, the first page-flip event, in log order.
+grep -hE 'panel gpio: chip [a-z0-9]+: set|crtc-[0-9]+: (enabled|disabled)|first page-flip event' \
+	"$TEST_DIR/stderr" | sed -E 's/^.*(panel gpio|kms \/dev)/\1/' >"$TEST_DIR/story"
+cat "$TEST_DIR/story"
+line_of() { grep -nE "$1" "$TEST_DIR/story" | head -n 1 | cut -d: -f1; }
+last_of() { grep -nE "$1" "$TEST_DIR/story" | tail -n 1 | cut -d: -f1; }
+first_set=$(line_of 'set ')
+enabled=$(line_of ': enabled ')
+flip=$(line_of 'first page-flip event')
+lit_at=$(line_of 'set .*2=1')
+dark_at=$(line_of 'set .*2=0')
+disabled=$(line_of ': disabled')
+last_set=$(last_of 'set ')
+for v in first_set enabled flip lit_at dark_at disabled last_set; do
+	[ -n "${!v}" ] || fail "no '$v' step in the log"
+done
+[ "$first_set" -lt "$enabled" ] || fail "the CRTC started before the panel's supply"
+[ "$flip" -lt "$lit_at" ] || fail "the backlight came on before the first page-flip event"
+[ "$enabled" -lt "$flip" ] || fail "a page-flip event before the CRTC was enabled"
+[ "$dark_at" -lt "$disabled" ] || fail "the CRTC stopped before the backlight went off"
+[ "$disabled" -lt "$last_set" ] || fail "the supply went off before the CRTC stopped"
+grep -q '^tinywl: buffer_locks=0$' "$TEST_DIR/stdout" || fail "buffer locks left at exit"
+echo "PASS"
