@@ -92,6 +92,8 @@ struct probe_output {
 		uint64_t start_ns, done_ns;
 	} commits_ring[PROBE_RING];
 	uint64_t presents_checked, unmatched_presents, early_presents;
+	/* wlr_scene_output_commit calls that failed (the backend refused). */
+	uint64_t commit_failures;
 	uint64_t gaps_checked, queued_gaps;
 	bool gap_prev_seen;
 	uint32_t gap_prev_seq;
@@ -597,7 +599,13 @@ bool __wrap_wlr_scene_output_commit(struct wlr_scene_output *scene_output)
 		while (nanosleep(&stall, &stall) != 0 && errno == EINTR) {
 		}
 	}
-	return __real_wlr_scene_output_commit(scene_output);
+	bool ok = __real_wlr_scene_output_commit(scene_output);
+	/* The output may be gone if the commit destroyed it: look again. */
+	output = find_output(scene_output->output);
+	if (!ok && output != NULL) {
+		output->commit_failures++;
+	}
+	return ok;
 }
 
 static int handle_sigchld(int signal_number, void *data)
@@ -773,14 +781,15 @@ static void print_stats(struct probe_output *output, uint64_t *scratch)
 	}
 	printf(" jitter_p99_us=%s skipped_vblanks=%s latency_mean_us=%s latency_p99_us=%s"
 		" cpu_us_per_frame=%s event_lag_p99_us=%s event_lag_max_us=%s"
-		" early_presents=%s queued_gaps=%s unmatched_presents=%" PRIu64 "\n",
+		" early_presents=%s queued_gaps=%s unmatched_presents=%" PRIu64
+		" commit_failures=%" PRIu64 "\n",
 		fmt_us(b[0], jitter.n > 0 && period > 0, jitter.p99),
 		fmt_u64(b[1], period > 0, skipped), fmt_mean_us(b[2], latency.n > 0, latency.mean),
 		fmt_us(b[3], latency.n > 0, latency.p99), cpu, fmt_us(b[4], lag.n > 0, lag.p99),
 		fmt_us(b[5], lag.n > 0, lag.max),
 		fmt_u64(b[6], output->presents_checked > 0, output->early_presents),
 		fmt_u64(b[7], output->gaps_checked > 0, output->queued_gaps),
-		output->unmatched_presents);
+		output->unmatched_presents, output->commit_failures);
 }
 
 /*
@@ -880,7 +889,8 @@ static void usage(void)
 		"the probe's own clock: early_presents (presented before the commit\n"
 		"returned), queued_gaps (committed before the vblank after the previous\n"
 		"presented frame, by more than wlatomic's latch minimum, yet latched later;\n"
-		"n/a without vblank counters), unmatched_presents (naming no commit seen).\n\n");
+		"n/a without vblank counters), unmatched_presents (naming no commit seen);\n"
+		"commit_failures counts the scene commits the backend refused.\n\n");
 }
 
 /* Takes the probe's options out of argv; returns -1 to go on, otherwise the
