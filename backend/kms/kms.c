@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <wlr/backend/session.h>
 #include <wlr/util/log.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
@@ -1749,9 +1750,33 @@ static void finish_hotplug(struct wla_kms *kms)
 	}
 }
 
+/* The seat's session ends (the display goes, with the compositor): the
+ * CRTCs off while the card is still open, then nothing more is sent. */
+static void handle_session_destroy(struct wl_listener *listener, void *data)
+{
+	struct wla_kms *kms = wl_container_of(listener, kms, session_destroy);
+	wl_list_remove(&kms->session_destroy.link);
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		struct wla_crtc *crtc = &kms->crtcs[c].base;
+		if (crtc->state && (crtc->state->active || !wl_list_empty(&crtc->queue))) {
+			wla_crtc_force_off(crtc);
+		}
+	}
+	wlr_log(WLR_INFO, "kms %s: the seat's session ended: the card is closed", kms->path);
+	/* The session closes the fd: nothing of ours may touch it again. */
+	kms->lost = true;
+	if (kms->fd_source) {
+		wl_event_source_remove(kms->fd_source);
+		kms->fd_source = NULL;
+	}
+	kms->fd = -1;
+	kms->session = NULL;
+	kms->session_dev = NULL;
+}
+
 /* Opening the card */
 
-static int set_caps(int fd, const char *path, char *why, size_t why_size)
+static int set_caps(int fd, char *why, size_t why_size)
 {
 	if (drmSetClientCap(fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1) != 0) {
 		snprintf(why, why_size, "DRM_CLIENT_CAP_UNIVERSAL_PLANES: %s", strerror(errno));
@@ -1765,24 +1790,64 @@ static int set_caps(int fd, const char *path, char *why, size_t why_size)
 	return 0;
 }
 
-/* Open path and check it is a KMS card with atomic modesetting: the fd,
- * or -1 with why filled in. */
-static int open_card(const char *path, char *why, size_t why_size)
+/* Check that fd is a KMS card with atomic modesetting: 0, or -1 with why
+ * filled in. */
+static int check_card(int fd, char *why, size_t why_size)
 {
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, why_size, "cannot open it: %s", strerror(errno));
-		return -1;
-	}
 	drmModeRes *res = drmModeGetResources(fd);
 	if (!res) {
 		snprintf(why, why_size, "not a KMS device (drmModeGetResources: %s)",
 			strerror(errno));
-		close(fd);
 		return -1;
 	}
 	drmModeFreeResources(res);
-	if (set_caps(fd, path, why, why_size) < 0) {
+	return set_caps(fd, why, why_size);
+}
+
+/* The session, made on first need: a seat (seatd, logind or libseat's
+ * built-in backend) opens what this process may not. */
+static struct wlr_session *get_session(struct wla_kms *kms)
+{
+	if (!kms->session && kms->display && !kms->session_failed) {
+		kms->session = wlr_session_create(kms->display);
+		kms->session_failed = kms->session == NULL;
+		if (kms->session) {
+			kms->session_destroy.notify = handle_session_destroy;
+			wl_signal_add(&kms->session->events.destroy, &kms->session_destroy);
+		}
+	}
+	return kms->session;
+}
+
+/* Open path directly, or through the seat where this process may not;
+ * check it. The fd, or -1 with why filled in. */
+static int open_card(struct wla_kms *kms, const char *path, char *why, size_t why_size)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+		int err = errno;
+		struct wlr_session *session = get_session(kms);
+		struct wlr_device *dev = session ? wlr_session_open_file(session, path) : NULL;
+		if (!dev) {
+			snprintf(why, why_size, "cannot open it (%s) and %s", strerror(err),
+				session ? "the seat did not open it either" :
+				kms->display ? "no seat session could be had (seatd or logind)" :
+				"no seat session was asked for");
+			return -1;
+		}
+		if (check_card(dev->fd, why, why_size) < 0) {
+			wlr_session_close_file(session, dev);
+			return -1;
+		}
+		kms->session_dev = dev;
+		wlr_log(WLR_INFO, "kms: %s opened through the seat", path);
+		return dev->fd;
+	}
+	if (fd < 0) {
+		snprintf(why, why_size, "cannot open it: %s", strerror(errno));
+		return -1;
+	}
+	if (check_card(fd, why, why_size) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -1791,45 +1856,55 @@ static int open_card(const char *path, char *why, size_t why_size)
 
 static int find_card(struct wla_kms *kms, const struct wla_config *cfg)
 {
-	char why[160];
+	char why[200];
 	if (cfg->drm_device[0]) {
 		snprintf(kms->path, sizeof(kms->path), "%s", cfg->drm_device);
-		int fd = open_card(cfg->drm_device, why, sizeof(why));
+		int fd = open_card(kms, cfg->drm_device, why, sizeof(why));
 		if (fd < 0) {
 			wlr_log(WLR_ERROR, "kms: drm-device %s: %s", cfg->drm_device, why);
 		}
 		return fd;
 	}
-	bool any = false;
+	char last[WLA_DRM_DEVICE_MAX + sizeof(why) + 4] = "";
 	for (int i = 0; i < KMS_MAX_CARDS; i++) {
 		char path[WLA_DRM_DEVICE_MAX];
 		snprintf(path, sizeof(path), "%s/card%d", DRM_DIR_NAME, i);
 		if (access(path, F_OK) != 0) {
 			continue;
 		}
-		any = true;
-		int fd = open_card(path, why, sizeof(why));
+		int fd = open_card(kms, path, why, sizeof(why));
 		if (fd >= 0) {
 			snprintf(kms->path, sizeof(kms->path), "%s", path);
 			return fd;
 		}
 		wlr_log(WLR_INFO, "kms: %s skipped: %s", path, why);
+		snprintf(last, sizeof(last), "%s: %s", path, why);
 	}
-	wlr_log(WLR_ERROR, "kms: %s", any ? "no DRM card with atomic modesetting in "
-		DRM_DIR_NAME : "no DRM device: " DRM_DIR_NAME " has no card (set drm-device "
-		"or use driver=vdc)");
+	if (last[0]) {
+		wlr_log(WLR_ERROR, "kms: no usable DRM card in " DRM_DIR_NAME " (the last one, %s)",
+			last);
+	} else {
+		wlr_log(WLR_ERROR, "kms: no DRM device: " DRM_DIR_NAME " has no card (set "
+			"drm-device, or driver=vdc for the virtual display controller)");
+	}
 	return -1;
 }
 
-struct wla_kms *wla_kms_create(struct wl_event_loop *loop, const struct wla_config *cfg)
+struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wl_display *display,
+	const struct wla_config *cfg)
 {
 	struct wla_kms *kms = calloc(1, sizeof(*kms));
 	if (!kms) {
 		wlr_log(WLR_ERROR, "kms: out of memory");
 		return NULL;
 	}
+	kms->display = display;
 	kms->fd = find_card(kms, cfg);
 	if (kms->fd < 0) {
+		if (kms->session) {
+			wl_list_remove(&kms->session_destroy.link);
+			wlr_session_destroy(kms->session);
+		}
 		free(kms);
 		return NULL;
 	}
@@ -1886,9 +1961,9 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, const struct wla_conf
 }
 
 struct wla_device *wla_kms_device_create(struct wl_event_loop *loop,
-	const struct wla_config *cfg)
+	struct wl_display *display, const struct wla_config *cfg)
 {
-	struct wla_kms *kms = wla_kms_create(loop, cfg);
+	struct wla_kms *kms = wla_kms_create(loop, display, cfg);
 	return kms ? &kms->dev : NULL;
 }
 
@@ -1942,7 +2017,13 @@ void wla_kms_destroy(struct wla_kms *kms)
 		drmModeDestroyPropertyBlob(kms->fd, kms->blobs[i].id);
 	}
 	free(kms->blobs);
-	if (kms->fd >= 0) {
+	if (kms->session) {
+		wl_list_remove(&kms->session_destroy.link);
+		if (kms->session_dev) {
+			wlr_session_close_file(kms->session, kms->session_dev);
+		}
+		wlr_session_destroy(kms->session);
+	} else if (kms->fd >= 0) {
 		close(kms->fd);
 	}
 	free(kms);

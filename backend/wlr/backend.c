@@ -262,7 +262,7 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 	 * the virtual display controller or a DRM card. */
 	struct wl_event_loop *loop = wl_display_get_event_loop(display);
 	struct wla_device *dev = cfg.driver == WLA_DRIVER_KMS ?
-		wla_kms_device_create(loop, &cfg) : wla_vdc_device_create(loop, &cfg);
+		wla_kms_device_create(loop, display, &cfg) : wla_vdc_device_create(loop, &cfg);
 	if (!dev) {
 		free(backend);
 		return NULL;

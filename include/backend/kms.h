@@ -26,6 +26,7 @@ struct wlr_session;
 struct kms_wb_job;
 struct udev;
 struct udev_monitor;
+struct wlr_device;
 
 /* Property ids of the objects, looked up once (0: not exposed). */
 struct wla_kms_plane_props {
@@ -98,7 +99,13 @@ struct wla_kms {
 	char driver_name[32];
 	struct wl_event_loop *loop;
 	struct wl_event_source *fd_source;
-	struct wlr_session *session; /* when the card came through a seat */
+	/* The seat's session, when the card could only be had through it
+	 * (not readable by this process): the display it lives on. */
+	struct wl_display *display;
+	struct wlr_session *session;
+	struct wlr_device *session_dev;
+	bool session_failed;
+	struct wl_listener session_destroy;
 	/* Hot-plug uevents of the card (devnum). */
 	struct udev *udev;
 	struct udev_monitor *udev_monitor;
@@ -138,14 +145,18 @@ struct wla_kms {
 
 /*
  * Open the card cfg->drm_device (or the first card that supports atomic
- * modesetting) and describe it to the core. With a loop, page-flip events
+ * modesetting) and describe it to the core (display: see
+ * wla_kms_device_create; NULL for none). With a loop, page-flip events
  * are read from the fd on it; without one only by wla_kms_dispatch. NULL
  * (logged, naming the card and errno) when there is no usable card.
  */
-struct wla_kms *wla_kms_create(struct wl_event_loop *loop, const struct wla_config *cfg);
-/* The same as a device of the driver interface, for the glue. */
-struct wla_device *wla_kms_device_create(struct wl_event_loop *loop,
+struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wl_display *display,
 	const struct wla_config *cfg);
+/* The same as a device of the driver interface, for the glue. With a
+ * display, a card this process may not open is opened through the seat (a
+ * wlr_session: seatd, logind or libseat's built-in backend). */
+struct wla_device *wla_kms_device_create(struct wl_event_loop *loop,
+	struct wl_display *display, const struct wla_config *cfg);
 /* Turn every CRTC off, then free everything and close the card. */
 void wla_kms_destroy(struct wla_kms *kms);
 struct wla_kms *wla_kms_from_device(struct wla_device *dev);

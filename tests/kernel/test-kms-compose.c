@@ -91,7 +91,7 @@ static bool fixture_init(struct fixture *f)
 	struct wla_config cfg;
 	wla_config_init(&cfg);
 	cfg.driver = WLA_DRIVER_KMS;
-	f->kms = wla_kms_create(NULL, &cfg);
+	f->kms = wla_kms_create(NULL, NULL, &cfg);
 	if (!f->kms) {
 		return false;
 	}

@@ -51,7 +51,7 @@ static struct wla_kms *open_kms(void)
 	if (dev) {
 		snprintf(cfg.drm_device, sizeof(cfg.drm_device), "%s", dev);
 	}
-	return wla_kms_create(NULL, &cfg);
+	return wla_kms_create(NULL, NULL, &cfg);
 }
 
 static void setup(void)
@@ -596,11 +596,11 @@ static void bad_devices(void)
 	cfg.driver = WLA_DRIVER_KMS;
 	snprintf(cfg.drm_device, sizeof(cfg.drm_device), "/dev/null");
 	harness_log_clear();
-	CHECK(wla_kms_create(NULL, &cfg) == NULL);
+	CHECK(wla_kms_create(NULL, NULL, &cfg) == NULL);
 	CHECK_LOGGED("drm-device /dev/null", "not a KMS device");
 	snprintf(cfg.drm_device, sizeof(cfg.drm_device), "/dev/dri/card99");
 	harness_log_clear();
-	CHECK(wla_kms_create(NULL, &cfg) == NULL);
+	CHECK(wla_kms_create(NULL, NULL, &cfg) == NULL);
 	CHECK_LOGGED("drm-device /dev/dri/card99", "cannot open it", "No such file");
 }
 
