@@ -304,11 +304,20 @@ struct kms_wb_job {
 	uint64_t seq;
 	bool flipped, fenced;
 	struct wl_list captures; /* struct wla_capture.link */
+	/* The fbs on the CRTC when it went out, held (locked) until the
+	 * writeback is done: a display engine that composes late (vkms' worker)
+	 * still reads them after the next flip released them. */
+	struct wla_fb *held[WLA_MAX_PLANES];
+	size_t n_held;
 };
 
 static void job_free(struct kms_wb_job *job)
 {
 	struct wla_kms *kms = job->kms;
+	for (size_t i = 0; i < job->n_held; i++) {
+		job->held[i]->impl->cleanup(job->held[i]);
+		wla_fb_put(job->held[i]);
+	}
 	if (job->fence_source) {
 		wl_event_source_remove(job->fence_source);
 	}
@@ -476,6 +485,14 @@ static int handle_fence(int fd, uint32_t mask, void *data)
 /* The job went out with commit serial: wait for its flip and fence. */
 static void start_job(struct wla_kms *kms, struct kms_wb_job *job, uint64_t serial)
 {
+	/* What the CRTC shows with it (the states are swapped by now). */
+	for (size_t i = 0; i < kms->dev.n_planes; i++) {
+		struct wla_plane *plane = kms->dev.planes[i];
+		const struct wla_plane_state *ps = plane ? plane->state : NULL;
+		if (ps && ps->crtc == &job->kc->base && ps->fb && ps->fb->impl->prepare(ps->fb) == 0) {
+			job->held[job->n_held++] = wla_fb_get(ps->fb);
+		}
+	}
 	wlr_log(WLR_DEBUG, "kms %s: %s: writeback into fb %" PRIu32 " with commit %" PRIu64
 		", fence fd %d", kms->path, job->kc->base.name, job->fb_id, serial, job->fence_fd);
 	job->serial = serial;
