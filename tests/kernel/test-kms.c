@@ -588,6 +588,52 @@ static void device_lost(void)
 	teardown();
 }
 
+static void on_capture(struct wla_capture *cap, const struct wla_image *image, uint64_t seq,
+	void *data)
+{
+	*(bool *)data = image != NULL;
+}
+
+/* Capture needs a writeback connector: on a card with one it returns the
+ * frame, on a card without (vkms enable_writeback=0) it is refused with a
+ * clear message while the output keeps working. */
+static void capture_and_writeback(void)
+{
+	setup();
+	if (!crtc) {
+		CHECK(crtc != NULL);
+		teardown();
+		return;
+	}
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+		DRM_FORMAT_XRGB8888, 0xff123456u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	bool got = false;
+	harness_log_clear();
+	struct wla_capture *cap = kms->dev.funcs->capture(&kms->dev, crtc, on_capture, &got);
+	if (kms->has_writeback) {
+		CHECK(cap != NULL);
+		for (int i = 0; cap && i < 200 && !got; i++) {
+			wla_kms_dispatch(kms, 10);
+		}
+		CHECK(got);
+	} else {
+		printf("  the card has no writeback connector\n");
+		CHECK(cap == NULL);
+		CHECK_LOGGED("capture refused", crtc->name, "the card has no writeback connector");
+		/* The output goes on. */
+		CHECK_INT(commit_primary(&a->base, 2), 0);
+		CHECK(wait_events(1));
+		CHECK(events[n_events - 1].presented);
+	}
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	CHECK_INT(kms->live_fbs, 0);
+	wla_fb_put(&a->base);
+	teardown();
+}
+
 /* Bad devices: a path that is no DRM device, one that does not exist. */
 static void bad_devices(void)
 {
@@ -691,5 +737,6 @@ int main(int argc, char **argv)
 	RUN_TEST(refused_mid_run);
 	RUN_TEST(unplug_while_on);
 	RUN_TEST(device_lost);
+	RUN_TEST(capture_and_writeback);
 	HARNESS_EXIT();
 }
