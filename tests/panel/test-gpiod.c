@@ -151,11 +151,74 @@ static void request_holds_all_lines_as_outputs_with_the_consumer_name(void)
 	}
 }
 
+/* The libgpiod provider, counted: requests and sets that reach it. */
+struct counted_lines {
+	struct wla_gpio_lines base;
+	struct wla_gpio_lines *inner;
+};
+
+static int n_requests, n_sets;
+
+static int counted_set(struct wla_gpio_lines *base, uint32_t mask, uint32_t values)
+{
+	struct counted_lines *l = wl_container_of(base, l, base);
+	n_sets++;
+	return l->inner->impl->set(l->inner, mask, values);
+}
+
+static void counted_release(struct wla_gpio_lines *base)
+{
+	struct counted_lines *l = wl_container_of(base, l, base);
+	l->inner->impl->release(l->inner);
+	free(l);
+}
+
+static const struct wla_gpio_lines_impl counted_lines_impl = {
+	.set = counted_set,
+	.release = counted_release,
+};
+
+static struct wla_gpio_lines *counted_request(struct wla_gpio_provider *provider,
+	const struct wla_gpio_request *req, struct wla_gpio_error *err)
+{
+	n_requests++;
+	struct wla_gpio_provider *gpiod = wla_gpiod_provider();
+	struct wla_gpio_lines *inner = gpiod->impl->request(gpiod, req, err);
+	struct counted_lines *l = inner ? calloc(1, sizeof(*l)) : NULL;
+	if (!l) {
+		if (inner) {
+			inner->impl->release(inner);
+		}
+		return NULL;
+	}
+	l->base.impl = &counted_lines_impl;
+	l->inner = inner;
+	return &l->base;
+}
+
+static const struct wla_gpio_provider_impl counted_provider_impl = {
+	.request = counted_request,
+};
+
+static struct wla_gpio_provider counted_provider = { .impl = &counted_provider_impl };
+
+/* A step: one set call, the lines read back from the chip after it. */
+#define STEP(want_levels) \
+	do { \
+		CHECK_INT(n_sets, sets + 1); \
+		sets = n_sets; \
+		CHECK_LEVELS(want_levels); \
+	} while (0)
+
 static void sequence_drives_the_real_lines_step_by_step(void)
 {
 	int err = 0;
-	struct wla_panel *panel = wla_panel_create(&desc, "test-gpio", wla_gpiod_provider(),
+	n_requests = n_sets = 0;
+	struct wla_panel *panel = wla_panel_create(&desc, "test-gpio", &counted_provider,
 		&test_clock, NULL, NULL, &err);
+	/* One bulk request for all the panel's lines. */
+	CHECK_INT(n_requests, 1);
+	int sets = n_sets;
 	CHECK(panel != NULL);
 	if (!panel) {
 		return;
@@ -165,26 +228,32 @@ static void sequence_drives_the_real_lines_step_by_step(void)
 	/* One step per advance: every delay is 1 ms. */
 	fake_now = 0;
 	wla_panel_advance(panel, fake_now); /* enable=1 */
-	CHECK_LEVELS(0x1);
+	STEP(0x1);
 	fake_now = 1000000;
 	wla_panel_advance(panel, fake_now); /* reset=0: high; enable must stay high */
-	CHECK_LEVELS(0x3);
+	STEP(0x3);
 	fake_now = 2000000;
 	wla_panel_advance(panel, fake_now);
 	CHECK_INT(wla_panel_get_state(panel), WLA_PANEL_ON);
 	CHECK_INT(wla_panel_first_frame_latched(panel), 0);
 	wla_panel_advance(panel, fake_now); /* backlight=1 */
 	CHECK_INT(wla_panel_get_state(panel), WLA_PANEL_LIT);
-	CHECK_LEVELS(0x7);
+	STEP(0x7);
 	CHECK_INT(wla_panel_power_off(panel), 0);
 	wla_panel_advance(panel, fake_now); /* backlight=0 */
-	CHECK_LEVELS(0x3);
+	STEP(0x3);
 	fake_now = 3000000;
-	wla_panel_advance(panel, fake_now); /* reset=1, enable=0 */
+	/* Two steps due at once, reset asserted then the supply off: a set
+	 * each, in that order (the chip shows the last). */
+	wla_panel_advance(panel, fake_now);
+	CHECK_INT(n_sets, sets + 2);
+	sets = n_sets;
 	CHECK_LEVELS(0x0);
 	fake_now = 4000000;
 	wla_panel_advance(panel, fake_now);
 	CHECK_INT(wla_panel_get_state(panel), WLA_PANEL_OFF);
+	CHECK_INT(n_sets, sets);
+	CHECK_INT(n_requests, 1);
 	wla_panel_destroy(panel);
 }
 
