@@ -42,6 +42,9 @@ struct kms_fb {
 };
 
 static const struct wla_driver_funcs kms_funcs;
+static void mark_lost(struct wla_kms *kms, int err);
+static void schedule_idle(struct wla_kms *kms);
+static void run_deferred(struct wla_kms *kms);
 
 struct wla_kms *wla_kms_from_device(struct wla_device *dev)
 {
@@ -471,6 +474,8 @@ static void check_job(struct wla_kms *kms)
 	}
 }
 
+static void kick_captures(struct wla_kms *kms);
+
 static int handle_fence(int fd, uint32_t mask, void *data)
 {
 	struct kms_wb_job *job = data;
@@ -479,22 +484,33 @@ static int handle_fence(int fd, uint32_t mask, void *data)
 	job->fence_source = NULL;
 	job->fenced = true;
 	check_job(kms);
+	kick_captures(kms);
 	return 0;
 }
 
-/* The job went out with commit serial: wait for its flip and fence. */
-static void start_job(struct wla_kms *kms, struct kms_wb_job *job, uint64_t serial)
+/* The job went out with commit serial (programming state, or NULL for a
+ * commit of the driver's own): hold what the CRTC shows with it, and wait
+ * for its flip and fence. */
+static void start_job(struct wla_kms *kms, struct kms_wb_job *job, uint64_t serial,
+	struct wla_atomic_state *state)
 {
-	/* What the CRTC shows with it (the states are swapped by now). */
+	wlr_log(WLR_DEBUG, "kms %s: %s: writeback into fb %" PRIu32 " with commit %" PRIu64
+		", fence fd %d", kms->path, job->kc->base.name, job->fb_id, serial, job->fence_fd);
 	for (size_t i = 0; i < kms->dev.n_planes; i++) {
 		struct wla_plane *plane = kms->dev.planes[i];
-		const struct wla_plane_state *ps = plane ? plane->state : NULL;
+		if (!plane) {
+			continue;
+		}
+		/* The programmed state's own plane states (the newest ones may
+		 * be queued behind it), else what the plane shows. */
+		const struct wla_plane_state *ps = plane->state;
+		if (state && state->planes[plane->index].ptr) {
+			ps = state->planes[plane->index].new_state;
+		}
 		if (ps && ps->crtc == &job->kc->base && ps->fb && ps->fb->impl->prepare(ps->fb) == 0) {
 			job->held[job->n_held++] = wla_fb_get(ps->fb);
 		}
 	}
-	wlr_log(WLR_DEBUG, "kms %s: %s: writeback into fb %" PRIu32 " with commit %" PRIu64
-		", fence fd %d", kms->path, job->kc->base.name, job->fb_id, serial, job->fence_fd);
 	job->serial = serial;
 	kms->wb_job = job;
 	if (kms->loop && job->fence_fd >= 0) {
@@ -544,7 +560,11 @@ static void add_writeback_route(struct kms_req *r, struct wla_kms_crtc *kc,
 	if (!r->kms->has_writeback || !(wb->possible_crtcs & (1u << kc->base.index))) {
 		return;
 	}
-	if (cs->active && with_wb && wb->usable && wb->routed_crtc == 0 && !r->wb_routes) {
+	/* Attached only where the CRTC goes through a modeset anyway: for the
+	 * kernel a new connector on a running CRTC is one. */
+	bool modeset = cs->active_changed || cs->mode_changed || cs->connectors_changed;
+	if (cs->active && modeset && with_wb && wb->usable && wb->routed_crtc == 0 &&
+			!r->wb_routes) {
 		r->wb_routes = true;
 		r->wb_crtc = kc->id;
 	} else if (!cs->active && wb->routed_crtc == kc->id) {
@@ -652,7 +672,7 @@ static bool in_mask(struct wla_crtc *crtc, uint32_t mask)
 /* The CRTCs of mask in the state, with their planes and connectors, into
  * r; test: a TEST_ONLY (unprepared fbs imported for it). */
 static void build_request(struct kms_req *r, struct wla_atomic_state *state, uint32_t mask,
-	bool test, bool with_wb)
+	bool test, bool with_wb, bool with_job)
 {
 	wla_for_each_crtc_in_state(state, e) {
 		if (in_mask(e->ptr, mask)) {
@@ -674,7 +694,7 @@ static void build_request(struct kms_req *r, struct wla_atomic_state *state, uin
 		}
 		add_plane(r, e->ptr->driver_data, ns, test);
 	}
-	if (!test) {
+	if (!test && with_job) {
 		wla_for_each_crtc_in_state(state, e) {
 			if (in_mask(e->ptr, mask) && e->latch) {
 				add_writeback_job(r, wla_kms_crtc_from_crtc(e->ptr), e->new_state);
@@ -750,7 +770,7 @@ static int test_state(struct wla_kms *kms, struct wla_atomic_state *state, bool 
 		return -ENOMEM;
 	}
 	uint32_t mask = state_mask(state);
-	build_request(&r, state, mask, true, with_wb);
+	build_request(&r, state, mask, true, with_wb, false);
 	*wb_routed = r.wb_routes && r.wb_crtc;
 	int ret = r.err;
 	if (ret == 0) {
@@ -813,7 +833,7 @@ static int kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *sta
 			strerror(-ret), -ret);
 	}
 	if (ret == -ENODEV) {
-		wla_kms_device_lost(kms, ret);
+		mark_lost(kms, ret);
 	}
 	return ret;
 }
@@ -836,53 +856,69 @@ static int program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_t
 		/* Nothing to stop: the device is gone. Turning off never fails. */
 		return latches ? -ENODEV : 0;
 	}
-	if (kms->fail_commit && latches) {
-		int err = kms->fail_commit;
-		kms->fail_commit = 0;
-		char objs[256];
-		wlr_log(WLR_ERROR, "kms %s: the kernel refused the commit of %s: %s (errno %d, "
-			"injected)", kms->path, describe_state(state, objs, sizeof(objs)),
-			strerror(err), err);
-		kms->refused++;
-		return -err;
-	}
-	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
-	if (!r.req) {
-		wlr_log(WLR_ERROR, "kms %s: out of memory for a request", kms->path);
-		return -ENOMEM;
-	}
-	build_request(&r, state, mask, false, true);
-	int ret = r.err;
-	uint64_t serial = ++kms->serial;
-	if (ret == 0) {
-		/* A CRTC turned off stops before this returns: no NONBLOCK, the
-		 * kernel waits for the flip in flight first. */
-		uint32_t flags = (latches ? DRM_MODE_PAGE_FLIP_EVENT : 0) |
-			(turns_off ? 0 : DRM_MODE_ATOMIC_NONBLOCK) |
-			(needs_modeset(state, mask) || turns_off || r.wb_routes ?
-				DRM_MODE_ATOMIC_ALLOW_MODESET : 0);
-		if (drmModeAtomicCommit(kms->fd, r.req, flags, (void *)(uintptr_t)serial) != 0) {
-			ret = -errno;
-			char objs[256];
-			wlr_log(WLR_ERROR, "kms %s: the kernel refused the commit of %s: %s "
-				"(errno %d)", kms->path, describe_state(state, objs, sizeof(objs)),
-				strerror(-ret), -ret);
-			kms->refused++;
+	bool modeset = needs_modeset(state, mask) || turns_off;
+	struct kms_req r;
+	int ret;
+	uint64_t serial;
+	for (int attempt = 0;; attempt++) {
+		r = (struct kms_req){ .kms = kms, .req = drmModeAtomicAlloc() };
+		if (!r.req) {
+			wlr_log(WLR_ERROR, "kms %s: out of memory for a request", kms->path);
+			return -ENOMEM;
 		}
+		build_request(&r, state, mask, false, true, attempt == 0);
+		ret = r.err;
+		serial = ++kms->serial;
+		if (ret == 0) {
+			/* A modeset is blocking, as in wlroots' DRM backend: the
+			 * kernel may pull other CRTCs in, whose flips in flight
+			 * would make a NONBLOCK one fail with EBUSY. A CRTC turned
+			 * off stops before this returns. */
+			uint32_t flags = (latches ? DRM_MODE_PAGE_FLIP_EVENT : 0) |
+				(modeset ? 0 : DRM_MODE_ATOMIC_NONBLOCK) |
+				(modeset || r.wb_routes ? DRM_MODE_ATOMIC_ALLOW_MODESET : 0);
+			/* A refusal injected by a test takes the same path as the
+			 * kernel's. */
+			int injected = latches ? kms->fail_commit : 0;
+			kms->fail_commit = injected ? 0 : kms->fail_commit;
+			if (injected) {
+				errno = injected;
+			}
+			if (injected || drmModeAtomicCommit(kms->fd, r.req, flags,
+					(void *)(uintptr_t)serial) != 0) {
+				ret = -errno;
+				char objs[256];
+				wlr_log(WLR_ERROR, "kms %s: the kernel refused the commit of %s%s: %s "
+					"(errno %d%s)", kms->path, describe_state(state, objs,
+					sizeof(objs)), r.job ? " with a writeback job" : "",
+					strerror(-ret), -ret, injected ? ", injected" : "");
+				kms->refused++;
+			}
+		}
+		if (ret < 0 && r.job) {
+			/* The capture fails, not the frame: again without it. */
+			wl_list_insert_list(&kms->failed_captures, &r.job->captures);
+			wl_list_init(&r.job->captures);
+			job_free(r.job);
+			r.job = NULL;
+			if (ret != -ENODEV && attempt == 0) {
+				finish_request(&r);
+				continue;
+			}
+		}
+		break;
 	}
 	struct kms_wb_job *job = r.job;
 	bool wb_routes = r.wb_routes;
 	uint32_t wb_crtc = r.wb_crtc;
 	finish_request(&r);
 	if (ret == -ENODEV) {
-		wla_kms_device_lost(kms, ret);
+		/* The core turns this state's CRTCs off when it hears the
+		 * error; the others go off once it is done (never from in
+		 * here: the core is in the middle of its books). */
+		mark_lost(kms, ret);
 	}
 	if (ret < 0) {
-		if (job) {
-			fail_captures(kms, job->kc);
-			wl_list_insert_list(&kms->failed_captures, &job->captures);
-			job_free(job);
-		}
 		return ret;
 	}
 	kms->commits++;
@@ -890,7 +926,7 @@ static int program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_t
 		kms->writeback.routed_crtc = wb_crtc;
 	}
 	if (job) {
-		start_job(kms, job, serial);
+		start_job(kms, job, serial, state);
 	}
 	uint64_t now = now_ns();
 	wla_for_each_crtc_in_state(state, e) {
@@ -928,7 +964,9 @@ static int program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_t
 		if (e->latch) {
 			kc->armed_serial = serial;
 			kc->armed_ns = now;
-			kc->armed_frame = e->frame;
+			/* A modeset latches when the CRTC is up again: its frame
+			 * cannot miss a vblank. */
+			kc->armed_frame = e->frame && !cs->mode_changed && !cs->active_changed;
 		}
 	}
 	return 0;
@@ -988,7 +1026,7 @@ static int own_writeback_commit(struct wla_kms *kms, struct wla_kms_crtc *kc)
 		return ret;
 	}
 	kc->own_serial = serial;
-	start_job(kms, job, serial);
+	start_job(kms, job, serial, NULL);
 	return 0;
 }
 
@@ -1035,6 +1073,7 @@ static void handle_page_flip(int fd, unsigned seq, unsigned tv_sec, unsigned tv_
 			kms->path, kc->base.name, serial, seq);
 		job->seq = seq;
 		job->flipped = true;
+		schedule_idle(kms);
 	}
 	if (kc && kc->own_serial && kc->own_serial == serial) {
 		own_commit_done(kms, kc);
@@ -1105,27 +1144,28 @@ static int wait_readable(struct wla_kms *kms, int timeout_ms)
 
 int wla_kms_dispatch(struct wla_kms *kms, int timeout_ms)
 {
-	int n = 0;
+	int n = 0, ret = 0;
 	while (!kms->lost) {
 		int ready = wait_readable(kms, n == 0 ? timeout_ms : 0);
 		if (ready < 0) {
-			wla_kms_device_lost(kms, ready);
-			return ready;
+			mark_lost(kms, ready);
+			ret = ready;
+			break;
 		}
 		if (!ready) {
 			break;
 		}
-		int ret = read_events(kms);
-		if (ret < 0) {
-			wla_kms_device_lost(kms, ret);
-			return ret;
+		int err = read_events(kms);
+		if (err < 0) {
+			mark_lost(kms, err);
+			ret = err;
+			break;
 		}
 		n++;
 	}
 	wla_device_deliver_events(&kms->dev);
-	deliver_failed(kms);
-	check_job(kms);
-	return n;
+	run_deferred(kms);
+	return ret < 0 ? ret : n;
 }
 
 static int handle_fd(int fd, uint32_t mask, void *data)
@@ -1133,7 +1173,6 @@ static int handle_fd(int fd, uint32_t mask, void *data)
 	struct wla_kms *kms = data;
 	if (mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR)) {
 		wla_kms_device_lost(kms, -ENODEV);
-		deliver_failed(kms);
 		return 0;
 	}
 	wla_kms_dispatch(kms, 0);
@@ -1154,21 +1193,49 @@ static void kms_sync(struct wla_device *dev)
 
 static void kms_deliver(struct wla_device *dev)
 {
-	deliver_failed(wla_kms_from_device(dev));
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	deliver_failed(kms);
+	/* Latches read by sync(), a lost device: finished from the loop. */
+	schedule_idle(kms);
 }
 
-void wla_kms_device_lost(struct wla_kms *kms, int err)
+/* Work that must not run inside the core's processing (commit_tail, sync,
+ * check) runs at the end of a dispatch, or from an idle source. */
+static void handle_idle(void *data)
+{
+	struct wla_kms *kms = data;
+	kms->idle = NULL;
+	run_deferred(kms);
+}
+
+static void schedule_idle(struct wla_kms *kms)
+{
+	if (kms->loop && !kms->idle) {
+		kms->idle = wl_event_loop_add_idle(kms->loop, handle_idle, kms);
+	}
+}
+
+/* The device answered ENODEV: no more ioctls, one error line; the CRTCs go
+ * off at the next deferred run. */
+static void mark_lost(struct wla_kms *kms, int err)
 {
 	if (kms->lost) {
 		return;
 	}
 	kms->lost = true;
+	kms->lost_pending = true;
 	wlr_log(WLR_ERROR, "kms %s: the device is gone (%s): its outputs are off", kms->path,
 		strerror(err < 0 ? -err : err));
 	if (kms->fd_source) {
 		wl_event_source_remove(kms->fd_source);
 		kms->fd_source = NULL;
 	}
+	schedule_idle(kms);
+}
+
+static void finish_lost(struct wla_kms *kms)
+{
+	kms->lost_pending = false;
 	fail_captures(kms, NULL);
 	if (kms->wb_job) {
 		wl_list_insert_list(&kms->failed_captures, &kms->wb_job->captures);
@@ -1184,6 +1251,45 @@ void wla_kms_device_lost(struct wla_kms *kms, int err)
 			wla_crtc_force_off(&kc->base);
 		}
 	}
+}
+
+void wla_kms_device_lost(struct wla_kms *kms, int err)
+{
+	if (kms->lost && !kms->lost_pending) {
+		return;
+	}
+	mark_lost(kms, err);
+	finish_lost(kms);
+	deliver_failed(kms);
+}
+
+/* Captures waiting on a CRTC that nothing will commit to soon go out on a
+ * commit of the driver's own. */
+static void kick_captures(struct wla_kms *kms)
+{
+	for (size_t i = 0; i < kms->n_crtcs && !kms->lost; i++) {
+		struct wla_kms_crtc *kc = &kms->crtcs[i];
+		if (kms->wb_job || !captures_waiting(kms, kc)) {
+			continue;
+		}
+		if (!kc->active) {
+			fail_captures(kms, kc);
+		} else if (kc->base.queued == 0 && !kc->armed_serial && !kc->own_serial &&
+				own_writeback_commit(kms, kc) < 0) {
+			fail_captures(kms, kc);
+		}
+	}
+	deliver_failed(kms);
+}
+
+static void run_deferred(struct wla_kms *kms)
+{
+	if (kms->lost_pending) {
+		finish_lost(kms);
+	}
+	deliver_failed(kms);
+	check_job(kms);
+	kick_captures(kms);
 }
 
 /* The driver interface, for the glue */
@@ -1296,8 +1402,12 @@ static struct wla_capture *kms_capture(struct wla_device *dev, struct wla_crtc *
 	cap->data = data;
 	cap->driver_data = kc;
 	wl_list_insert(kms->captures.prev, &cap->link);
-	/* Nothing will be committed there soon: a commit of our own. */
+	/* Nothing will be committed there soon: a commit of our own, now or
+	 * once the CRTC is free (kick_captures). */
 	bool own = crtc->queued == 0 && !kc->armed_serial && !kc->own_serial && !kms->wb_job;
+	if (!own) {
+		schedule_idle(kms);
+	}
 	wlr_log(WLR_DEBUG, "kms %s: %s: capture %p %s", kms->path, crtc->name, (void *)cap,
 		own ? "goes out now" : "waits for the next commit");
 	if (own && own_writeback_commit(kms, kc) < 0) {
@@ -1475,6 +1585,10 @@ static bool init_planes(struct wla_kms *kms)
 	for (uint32_t i = 0; ok && i < res->count_planes && kms->n_planes < WLA_MAX_PLANES; i++) {
 		ok = init_plane(kms, res->planes[i], i);
 	}
+	if (res->count_planes > WLA_MAX_PLANES) {
+		wlr_log(WLR_INFO, "kms %s: %" PRIu32 " planes, only the first %d are used",
+			kms->path, res->count_planes, WLA_MAX_PLANES);
+	}
 	drmModeFreePlaneResources(res);
 	if (!ok) {
 		return false;
@@ -1573,10 +1687,27 @@ static void init_writeback(struct wla_kms *kms, const drmModeConnector *conn)
 		{ "WRITEBACK_FB_ID", &wb->prop_fb_id, NULL },
 		{ "WRITEBACK_OUT_FENCE_PTR", &wb->prop_out_fence, NULL },
 	};
+	uint32_t prop_formats = 0;
+	uint64_t formats_blob = 0;
+	struct prop_want fmt_want[] = {
+		{ "WRITEBACK_PIXEL_FORMATS", &prop_formats, &formats_blob },
+	};
 	if (get_props(kms->fd, wb->id, DRM_MODE_OBJECT_CONNECTOR, want, WLA_ARRAY_SIZE(want)) &&
 			wb->prop_crtc_id && wb->prop_fb_id && wb->prop_out_fence) {
 		kms->has_writeback = true;
-		wb->usable = true;
+		/* Captures are written as XRGB8888: the connector must take it. */
+		get_props(kms->fd, wb->id, DRM_MODE_OBJECT_CONNECTOR, fmt_want, 1);
+		drmModePropertyBlobRes *blob = formats_blob ?
+			drmModeGetPropertyBlob(kms->fd, (uint32_t)formats_blob) : NULL;
+		const uint32_t *formats = blob ? blob->data : NULL;
+		for (size_t i = 0; blob && i < blob->length / sizeof(uint32_t); i++) {
+			wb->usable |= formats[i] == DRM_FORMAT_XRGB8888;
+		}
+		drmModeFreePropertyBlob(blob);
+		if (!wb->usable) {
+			wlr_log(WLR_INFO, "kms %s: writeback connector %" PRIu32 " does not write "
+				"XRGB8888: capture is off", kms->path, wb->id);
+		}
 	}
 }
 
@@ -1706,6 +1837,27 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 		}
 		drmModeFreeConnector(conn);
 	}
+	/* Connectors no longer in the card's list (a DP-MST branch gone) are
+	 * unplugged too. */
+	for (size_t i = 0; i < kms->n_connectors; i++) {
+		struct wla_kms_connector *kc = kms->connectors[i];
+		bool listed = false;
+		for (int j = 0; j < res->count_connectors; j++) {
+			listed |= res->connectors[j] == kc->id;
+		}
+		if (listed || kc->base.status != WLA_CONNECTOR_CONNECTED) {
+			continue;
+		}
+		wlr_log(WLR_INFO, "kms %s: connector %s is gone", kms->path, kc->base.name);
+		if (kc->base.state->crtc) {
+			wla_crtc_force_off(kc->base.state->crtc);
+		}
+		kc->base.status = WLA_CONNECTOR_DISCONNECTED;
+		if (kms->dev.listener.connector_removed) {
+			kms->dev.listener.connector_removed(&kms->dev, &kc->base,
+				kms->dev.listener.data);
+		}
+	}
 	drmModeFreeResources(res);
 }
 
@@ -1780,6 +1932,11 @@ static void handle_session_destroy(struct wl_listener *listener, void *data)
 		}
 	}
 	wlr_log(WLR_INFO, "kms %s: the seat's session ended: the card is closed", kms->path);
+	kms->session = NULL;
+	if (!kms->session_dev) {
+		/* The card was opened directly: it stays ours. */
+		return;
+	}
 	/* The session closes the fd: nothing of ours may touch it again. */
 	kms->lost = true;
 	if (kms->fd_source) {
@@ -1787,8 +1944,61 @@ static void handle_session_destroy(struct wl_listener *listener, void *data)
 		kms->fd_source = NULL;
 	}
 	kms->fd = -1;
-	kms->session = NULL;
 	kms->session_dev = NULL;
+}
+
+/* What another client (the console, a compositor that crashed) left on:
+ * turned off in one commit, so that the kernel's state is the core's (all
+ * off) and no plane shows a stale buffer. */
+static void reset_kernel_state(struct wla_kms *kms)
+{
+	size_t crtcs_on = 0, planes_on = 0;
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		drmModeCrtc *crtc = drmModeGetCrtc(kms->fd, kms->crtcs[c].id);
+		crtcs_on += crtc && crtc->mode_valid;
+		drmModeFreeCrtc(crtc);
+	}
+	for (size_t i = 0; i < kms->n_planes; i++) {
+		drmModePlane *plane = drmModeGetPlane(kms->fd, kms->planes[i].id);
+		planes_on += plane && (plane->fb_id || plane->crtc_id);
+		drmModeFreePlane(plane);
+	}
+	if (crtcs_on == 0 && planes_on == 0) {
+		return;
+	}
+	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
+	if (!r.req) {
+		return;
+	}
+	for (size_t i = 0; i < kms->n_planes; i++) {
+		struct wla_kms_plane *kp = &kms->planes[i];
+		add_prop(&r, "FB_ID", kp->id, kp->props.fb_id, 0);
+		add_prop(&r, "CRTC_ID", kp->id, kp->props.crtc_id, 0);
+	}
+	for (size_t i = 0; i < kms->n_connectors; i++) {
+		struct wla_kms_connector *kc = kms->connectors[i];
+		add_prop(&r, "CRTC_ID", kc->id, kc->prop_crtc_id, 0);
+	}
+	if (kms->has_writeback) {
+		add_prop(&r, "CRTC_ID", kms->writeback.id, kms->writeback.prop_crtc_id, 0);
+	}
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		struct wla_kms_crtc *kc = &kms->crtcs[c];
+		add_prop(&r, "MODE_ID", kc->id, kc->prop_mode_id, 0);
+		add_prop(&r, "ACTIVE", kc->id, kc->prop_active, 0);
+	}
+	if (r.err == 0 && drmModeAtomicCommit(kms->fd, r.req, DRM_MODE_ATOMIC_ALLOW_MODESET,
+			NULL) != 0) {
+		r.err = -errno;
+	}
+	if (r.err) {
+		wlr_log(WLR_ERROR, "kms %s: cannot turn off what was left on (%zu crtcs, %zu "
+			"planes): %s", kms->path, crtcs_on, planes_on, strerror(-r.err));
+	} else {
+		wlr_log(WLR_INFO, "kms %s: turned off what another client left on (%zu crtcs, "
+			"%zu planes)", kms->path, crtcs_on, planes_on);
+	}
+	finish_request(&r);
 }
 
 /* Opening the card */
@@ -1865,6 +2075,12 @@ static int open_card(struct wla_kms *kms, const char *path, char *why, size_t wh
 		return -1;
 	}
 	if (check_card(fd, why, why_size) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (!drmIsMaster(fd)) {
+		snprintf(why, why_size, "another process is its DRM master (a compositor or a "
+			"display manager runs on it)");
 		close(fd);
 		return -1;
 	}
@@ -1947,10 +2163,8 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wl_display *di
 	drmModeRes *res = drmModeGetResources(kms->fd);
 	bool ok = res && init_crtcs(kms, res) && init_planes(kms) && init_connectors(kms, res);
 	drmModeFreeResources(res);
-	for (size_t c = 0; ok && c < kms->n_crtcs; c++) {
-		/* Whatever the console left on: ours now, as off (the first
-		 * commit of an output sets every property it uses). */
-		kms->crtcs[c].base.state->enable = false;
+	if (ok) {
+		reset_kernel_state(kms);
 	}
 	if (ok && loop) {
 		kms->fd_source = wl_event_loop_add_fd(loop, kms->fd, WL_EVENT_READABLE, handle_fd,
@@ -2030,6 +2244,9 @@ void wla_kms_destroy(struct wla_kms *kms)
 		wl_event_source_remove(kms->fd_source);
 	}
 	finish_hotplug(kms);
+	if (kms->idle) {
+		wl_event_source_remove(kms->idle);
+	}
 	for (size_t i = 0; i < kms->n_blobs && !kms->lost; i++) {
 		drmModeDestroyPropertyBlob(kms->fd, kms->blobs[i].id);
 	}

@@ -48,6 +48,9 @@ static int lines_set(struct wla_gpio_lines *base, uint32_t mask, uint32_t values
 		return errno ? -errno : -EIO;
 	}
 	lines->levels = levels;
+	if (wlr_log_get_verbosity() < WLR_DEBUG) {
+		return 0;
+	}
 	char desc[256];
 	size_t len = 0;
 	desc[0] = '\0';

@@ -129,6 +129,8 @@ struct wla_kms {
 	/* The device stopped answering (a commit or a read failed with ENODEV
 	 * or the fd hung up): every CRTC is off and commits are refused. */
 	bool lost;
+	bool lost_pending; /* its CRTCs still to be turned off */
+	struct wl_event_source *idle; /* deferred work (run_deferred) */
 	/* Captures not yet carried by a commit, and those that failed, told
 	 * at the next delivery (struct wla_capture.link). */
 	struct wl_list captures;

@@ -170,6 +170,13 @@ static void enumeration(void)
 	CHECK(crtc && wla_plane_supports(crtc->cursor, DRM_FORMAT_ARGB8888,
 		DRM_FORMAT_MOD_LINEAR));
 	CHECK_LOGGED("kms ", "driver ", "crtcs", "planes", "connectors");
+	/* What the console had on (vkms' fbdev) is off now. */
+	uint32_t fb_id, crtc_id;
+	kernel_plane(crtc->primary, &fb_id, &crtc_id);
+	CHECK_INT(fb_id, 0);
+	drmModeCrtc *kc = drmModeGetCrtc(kms->fd, wla_kms_crtc_from_crtc(crtc)->id);
+	CHECK(kc && !kc->mode_valid);
+	drmModeFreeCrtc(kc);
 	teardown();
 }
 
@@ -638,6 +645,92 @@ static void capture_and_writeback(void)
 	teardown();
 }
 
+/* The device goes away while the driver programs a queued frame from
+ * inside a page-flip event (the kernel answers ENODEV, injected): the
+ * frame is reported failed, the CRTC goes off, one error; no state is
+ * touched after the core freed it (AddressSanitizer watches). */
+static void device_lost_inside_latch(void)
+{
+	setup();
+	if (!crtc) {
+		CHECK(crtc != NULL);
+		teardown();
+		return;
+	}
+	crtc->queue_depth = 2;
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+		DRM_FORMAT_XRGB8888, 0xff101010u);
+	struct dumb_fb *b = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+		DRM_FORMAT_XRGB8888, 0xff202020u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(commit_primary(&b->base, 2), 0); /* armed */
+	CHECK_INT(commit_primary(&a->base, 3), 0); /* waiting behind it */
+	kms->fail_commit = ENODEV;
+	harness_log_clear();
+	CHECK(wait_events(2));
+	for (int i = 0; i < 10; i++) {
+		wla_kms_dispatch(kms, 10);
+	}
+	CHECK(n_events >= 3 && events[1].presented && events[1].commit_seq == 2);
+	CHECK(n_events >= 3 && !events[2].presented && events[2].commit_seq == 3);
+	CHECK(!crtc->state->active);
+	CHECK(kms->lost);
+	int lines = 0;
+	for (int i = 0; i < harness_log_n; i++) {
+		lines += strstr(harness_log[i], "the device is gone") != NULL;
+	}
+	CHECK_INT(lines, 1);
+	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->dev.live_states, 0);
+	wla_fb_put(&a->base);
+	wla_fb_put(&b->base);
+	teardown();
+}
+
+/* Captures asked for while a flip is in flight, and a second while the
+ * first one's writeback runs, on an output that then draws nothing more:
+ * each is served (the driver commits on its own once the CRTC is free). */
+static void capture_on_a_static_output(void)
+{
+	setup();
+	if (!crtc || !kms->has_writeback) {
+		printf("  no writeback connector: nothing to check\n");
+		teardown();
+		return;
+	}
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+		DRM_FORMAT_XRGB8888, 0xff303030u);
+	struct dumb_fb *b = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+		DRM_FORMAT_XRGB8888, 0xff404040u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(commit_primary(&b->base, 2), 0); /* in flight */
+	bool got1 = false, got2 = false, asked2 = false;
+	CHECK(kms->dev.funcs->capture(&kms->dev, crtc, on_capture, &got1) != NULL);
+	for (int i = 0; i < 300 && !got1; i++) {
+		wla_kms_dispatch(kms, 10);
+		if (kms->wb_job && !asked2) {
+			/* The first one's writeback is out: a second one now. */
+			asked2 = true;
+			CHECK(kms->dev.funcs->capture(&kms->dev, crtc, on_capture, &got2) != NULL);
+		}
+	}
+	CHECK(asked2);
+	for (int i = 0; i < 300 && !got2; i++) {
+		wla_kms_dispatch(kms, 10);
+	}
+	CHECK(got1);
+	CHECK(got2);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	CHECK_INT(kms->live_fbs, 0);
+	wla_fb_put(&a->base);
+	wla_fb_put(&b->base);
+	teardown();
+}
+
 /* Bad devices: a path that is no DRM device, one that does not exist. */
 static void bad_devices(void)
 {
@@ -742,5 +835,7 @@ int main(int argc, char **argv)
 	RUN_TEST(unplug_while_on);
 	RUN_TEST(device_lost);
 	RUN_TEST(capture_and_writeback);
+	RUN_TEST(device_lost_inside_latch);
+	RUN_TEST(capture_on_a_static_output);
 	HARNESS_EXIT();
 }
