@@ -45,6 +45,7 @@ static const struct wla_driver_funcs kms_funcs;
 static void mark_lost(struct wla_kms *kms, int err);
 static void schedule_idle(struct wla_kms *kms);
 static void run_deferred(struct wla_kms *kms);
+static uint32_t take_stashed(struct wla_kms *kms, const struct wla_fb *fb);
 
 struct wla_kms *wla_kms_from_device(struct wla_device *dev)
 {
@@ -270,7 +271,8 @@ static int kms_prepare_fb(struct wla_device *dev, struct wla_fb *fb)
 		wlr_log(WLR_ERROR, "kms %s: out of memory for an fb import", kms->path);
 		return -ENOMEM;
 	}
-	int ret = add_fb(kms, fb, &import->fb_id);
+	import->fb_id = take_stashed(kms, fb);
+	int ret = import->fb_id ? 0 : add_fb(kms, fb, &import->fb_id);
 	if (ret < 0) {
 		free(import);
 		return ret;
@@ -527,6 +529,7 @@ struct kms_req {
 	int err;
 	/* Framebuffers made for a TEST_ONLY only. */
 	uint32_t temp_fbs[WLA_MAX_PLANES];
+	struct wla_fb *temp_owner[WLA_MAX_PLANES];
 	size_t n_temp;
 	/* The writeback connector attached (crtc id) or detached (0). */
 	bool wb_routes;
@@ -645,6 +648,7 @@ static void add_plane(struct kms_req *r, struct wla_kms_plane *kp,
 			r->err = r->err ? r->err : ret;
 			return;
 		}
+		r->temp_owner[r->n_temp] = ps->fb;
 		r->temp_fbs[r->n_temp++] = fb_id;
 	} else {
 		wlr_log(WLR_ERROR, "kms %s: plane %s: fb %p was not prepared", r->kms->path,
@@ -759,6 +763,45 @@ static uint32_t state_mask(struct wla_atomic_state *state)
 	return mask;
 }
 
+/* The framebuffers a passed TEST_ONLY made are kept for the prepare_fb
+ * that follows in the same commit (one import per buffer and frame, not
+ * two); what no prepare took (a state only tested, or refused after the
+ * check) goes at the next check. */
+static void clear_stash(struct wla_kms *kms)
+{
+	for (size_t i = 0; i < kms->n_stash; i++) {
+		remove_fb(kms, kms->stash[i].fb_id);
+	}
+	kms->n_stash = 0;
+}
+
+static void stash_temps(struct kms_req *r)
+{
+	struct wla_kms *kms = r->kms;
+	for (size_t i = 0; i < r->n_temp; i++) {
+		if (kms->n_stash < WLA_MAX_PLANES) {
+			kms->stash[kms->n_stash].fb = r->temp_owner[i];
+			kms->stash[kms->n_stash++].fb_id = r->temp_fbs[i];
+		} else {
+			remove_fb(kms, r->temp_fbs[i]);
+		}
+	}
+	r->n_temp = 0;
+}
+
+/* The fb id a check made for fb, taken out of the stash; 0 if none. */
+static uint32_t take_stashed(struct wla_kms *kms, const struct wla_fb *fb)
+{
+	for (size_t i = 0; i < kms->n_stash; i++) {
+		if (kms->stash[i].fb == fb) {
+			uint32_t fb_id = kms->stash[i].fb_id;
+			kms->stash[i] = kms->stash[--kms->n_stash];
+			return fb_id;
+		}
+	}
+	return 0;
+}
+
 /* TEST_ONLY of the whole state: 0 or -errno, the kernel's refusal logged
  * (log false: quietly). */
 static int test_state(struct wla_kms *kms, struct wla_atomic_state *state, bool with_wb,
@@ -791,6 +834,9 @@ static int test_state(struct wla_kms *kms, struct wla_atomic_state *state, bool 
 			}
 		}
 	}
+	if (ret == 0) {
+		stash_temps(&r);
+	}
 	finish_request(&r);
 	return ret;
 }
@@ -812,6 +858,7 @@ static int kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *sta
 			kms->path, describe_state(state, objs, sizeof(objs)));
 		return -ENODEV;
 	}
+	clear_stash(kms);
 	bool wb_routed = false;
 	int ret = test_state(kms, state, true, &wb_routed, !kms->writeback.usable);
 	if (ret < 0 && ret != -ENOMEM && wb_routed) {
@@ -2228,6 +2275,7 @@ void wla_kms_destroy(struct wla_kms *kms)
 		wla_crtc_drop_events(&kms->crtcs[c].base);
 		wla_device_remove_crtc(&kms->dev, &kms->crtcs[c].base);
 	}
+	clear_stash(kms);
 	/* Captures in flight end as failed. */
 	fail_captures(kms, NULL);
 	if (kms->wb_job) {

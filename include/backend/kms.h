@@ -123,6 +123,13 @@ struct wla_kms {
 	uint32_t cursor_width, cursor_height;
 	bool monotonic;      /* page-flip timestamps are CLOCK_MONOTONIC */
 	uint64_t serial;     /* of the last commit that asked for events */
+	/* DRM fbs a passed TEST_ONLY made, for the prepare_fb of the same
+	 * commit (cleared at the next check). */
+	struct {
+		const struct wla_fb *fb;
+		uint32_t fb_id;
+	} stash[WLA_MAX_PLANES];
+	size_t n_stash;
 	/* Mode blobs made for MODE_ID, kept until destroy. */
 	struct wla_kms_blob *blobs;
 	size_t n_blobs;

@@ -215,7 +215,10 @@ static void modeset_and_flips(void)
 	int next_vblank = 0;
 	for (int i = 1; i <= flips; i++) {
 		struct dumb_fb *next = fbs[i % 3], *prev = fbs[(i + 2) % 3];
+		uint64_t added = kms->fbs_added;
 		CHECK_INT(commit_primary(&next->base, (uint64_t)i + 1), 0);
+		/* One import per frame: the TEST_ONLY's fb is the one prepared. */
+		CHECK_INT(kms->fbs_added - added, 1);
 		/* The fb on screen stays imported until this flip latched. */
 		CHECK(prev->base.prepared == 1 && prev->base.import != NULL);
 		CHECK_INT(kms->live_fbs, 2);
