@@ -137,9 +137,14 @@ clients)
 	missed=$(($(field "$line1" missed_vblanks) - $(field "$line0" missed_vblanks)))
 	[ $frames -ge 120 ] || fail "$frames frames presented while waiting for 120"
 	[ $missed -le $((frames / 50)) ] || fail "$missed vblanks missed in $frames frames"
+	# Intervals are whole periods of the vblank grid; the median is one
+	# period unless the machine is so loaded that foot itself draws every
+	# other vblank (then it is two, and no vblank was missed by sway).
 	p50=$(field "$line1" interval_p50_ns)
-	[ "$p50" -ge 16666666 ] && [ "$p50" -le 16666667 ] ||
-		fail "median interval $p50 ns is not the period"
+	{ [ "$p50" -ge 16666666 ] && [ "$p50" -le 16666667 ]; } ||
+		{ [ "$p50" -ge 33333333 ] && [ "$p50" -le 33333334 ]; } ||
+		fail "median interval $p50 ns is not one or two periods"
+	echo "median interval $p50 ns"
 	# weston-presentation-shm: presented feedback, vsync'd, sequence +1
 	# per frame, the mode's period.
 	stop_clients foot
