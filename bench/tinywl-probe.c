@@ -94,6 +94,10 @@ struct probe_output {
 	uint64_t presents_checked, unmatched_presents, early_presents;
 	/* wlr_scene_output_commit calls that failed (the backend refused). */
 	uint64_t commit_failures;
+	/* The commit that last set a mode or enabled the output: its present
+	 * starts a new timing, no interval is measured from it. */
+	uint32_t restart_seq;
+	bool restart_valid;
 	uint64_t gaps_checked, queued_gaps;
 	bool gap_prev_seen;
 	uint32_t gap_prev_seq;
@@ -309,6 +313,14 @@ static void record_present(struct probe_output *output,
 			when - output->last_present_ns;
 	}
 	output->last_present_ns = when;
+	if (output->restart_valid && event->commit_seq == output->restart_seq) {
+		/* The frame that turned the output on or changed its mode: a
+		 * display reports the vblank it came on at, not one of the new
+		 * timing's grid (vkms: the time vblanks were switched on). The
+		 * intervals are measured from the frame after it. */
+		output->last_present_ns = 0;
+		output->restart_valid = false;
+	}
 	uint32_t key = event->commit_seq;
 	if (output->commits_ring[key % PROBE_RING].start_valid &&
 			output->commits_ring[key % PROBE_RING].commit_seq == key) {
@@ -392,6 +404,8 @@ static void handle_output_commit(struct wl_listener *listener, void *data)
 		 * without a hardware counter does not count them): the next
 		 * present starts the sequence check afresh. */
 		output->seq_seen = false;
+		output->restart_seq = output->wlr_output->commit_seq;
+		output->restart_valid = true;
 	}
 	if (event->committed & WLR_OUTPUT_STATE_BUFFER) {
 		output->frames_committed++;
@@ -890,7 +904,8 @@ static void usage(void)
 		"returned), queued_gaps (committed before the vblank after the previous\n"
 		"presented frame, by more than wlatomic's latch minimum, yet latched later;\n"
 		"n/a without vblank counters), unmatched_presents (naming no commit seen);\n"
-		"commit_failures counts the scene commits the backend refused.\n\n");
+		"commit_failures counts the scene commits the backend refused. Intervals\n"
+		"are measured from the frame after one that set a mode or enabled the output.\n\n");
 }
 
 /* Takes the probe's options out of argv; returns -1 to go on, otherwise the
