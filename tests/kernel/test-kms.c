@@ -100,6 +100,27 @@ static bool wait_events(int n)
 	return n_events >= want;
 }
 
+/* setup() with a connected connector and its CRTC; false (a failure,
+ * torn down) without. */
+static bool setup_output(void)
+{
+	setup();
+	if (!crtc) {
+		CHECK(crtc != NULL);
+		teardown();
+		return false;
+	}
+	return true;
+}
+
+/* A dumb buffer of the connector's preferred size, one colour. */
+static struct dumb_fb *full_fb(uint32_t color)
+{
+	const struct wla_mode *mode = &conn->base.modes[0];
+	return dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
+		DRM_FORMAT_XRGB8888, color);
+}
+
 static int commit_primary(struct wla_fb *fb, uint64_t seq)
 {
 	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
@@ -184,10 +205,7 @@ static void enumeration(void)
  * one latched: one vblank apart, sequence +1, fbs released on time. */
 static void modeset_and_flips(void)
 {
-	setup();
-	if (!crtc) {
-		CHECK(crtc != NULL);
-		teardown();
+	if (!setup_output()) {
 		return;
 	}
 	const struct wla_mode *mode = preferred();
@@ -284,10 +302,7 @@ static void modeset_and_flips(void)
 /* A mode change of a running CRTC, through the flip queue. */
 static void mode_change(void)
 {
-	setup();
-	if (!crtc) {
-		CHECK(crtc != NULL);
-		teardown();
+	if (!setup_output()) {
 		return;
 	}
 	const struct wla_mode *a = preferred(), *b = NULL;
@@ -322,10 +337,7 @@ static void mode_change(void)
 /* The cursor and an overlay plane on top of the primary. */
 static void cursor_and_overlay(void)
 {
-	setup();
-	if (!crtc) {
-		CHECK(crtc != NULL);
-		teardown();
+	if (!setup_output()) {
 		return;
 	}
 	struct wla_plane *overlay = NULL;
@@ -337,8 +349,7 @@ static void cursor_and_overlay(void)
 	}
 	CHECK(overlay != NULL);
 	const struct wla_mode *mode = preferred();
-	struct dumb_fb *bg = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
-		DRM_FORMAT_XRGB8888, 0xff000080u);
+	struct dumb_fb *bg = full_fb(0xff000080u);
 	struct dumb_fb *cur = dumb_create(kms->fd, 64, 64, DRM_FORMAT_ARGB8888, 0x80ff0000u);
 	struct dumb_fb *ov = dumb_create(kms->fd, 200, 100, DRM_FORMAT_ARGB8888, 0xff00ff00u);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &bg->base, 1), 0);
@@ -381,10 +392,7 @@ static void cursor_and_overlay(void)
  * with the objects and the errno, and nothing is left behind. */
 static void test_only_refusals(void)
 {
-	setup();
-	if (!crtc) {
-		CHECK(crtc != NULL);
-		teardown();
+	if (!setup_output()) {
 		return;
 	}
 	const struct wla_mode *mode = preferred();
@@ -437,17 +445,12 @@ static void test_only_refusals(void)
  * nothing leaked; the card takes the next modeset. */
 static void refused_mid_run(void)
 {
-	setup();
-	if (!crtc) {
-		CHECK(crtc != NULL);
-		teardown();
+	if (!setup_output()) {
 		return;
 	}
 	const struct wla_mode *mode = preferred();
-	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
-		DRM_FORMAT_XRGB8888, 0xff111111u);
-	struct dumb_fb *b = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
-		DRM_FORMAT_XRGB8888, 0xff222222u);
+	struct dumb_fb *a = full_fb(0xff111111u);
+	struct dumb_fb *b = full_fb(0xff222222u);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
 	CHECK(wait_events(1));
 	kms->fail_commit = EINVAL;
@@ -508,10 +511,7 @@ static bool force_status(const char *conn_name, const char *value)
  * it, its fbs are released; plugged back in, it is announced again. */
 static void unplug_while_on(void)
 {
-	setup();
-	if (!crtc) {
-		CHECK(crtc != NULL);
-		teardown();
+	if (!setup_output()) {
 		return;
 	}
 	added = removed = 0;
@@ -521,8 +521,7 @@ static void unplug_while_on(void)
 	};
 	/* A copy: the connector's list is read again when it comes back. */
 	const struct wla_mode saved = *preferred(), *mode = &saved;
-	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
-		DRM_FORMAT_XRGB8888, 0xff445566u);
+	struct dumb_fb *a = full_fb(0xff445566u);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
 	CHECK(wait_events(1));
 	CHECK_INT(commit_primary(&a->base, 2), 0);
@@ -569,15 +568,11 @@ static void unplug_while_on(void)
  * reported, further states refused naming the device; nothing leaks. */
 static void device_lost(void)
 {
-	setup();
-	if (!crtc) {
-		CHECK(crtc != NULL);
-		teardown();
+	if (!setup_output()) {
 		return;
 	}
 	const struct wla_mode *mode = preferred();
-	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
-		DRM_FORMAT_XRGB8888, 0xff665544u);
+	struct dumb_fb *a = full_fb(0xff665544u);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
 	CHECK(wait_events(1));
 	CHECK_INT(commit_primary(&a->base, 2), 0);
@@ -613,15 +608,11 @@ static void on_capture(struct wla_capture *cap, const struct wla_image *image, u
  * clear message while the output keeps working. */
 static void capture_and_writeback(void)
 {
-	setup();
-	if (!crtc) {
-		CHECK(crtc != NULL);
-		teardown();
+	if (!setup_output()) {
 		return;
 	}
 	const struct wla_mode *mode = preferred();
-	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
-		DRM_FORMAT_XRGB8888, 0xff123456u);
+	struct dumb_fb *a = full_fb(0xff123456u);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
 	CHECK(wait_events(1));
 	bool got = false;
@@ -654,18 +645,13 @@ static void capture_and_writeback(void)
  * touched after the core freed it (AddressSanitizer watches). */
 static void device_lost_inside_latch(void)
 {
-	setup();
-	if (!crtc) {
-		CHECK(crtc != NULL);
-		teardown();
+	if (!setup_output()) {
 		return;
 	}
 	crtc->queue_depth = 2;
 	const struct wla_mode *mode = preferred();
-	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
-		DRM_FORMAT_XRGB8888, 0xff101010u);
-	struct dumb_fb *b = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
-		DRM_FORMAT_XRGB8888, 0xff202020u);
+	struct dumb_fb *a = full_fb(0xff101010u);
+	struct dumb_fb *b = full_fb(0xff202020u);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
 	CHECK(wait_events(1));
 	CHECK_INT(commit_primary(&b->base, 2), 0); /* armed */
@@ -704,10 +690,8 @@ static void capture_on_a_static_output(void)
 		return;
 	}
 	const struct wla_mode *mode = preferred();
-	struct dumb_fb *a = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
-		DRM_FORMAT_XRGB8888, 0xff303030u);
-	struct dumb_fb *b = dumb_create(kms->fd, (uint32_t)mode->width, (uint32_t)mode->height,
-		DRM_FORMAT_XRGB8888, 0xff404040u);
+	struct dumb_fb *a = full_fb(0xff303030u);
+	struct dumb_fb *b = full_fb(0xff404040u);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
 	CHECK(wait_events(1));
 	CHECK_INT(commit_primary(&b->base, 2), 0); /* in flight */
