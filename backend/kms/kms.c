@@ -2134,6 +2134,20 @@ static int open_card(struct wla_kms *kms, const char *path, char *why, size_t wh
 	return fd;
 }
 
+/* Whether cardN is the one the firmware booted on (sysfs boot_vga). */
+static bool is_boot_vga(int n)
+{
+	char path[96], value[4] = "";
+	snprintf(path, sizeof(path), "/sys/class/drm/card%d/device/boot_vga", n);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		return false;
+	}
+	bool boot = fgets(value, sizeof(value), f) && value[0] == '1';
+	fclose(f);
+	return boot;
+}
+
 static int find_card(struct wla_kms *kms, const struct wla_config *cfg)
 {
 	char why[200];
@@ -2146,7 +2160,14 @@ static int find_card(struct wla_kms *kms, const struct wla_config *cfg)
 		return fd;
 	}
 	char last[WLA_DRM_DEVICE_MAX + sizeof(why) + 4] = "";
-	for (int i = 0; i < KMS_MAX_CARDS; i++) {
+	/* The card the firmware booted on first (boot_vga), as wlroots picks
+	 * its primary GPU, then the others in order. */
+	for (int n = 0; n < 2 * KMS_MAX_CARDS; n++) {
+		int i = n % KMS_MAX_CARDS;
+		bool boot = is_boot_vga(i);
+		if ((n < KMS_MAX_CARDS) != boot) {
+			continue;
+		}
 		char path[WLA_DRM_DEVICE_MAX];
 		snprintf(path, sizeof(path), "%s/card%d", DRM_DIR_NAME, i);
 		if (access(path, F_OK) != 0) {
