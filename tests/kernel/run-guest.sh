@@ -26,7 +26,7 @@
 set -euo pipefail
 
 here=$(dirname "$(readlink -f "$0")")
-tail_lines=80
+tail_lines=120
 
 timeout=300
 vkms=enable_cursor=1,enable_overlay=1,enable_writeback=1
@@ -180,6 +180,23 @@ trap interrupted INT TERM
 		echo '/lib/systemd/systemd-udevd --daemon || exit 1'
 		echo 'udevadm trigger --action=add && udevadm settle --timeout=60 || exit 1'
 	fi
+	# Near the timeout, what every process still there waits on, so that a
+	# hang says where it is (the console's tail is printed on a timeout).
+	cat <<-EOF
+	(
+		sleep $((timeout > 70 ? timeout - 50 : 20))
+		echo "WLA-GUEST-WATCHDOG: still running after $((timeout > 70 ? timeout - 50 : 20)) s"
+		ps -eo pid,ppid,stat,wchan:24,etime,time,args | awk '\$NF !~ /^\\[/' | cut -c1-160
+		for task in /proc/[0-9]*/task/[0-9]*; do
+			state=\$(awk '{ print \$3 }' "\$task/stat" 2>/dev/null)
+			case \$state in
+			D | T | t) echo "-- \$task (\$state) \$(tr '\\0' ' ' <"\${task%/task/*}/cmdline" | cut -c1-100)"
+				head -n 8 "\$task/stack" 2>/dev/null ;;
+			esac
+		done
+		dmesg | tail -n 15
+	) &
+	EOF
 	printf 'cd -- %q || exit 1\n' "$cwd"
 	printf 'exec'
 	printf ' %q' "$@"
