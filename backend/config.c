@@ -167,6 +167,7 @@ WLA_EXPORT void wla_config_init(struct wla_config *cfg)
 	cfg->flip_depth = 1;
 	cfg->flip_mailbox = false;
 	cfg->latch_slack_us = WLA_DEFAULT_LATCH_SLACK_US;
+	snprintf(cfg->keyboard_layout, sizeof(cfg->keyboard_layout), "us");
 }
 
 WLA_EXPORT int wla_config_parse_mode(const char *origin, const char *str,
@@ -335,6 +336,106 @@ static int check_drm_device(const char *origin, const char *value)
 	return 0;
 }
 
+/* An XKB layout list: "us", "de", "us,ru" (names of a-z 0-9 _ -). */
+static int check_keyboard_layout(const char *origin, const char *value)
+{
+	size_t len = strnlen(value, WLA_KEYBOARD_LAYOUT_MAX);
+	bool valid = len >= 1 && len < WLA_KEYBOARD_LAYOUT_MAX && value[0] != ',' &&
+		value[len - 1] != ',';
+	for (size_t i = 0; valid && i < len; i++) {
+		valid = (value[i] >= 'a' && value[i] <= 'z') || is_digit(value[i]) ||
+			value[i] == '_' || value[i] == '-' || (value[i] == ',' && value[i + 1] != ',');
+	}
+	if (!valid) {
+		wlr_log(WLR_ERROR, "config: %s: keyboard-layout '%.*s': expected XKB layout "
+			"names (us, de, us,ru) of a-z 0-9 _ -, at most %d bytes", origin, 64, value,
+			WLA_KEYBOARD_LAYOUT_MAX - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* An output name, or "" where allowed. */
+static int check_input_output(const char *origin, const char *key, const char *value)
+{
+	size_t len = strnlen(value, WLA_OUTPUT_NAME_MAX);
+	if (len == 0) {
+		return 0;
+	}
+	char where[CONFIG_ORIGIN_MAX + 32];
+	snprintf(where, sizeof(where), "%s: %s", origin, key);
+	return check_output_name(where, value, len);
+}
+
+/* "/dev/input/eventN"-like absolute path, or "name:PATTERN". */
+static int check_input_device(const char *origin, const char *value)
+{
+	size_t len = strnlen(value, WLA_INPUT_DEVICE_MAX);
+	if (len == WLA_INPUT_DEVICE_MAX) {
+		wlr_log(WLR_ERROR, "config: %s: input-device '%.*s...': longer than %d bytes",
+			origin, 40, value, WLA_INPUT_DEVICE_MAX - 1);
+		return -EINVAL;
+	}
+	if (value[0] != '/' && (strncmp(value, "name:", 5) != 0 || !value[5])) {
+		wlr_log(WLR_ERROR, "config: %s: input-device '%s': expected an event device's "
+			"absolute path (/dev/input/event3) or name:PATTERN", origin, value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int add_input_device(struct wla_config *cfg, const char *origin, const char *value)
+{
+	int ret = check_input_device(origin, value);
+	if (ret < 0) {
+		return ret;
+	}
+	if (cfg->n_input_devices == WLA_MAX_INPUT_DEVICES) {
+		wlr_log(WLR_ERROR, "config: %s: input-device '%s': more than %d input devices",
+			origin, value, WLA_MAX_INPUT_DEVICES);
+		return -EINVAL;
+	}
+	/* Shorter than WLA_INPUT_DEVICE_MAX: checked above. */
+	memcpy(cfg->input_devices[cfg->n_input_devices++], value, strlen(value) + 1);
+	return 0;
+}
+
+static int set_input_key(struct wla_config *cfg, const char *origin, const char *key,
+	const char *value)
+{
+	if (strcmp(key, "virtual-input") == 0) {
+		static const char *const names[] = { "auto", "on", "off" };
+		for (size_t i = 0; i < WLA_ARRAY_SIZE(names); i++) {
+			if (strcmp(value, names[i]) == 0) {
+				cfg->virtual_input = (enum wla_config_virtual_input)i;
+				return 0;
+			}
+		}
+		wlr_log(WLR_ERROR, "config: %s: virtual-input '%s': expected auto, on or off",
+			origin, value);
+		return -EINVAL;
+	}
+	if (strcmp(key, "keyboard-layout") == 0) {
+		int ret = check_keyboard_layout(origin, value);
+		if (ret == 0) {
+			snprintf(cfg->keyboard_layout, sizeof(cfg->keyboard_layout), "%s", value);
+		}
+		return ret;
+	}
+	if (strcmp(key, "virtual-touch") == 0 || strcmp(key, "touch-output") == 0) {
+		int ret = check_input_output(origin, key, value);
+		if (ret == 0) {
+			char *field = key[0] == 'v' ? cfg->virtual_touch : cfg->touch_output;
+			snprintf(field, WLA_OUTPUT_NAME_MAX, "%s", value);
+		}
+		return ret;
+	}
+	if (strcmp(key, "input-device") == 0) {
+		return add_input_device(cfg, origin, value);
+	}
+	return 1;
+}
+
 static int parse_control(struct wla_config *cfg, const char *origin, const char *value)
 {
 	int ret = check_control(origin, value);
@@ -378,6 +479,10 @@ WLA_EXPORT int wla_config_set(struct wla_config *cfg, const char *origin, const 
 			snprintf(cfg->drm_device, sizeof(cfg->drm_device), "%s", value);
 		}
 		return ret;
+	}
+	int iret = set_input_key(cfg, origin, key, value);
+	if (iret <= 0) {
+		return iret;
 	}
 	if (strcmp(key, "flip-policy") == 0) {
 		if (strcmp(value, "queue") == 0 || strcmp(value, "mailbox") == 0) {
@@ -795,6 +900,32 @@ static int load_env_outputs(struct wla_config *cfg, const char *value)
 	return 0;
 }
 
+/* "DEV;DEV...": the list of input devices, replaced. */
+static int load_env_input_devices(struct wla_config *cfg, const char *value)
+{
+	size_t saved = cfg->n_input_devices;
+	cfg->n_input_devices = 0;
+	const char *p = value;
+	for (;;) {
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char dev[WLA_INPUT_DEVICE_MAX + 1];
+		if (len > WLA_INPUT_DEVICE_MAX) {
+			len = WLA_INPUT_DEVICE_MAX; /* refused as too long below */
+		}
+		memcpy(dev, p, len);
+		dev[len] = '\0';
+		if (add_input_device(cfg, "WLA_INPUT_DEVICES", dev) < 0) {
+			cfg->n_input_devices = saved;
+			return -EINVAL;
+		}
+		if (!end) {
+			return 0;
+		}
+		p = end + 1;
+	}
+}
+
 WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
 {
 	static const struct {
@@ -809,6 +940,10 @@ WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
 		{ "WLA_CONTROL", "control" },
 		{ "WLA_DRIVER", "driver" },
 		{ "WLA_DRM_DEVICE", "drm-device" },
+		{ "WLA_VIRTUAL_INPUT", "virtual-input" },
+		{ "WLA_KEYBOARD_LAYOUT", "keyboard-layout" },
+		{ "WLA_VIRTUAL_TOUCH", "virtual-touch" },
+		{ "WLA_TOUCH_OUTPUT", "touch-output" },
 	};
 	const char *value;
 
@@ -837,7 +972,11 @@ WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
 			return ret;
 		}
 	}
-	return 0;
+	ret = get_env("WLA_INPUT_DEVICES", &value);
+	if (ret > 0) {
+		ret = load_env_input_devices(cfg, value);
+	}
+	return ret < 0 ? ret : 0;
 }
 
 /* A mode as its config value reads, "1920x1080@59.940", into buf. */
@@ -920,6 +1059,34 @@ WLA_EXPORT int wla_config_validate(const struct wla_config *cfg)
 		int ret = check_control(VALIDATE_ORIGIN ".control", cfg->control);
 		if (ret < 0) {
 			return ret;
+		}
+	}
+
+	if ((int)cfg->virtual_input < WLA_VIRTUAL_INPUT_AUTO ||
+			cfg->virtual_input > WLA_VIRTUAL_INPUT_OFF) {
+		wlr_log(WLR_ERROR, "config: " VALIDATE_ORIGIN ".virtual_input %d: expected "
+			"WLA_VIRTUAL_INPUT_AUTO, _ON or _OFF", (int)cfg->virtual_input);
+		return -EINVAL;
+	}
+	/* "" (what memset leaves) is the default layout, us. */
+	if (cfg->keyboard_layout[0] && check_keyboard_layout(VALIDATE_ORIGIN ".keyboard_layout",
+			cfg->keyboard_layout) < 0) {
+		return -EINVAL;
+	}
+	if (check_input_output(VALIDATE_ORIGIN, "virtual_touch", cfg->virtual_touch) < 0 ||
+			check_input_output(VALIDATE_ORIGIN, "touch_output", cfg->touch_output) < 0) {
+		return -EINVAL;
+	}
+	if (cfg->n_input_devices > WLA_MAX_INPUT_DEVICES) {
+		wlr_log(WLR_ERROR, "config: " VALIDATE_ORIGIN ".n_input_devices %zu: more than %d",
+			cfg->n_input_devices, WLA_MAX_INPUT_DEVICES);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < cfg->n_input_devices; i++) {
+		char where[64];
+		snprintf(where, sizeof(where), VALIDATE_ORIGIN ".input_devices[%zu]", i);
+		if (check_input_device(where, cfg->input_devices[i]) < 0) {
+			return -EINVAL;
 		}
 	}
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <wlr/util/log.h>
 #include <wlatomic/backend.h>
+#include "backend/input.h"
 #include "backend/kms.h" /* the drivers' constructors */
 #include "backend/vdc.h"
 #include "backend/wlr.h"
@@ -106,6 +107,7 @@ static bool backend_start(struct wlr_backend *wlr_backend)
 	}
 	backend->started = true;
 	backend->control = wla_control_create(backend);
+	wla_input_start(backend->input);
 	/* Connectors with nothing plugged in get an output when they are (the
 	 * driver's connector_added). */
 	for (size_t d = 0; d < backend->n_devices; d++) {
@@ -155,6 +157,8 @@ static void backend_destroy(struct wlr_backend *wlr_backend)
 	wl_list_for_each_safe(out, tmp, &backend->outputs, link) {
 		wlr_output_destroy(&out->base);
 	}
+	wla_input_destroy(backend->input);
+	backend->input = NULL;
 	wlr_backend_finish(wlr_backend);
 	if (backend->unplug_idle) {
 		wl_event_source_remove(backend->unplug_idle);
@@ -268,6 +272,12 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 		return NULL;
 	}
 	backend->devices[backend->n_devices++] = dev;
+	backend->input = wla_input_create(backend);
+	if (!backend->input) {
+		dev->funcs->destroy(dev);
+		free(backend);
+		return NULL;
+	}
 	for (size_t d = 0; d < backend->n_devices; d++) {
 		backend->devices[d]->listener = (struct wla_device_listener){
 			.connector_added = handle_connector_added,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <wlr/util/log.h>
 #include <wlatomic/capture.h>
+#include "backend/input.h"
 #include "backend/wlr.h"
 #include "util.h"
 
@@ -35,6 +36,7 @@ enum client_busy {
 	CLIENT_IDLE,
 	CLIENT_WAITING,   /* wait: counting presented frames */
 	CLIENT_CAPTURING, /* capture: the next latched frame */
+	CLIENT_SCRIPT,    /* script: its events, at their times */
 };
 
 struct control_client {
@@ -57,6 +59,7 @@ struct control_client {
 	uint64_t wait_left, wait_asked;
 	struct wla_capture *capture;
 	char capture_path[CONTROL_LINE_MAX];
+	struct wla_input_script *script;
 };
 
 struct wla_control {
@@ -165,6 +168,10 @@ static void client_finish_request(struct control_client *client)
 	if (client->capture) {
 		wla_capture_cancel(client->capture);
 		client->capture = NULL;
+	}
+	if (client->script) {
+		wla_input_script_cancel(client->script);
+		client->script = NULL;
 	}
 	unwatch_output(client);
 	client->busy = CLIENT_IDLE;
@@ -477,6 +484,92 @@ static void cmd_capture(struct control_client *client, int argc, char **argv)
 	}
 }
 
+/* A script file bigger than this is refused (SCRIPT_MAX_LINES lines of
+ * input are far less). */
+#define CONTROL_SCRIPT_MAX (4 * 1024 * 1024)
+
+static void handle_script_done(void *data, int status, const char *message)
+{
+	struct control_client *client = data;
+	client->script = NULL;
+	if (status == 0) {
+		reply(client, "ok %s", message);
+	} else {
+		reply(client, "error %s", message);
+	}
+	client_finish_request(client);
+}
+
+static char *read_script(struct control_client *client, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		reply(client, "error script: cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	char *text = malloc(CONTROL_SCRIPT_MAX + 1);
+	size_t len = text ? fread(text, 1, CONTROL_SCRIPT_MAX + 1, f) : 0;
+	bool failed = text && ferror(f);
+	fclose(f);
+	if (!text || failed || len > CONTROL_SCRIPT_MAX) {
+		reply(client, "error script: %s: %s", path, !text ? "out of memory" :
+			failed ? "read error" : "larger than 4 MiB");
+		free(text);
+		return NULL;
+	}
+	if (memchr(text, '\0', len)) {
+		reply(client, "error script: %s holds a NUL byte", path);
+		free(text);
+		return NULL;
+	}
+	text[len] = '\0';
+	return text;
+}
+
+static void cmd_script(struct control_client *client, int argc, char **argv)
+{
+	if (argc != 2) {
+		reply(client, "error script: expected script PATH");
+		return;
+	}
+	if (argv[1][0] != '/') {
+		reply(client, "error script: path '%s' is not absolute", argv[1]);
+		return;
+	}
+	char *text = read_script(client, argv[1]);
+	if (!text) {
+		return;
+	}
+	const char *base = strrchr(argv[1], '/') + 1;
+	char err[WLA_INPUT_ERROR_MAX + 128];
+	client->busy = CLIENT_SCRIPT;
+	client->script = wla_input_script_start(client->control->backend->input, base, text,
+		handle_script_done, client, err, sizeof(err));
+	free(text);
+	if (!client->script) {
+		client->busy = CLIENT_IDLE;
+		reply(client, "error %s", err);
+	}
+}
+
+/* An input line ("type hello"): at once. */
+static void run_input(struct control_client *client, const char *verb, const char *line)
+{
+	struct wla_input *input = client->control->backend->input;
+	struct wla_input_action act;
+	char err[WLA_INPUT_ERROR_MAX];
+	if (wla_input_parse(input, line, &act, err, sizeof(err)) < 0 ||
+			wla_input_perform(input, &act, err, sizeof(err)) < 0) {
+		reply(client, "error %s", err);
+		return;
+	}
+	reply(client, "ok %s", verb);
+}
+
+static const char *const input_verbs[] = {
+	"key", "type", "move", "move-by", "button", "click", "axis", "touch",
+};
+
 static const struct {
 	const char *name;
 	void (*run)(struct control_client *client, int argc, char **argv);
@@ -486,10 +579,29 @@ static const struct {
 	{ "unplug", cmd_unplug },
 	{ "capture", cmd_capture },
 	{ "wait", cmd_wait },
+	{ "script", cmd_script },
 };
 
 static void client_run_line(struct control_client *client, char *line)
 {
+	/* Input lines keep their text as it is (type's blanks). */
+	char verb[16];
+	size_t skip = strspn(line, " \t\r");
+	size_t vlen = strcspn(line + skip, " \t\r");
+	if (vlen < sizeof(verb)) {
+		memcpy(verb, line + skip, vlen);
+		verb[vlen] = '\0';
+		for (size_t i = 0; i < WLA_ARRAY_SIZE(input_verbs); i++) {
+			if (strcmp(verb, input_verbs[i]) == 0) {
+				size_t len = strlen(line);
+				if (len && line[len - 1] == '\r') {
+					line[len - 1] = '\0';
+				}
+				run_input(client, verb, line + skip);
+				return;
+			}
+		}
+	}
 	char *argv[CONTROL_MAX_ARGS + 1];
 	int argc = 0;
 	char *save = NULL;
@@ -509,7 +621,8 @@ static void client_run_line(struct control_client *client, char *line)
 			return;
 		}
 	}
-	reply(client, "error unknown command '%s' (list, plug, unplug, capture, wait)", argv[0]);
+	reply(client, "error unknown command '%s' (list, plug, unplug, capture, wait, script, "
+		"key, type, move, move-by, button, click, axis, touch)", argv[0]);
 }
 
 /* Run the complete lines received, one request at a time. */

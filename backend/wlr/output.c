@@ -15,6 +15,7 @@
 #include <wlr/util/log.h>
 #include <wlatomic/backend.h>
 #include <wlatomic/capture.h>
+#include "backend/input.h"
 #include "backend/wlr.h"
 #include "util.h"
 
@@ -623,6 +624,8 @@ static void output_destroy(struct wlr_output *wlr_output)
 	if (out->destroyed) {
 		*out->destroyed = true;
 	}
+	/* Its absolute pointer goes first, as the X11 backend's does. */
+	wla_input_output_removed(out->backend->input, out);
 	if (out->frame_idle) {
 		wl_event_source_remove(out->frame_idle);
 	}
@@ -874,6 +877,18 @@ bool wla_output_crtc_usable(struct wla_backend *backend, struct wla_connector *c
 	return true;
 }
 
+struct output_guard {
+	struct wl_listener destroy;
+	bool gone;
+};
+
+static void handle_guard_destroy(struct wl_listener *listener, void *data)
+{
+	struct output_guard *guard = wl_container_of(listener, guard, destroy);
+	wl_list_remove(&guard->destroy.link);
+	guard->gone = true;
+}
+
 struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_device *dev,
 	struct wla_connector *conn, struct wla_crtc *crtc)
 {
@@ -937,7 +952,17 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 	if (panel) {
 		wla_output_panel_init(out, panel);
 	}
+	/* A new_output listener may destroy the output: its pointer comes only
+	 * if it is still there. */
+	struct output_guard guard = { .gone = false };
+	guard.destroy.notify = handle_guard_destroy;
+	wl_signal_add(&wo->events.destroy, &guard.destroy);
 	wl_signal_emit(&backend->base.events.new_output, wo);
+	if (guard.gone) {
+		return NULL;
+	}
+	wl_list_remove(&guard.destroy.link);
+	wla_input_output_added(backend->input, out);
 	return out;
 }
 

@@ -30,6 +30,7 @@
 #include <wlr/types/wlr_input_device.h>
 #include <wlr/types/wlr_keyboard.h>
 #include <wlr/types/wlr_keyboard_group.h>
+#include <wlr/types/wlr_touch.h>
 #include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_output_layout.h>
 #include <wlr/types/wlr_output_management_v1.h>
@@ -46,6 +47,7 @@
 #include <xkbcommon/xkbcommon.h>
 
 #include <wlatomic/backend.h>
+#include <wlatomic/input.h>
 
 /* The background, 0xRRGGBB: not black, which a capture could not tell from
  * the cursor's outline; each channel n/255, exact in wlr_scene_rect's float
@@ -59,6 +61,7 @@
 
 struct tinywl_options {
 	const char *startup_cmd;
+	const char *input_script; /* --input-script: a file of timed input lines */
 	int cursor_x, cursor_y, window_x, window_y;
 	bool deadline, verbose;
 };
@@ -80,6 +83,18 @@ struct tinywl_server {
 	struct wlr_xcursor_manager *cursor_mgr;
 	struct wlr_seat *seat;
 	struct wlr_keyboard_group *keyboards;
+	struct wl_list views;  /* tinywl_view.link, the focused first */
+	struct wl_list inputs; /* tinywl_input.link: devices mapped to an output */
+	size_t n_mapped;       /* windows mapped so far, for their cascade */
+	/* Touch points down, with the layout position of their surface. */
+	struct tinywl_touch_point {
+		int32_t id;
+		double origin_x, origin_y;
+	} touch_points[16];
+	size_t n_touch_points;
+	char *script_text;   /* --input-script's, read at start */
+	bool script_started; /* once the first window mapped */
+	int exit_status;
 	pid_t child;
 	bool shutting_down; /* the event loop has ended: no more frames */
 	struct wl_event_source *signal_sources[2];
@@ -87,7 +102,20 @@ struct tinywl_server {
 	struct wl_listener new_output, layout_change, output_manager_apply,
 		output_manager_test, output_power_set_mode, new_input, keyboard_key,
 		keyboard_modifiers, new_surface, motion, motion_absolute, button, axis, frame,
+		touch_down, touch_up, touch_motion, touch_frame,
 		request_set_cursor, request_set_selection;
+};
+
+/* Every input device: the seat offers what kinds there are, as wlroots'
+ * tinywl does. A pointer or touch device that names its output
+ * (wlr_input_device output_name, as wlatomic's per-output pointers and
+ * touchscreens do) has its absolute coordinates mapped to that output once
+ * it exists. */
+struct tinywl_input {
+	struct wl_list link;
+	struct tinywl_server *server;
+	struct wlr_input_device *device;
+	struct wl_listener destroy;
 };
 
 struct tinywl_output {
@@ -103,6 +131,7 @@ struct tinywl_output {
 };
 
 struct tinywl_view {
+	struct wl_list link;
 	struct tinywl_server *server;
 	struct wlr_xdg_surface *xdg_surface;
 	struct wlr_scene_node *scene_node;
@@ -139,6 +168,8 @@ static void focus_view(struct tinywl_view *view, struct wlr_surface *surface)
 		}
 	}
 	wlr_scene_node_raise_to_top(view->scene_node);
+	wl_list_remove(&view->link);
+	wl_list_insert(&view->server->views, &view->link);
 	wlr_xdg_toplevel_set_activated(view->xdg_surface, true);
 	struct wlr_keyboard *kb = wlr_seat_get_keyboard(seat);
 	wlr_seat_keyboard_notify_enter(seat, view->xdg_surface->surface,
@@ -170,14 +201,114 @@ static void handle_keyboard_modifiers(struct wl_listener *listener, void *data)
 	wlr_seat_keyboard_notify_modifiers(server->seat, &server->keyboards->keyboard.modifiers);
 }
 
+/* Alt+Escape ends tinywl, Alt+F1 focuses the window focused longest ago,
+ * as in wlroots' tinywl. */
+static bool handle_keybinding(struct tinywl_server *server, xkb_keysym_t sym)
+{
+	if (sym == XKB_KEY_Escape) {
+		wl_display_terminate(server->display);
+		return true;
+	}
+	if (sym == XKB_KEY_F1 && wl_list_length(&server->views) > 1) {
+		struct tinywl_view *last = wl_container_of(server->views.prev, last, link);
+		focus_view(last, last->xdg_surface->surface);
+		return true;
+	}
+	return false;
+}
+
 static void handle_keyboard_key(struct wl_listener *listener, void *data)
 {
 	struct tinywl_server *server = wl_container_of(listener, server, keyboard_key);
 	struct wlr_event_keyboard_key *event = data;
-	/* No compositor key bindings: everything goes to the focused client. */
+	struct wlr_keyboard *kb = &server->keyboards->keyboard;
+	if (event->state == WL_KEYBOARD_KEY_STATE_PRESSED &&
+			(wlr_keyboard_get_modifiers(kb) & WLR_MODIFIER_ALT)) {
+		const xkb_keysym_t *syms;
+		int n = xkb_state_key_get_syms(kb->xkb_state, event->keycode + 8, &syms);
+		bool handled = false;
+		for (int i = 0; i < n; i++) {
+			handled |= handle_keybinding(server, syms[i]);
+		}
+		if (handled) {
+			return;
+		}
+	}
+	/* Everything else goes to the focused client. */
 	wlr_seat_set_keyboard(server->seat, server->keyboards->input_device);
 	wlr_seat_keyboard_notify_key(server->seat, event->time_msec, event->keycode,
 		event->state);
+}
+
+static struct wlr_output *output_named(struct tinywl_server *server, const char *name)
+{
+	struct tinywl_output *output;
+	wl_list_for_each(output, &server->outputs, link) {
+		if (strcmp(output->wlr_output->name, name) == 0) {
+			return output->wlr_output;
+		}
+	}
+	return NULL;
+}
+
+/* The seat has a keyboard only while a keyboard exists: a client never
+ * waits for keys that cannot come. */
+static void update_capabilities(struct tinywl_server *server)
+{
+	uint32_t caps = WL_SEAT_CAPABILITY_POINTER;
+	struct tinywl_input *input;
+	wl_list_for_each(input, &server->inputs, link) {
+		caps |= input->device->type == WLR_INPUT_DEVICE_KEYBOARD ?
+			WL_SEAT_CAPABILITY_KEYBOARD : input->device->type == WLR_INPUT_DEVICE_TOUCH ?
+			WL_SEAT_CAPABILITY_TOUCH : 0;
+	}
+	if (server->seat != NULL && !server->shutting_down) {
+		wlr_seat_set_capabilities(server->seat, caps);
+	}
+}
+
+static void handle_input_destroy(struct wl_listener *listener, void *data)
+{
+	struct tinywl_input *input = wl_container_of(listener, input, destroy);
+	struct tinywl_server *server = input->server;
+	wl_list_remove(&input->destroy.link);
+	wl_list_remove(&input->link);
+	free(input);
+	update_capabilities(server);
+}
+
+/* Map the devices that name an output to it, now or when it comes (and
+ * away from it when it goes: wlr_cursor keeps a pointer to it). */
+static void remap_inputs(struct tinywl_server *server, struct wlr_output *gone)
+{
+	struct tinywl_input *input;
+	if (server->cursor == NULL) {
+		return; /* tinywl is ending */
+	}
+	wl_list_for_each(input, &server->inputs, link) {
+		if (input->device->output_name == NULL ||
+				input->device->type == WLR_INPUT_DEVICE_KEYBOARD) {
+			continue;
+		}
+		struct wlr_output *output = output_named(server, input->device->output_name);
+		wlr_cursor_map_input_to_output(server->cursor, input->device,
+			output == gone ? NULL : output);
+	}
+}
+
+static void add_input(struct tinywl_server *server, struct wlr_input_device *device)
+{
+	struct tinywl_input *input = calloc(1, sizeof(*input));
+	if (input == NULL) {
+		wlr_log(WLR_ERROR, "tinywl: input %s: out of memory", device->name);
+		return;
+	}
+	input->server = server;
+	input->device = device;
+	add_listener(&input->destroy, &device->events.destroy, handle_input_destroy);
+	wl_list_insert(&server->inputs, &input->link);
+	remap_inputs(server, NULL);
+	update_capabilities(server);
 }
 
 static void handle_new_input(struct wl_listener *listener, void *data)
@@ -195,7 +326,10 @@ static void handle_new_input(struct wl_listener *listener, void *data)
 			device->type == WLR_INPUT_DEVICE_TOUCH) {
 		/* wlr_cursor forgets the device by itself when it is destroyed. */
 		wlr_cursor_attach_input_device(server->cursor, device);
+	} else {
+		return;
 	}
+	add_input(server, device);
 }
 
 static void handle_request_set_cursor(struct wl_listener *listener, void *data)
@@ -274,6 +408,72 @@ static void handle_frame(struct wl_listener *listener, void *data)
 {
 	struct tinywl_server *server = wl_container_of(listener, server, frame);
 	wlr_seat_pointer_notify_frame(server->seat);
+}
+
+/* Touch: a point goes to the surface it went down on, in that surface's
+ * coordinates; going down on a window focuses it. */
+static struct tinywl_touch_point *touch_point(struct tinywl_server *server, int32_t id)
+{
+	for (size_t i = 0; i < server->n_touch_points; i++) {
+		if (server->touch_points[i].id == id) {
+			return &server->touch_points[i];
+		}
+	}
+	return NULL;
+}
+
+static void handle_touch_down(struct wl_listener *listener, void *data)
+{
+	struct tinywl_server *server = wl_container_of(listener, server, touch_down);
+	struct wlr_event_touch_down *event = data;
+	double lx, ly, sx, sy;
+	wlr_cursor_absolute_to_layout_coords(server->cursor, event->device, event->x, event->y,
+		&lx, &ly);
+	struct wlr_surface *surface = NULL;
+	struct tinywl_view *view = view_at(server, lx, ly, &surface, &sx, &sy);
+	if (view == NULL || touch_point(server, event->touch_id) != NULL ||
+			server->n_touch_points == sizeof(server->touch_points) /
+			sizeof(server->touch_points[0])) {
+		return;
+	}
+	server->touch_points[server->n_touch_points++] = (struct tinywl_touch_point){
+		.id = event->touch_id, .origin_x = lx - sx, .origin_y = ly - sy };
+	focus_view(view, surface);
+	wlr_seat_touch_notify_down(server->seat, surface, event->time_msec, event->touch_id,
+		sx, sy);
+}
+
+static void handle_touch_motion(struct wl_listener *listener, void *data)
+{
+	struct tinywl_server *server = wl_container_of(listener, server, touch_motion);
+	struct wlr_event_touch_motion *event = data;
+	struct tinywl_touch_point *point = touch_point(server, event->touch_id);
+	if (point == NULL) {
+		return;
+	}
+	double lx, ly;
+	wlr_cursor_absolute_to_layout_coords(server->cursor, event->device, event->x, event->y,
+		&lx, &ly);
+	wlr_seat_touch_notify_motion(server->seat, event->time_msec, event->touch_id,
+		lx - point->origin_x, ly - point->origin_y);
+}
+
+static void handle_touch_up(struct wl_listener *listener, void *data)
+{
+	struct tinywl_server *server = wl_container_of(listener, server, touch_up);
+	struct wlr_event_touch_up *event = data;
+	struct tinywl_touch_point *point = touch_point(server, event->touch_id);
+	if (point == NULL) {
+		return;
+	}
+	*point = server->touch_points[--server->n_touch_points];
+	wlr_seat_touch_notify_up(server->seat, event->time_msec, event->touch_id);
+}
+
+static void handle_touch_frame(struct wl_listener *listener, void *data)
+{
+	struct tinywl_server *server = wl_container_of(listener, server, touch_frame);
+	wlr_seat_touch_notify_frame(server->seat);
 }
 
 /* ---- Rendering: at the frame event, or at the frame deadline ---- */
@@ -384,6 +584,7 @@ static void update_output_manager(struct tinywl_server *server)
 static void handle_output_destroy(struct wl_listener *listener, void *data)
 {
 	struct tinywl_output *output = wl_container_of(listener, output, destroy);
+	remap_inputs(output->server, output->wlr_output);
 	if (output->deadline_timer != NULL) {
 		wl_event_source_remove(output->deadline_timer);
 	}
@@ -446,6 +647,7 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 	wlr_xcursor_manager_load(server->cursor_mgr, wlr_output->scale);
 	wlr_cursor_warp(server->cursor, NULL, server->opts.cursor_x, server->opts.cursor_y);
 	wlr_xcursor_manager_set_cursor_image(server->cursor_mgr, "left_ptr", server->cursor);
+	remap_inputs(server, NULL);
 }
 
 /*
@@ -529,12 +731,41 @@ static void handle_output_power_set_mode(struct wl_listener *listener, void *dat
 
 /* ---- Windows: xdg-shell toplevels and their popups ---- */
 
+/* --input-script: a bad script, or an event that could not be sent, ends
+ * tinywl with status 1 (the plugin logged why). */
+static void handle_script_done(void *data, int status, const char *message)
+{
+	struct tinywl_server *server = data;
+	printf("tinywl: input script: %s\n", message);
+	fflush(stdout);
+	if (status < 0 && !server->shutting_down) {
+		server->exit_status = EXIT_FAILURE;
+		wl_display_terminate(server->display);
+	}
+}
+
+static void start_input_script(struct tinywl_server *server)
+{
+	if (server->script_text == NULL || server->script_started) {
+		return;
+	}
+	server->script_started = true;
+	if (wla_input_run_script(server->backend, server->opts.input_script,
+			server->script_text, handle_script_done, server) < 0) {
+		server->exit_status = EXIT_FAILURE;
+		wl_display_terminate(server->display);
+	}
+}
+
 static void handle_view_map(struct wl_listener *listener, void *data)
 {
 	struct tinywl_view *view = wl_container_of(listener, view, map);
-	wlr_scene_node_set_position(view->scene_node, view->server->opts.window_x,
-		view->server->opts.window_y);
+	/* Windows cascade from --window-pos, so that each keeps a visible edge. */
+	int step = (int)(view->server->n_mapped++ % 16) * 40;
+	wlr_scene_node_set_position(view->scene_node, view->server->opts.window_x + step,
+		view->server->opts.window_y + step);
 	focus_view(view, view->xdg_surface->surface);
+	start_input_script(view->server);
 }
 
 static void handle_view_destroy(struct wl_listener *listener, void *data)
@@ -543,6 +774,7 @@ static void handle_view_destroy(struct wl_listener *listener, void *data)
 	/* The scene node is destroyed by wlr_scene along with the surface. */
 	wl_list_remove(&view->map.link);
 	wl_list_remove(&view->destroy.link);
+	wl_list_remove(&view->link);
 	free(view);
 }
 
@@ -579,6 +811,7 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	}
 	view->scene_node->data = view;
 	xdg_surface->data = view->scene_node;
+	wl_list_insert(server->views.prev, &view->link);
 	add_listener(&view->map, &xdg_surface->events.map, handle_view_map);
 	add_listener(&view->destroy, &xdg_surface->events.destroy, handle_view_destroy);
 }
@@ -631,10 +864,46 @@ static const char usage[] =
 	"      --window-pos X,Y  where toplevels are placed (default 0,0)\n"
 	"      --deadline        render each frame just before the output's frame\n"
 	"                        deadline, not at the frame event\n"
+	"      --input-script F  replay the timed input lines of F (README, \"Input\")\n"
+	"                        once the first window mapped\n"
 	"  -v, --verbose         debug log (default: errors only)\n"
 	"  -h, --help            this text\n"
 	"The backend is wlatomic's, configured by the WLA_* variables (README).\n"
 	"The background is 0x%06x.\n";
+
+/* A whole text file (--input-script), or NULL after an error line. */
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		fprintf(stderr, "tinywl: --input-script %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	size_t len = 0, cap = 4096;
+	char *text = malloc(cap);
+	size_t n;
+	while (text != NULL && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (cap - len == 1) {
+			char *bigger = cap < (64u << 20) ? realloc(text, cap * 2) : NULL;
+			if (bigger == NULL) {
+				free(text);
+			}
+			text = bigger;
+			cap *= 2;
+		}
+	}
+	bool failed = text == NULL || ferror(f);
+	fclose(f);
+	if (failed) {
+		fprintf(stderr, "tinywl: --input-script %s: cannot read it (or over 64 MiB)\n",
+			path);
+		free(text);
+		return NULL;
+	}
+	text[len] = '\0';
+	return text;
+}
 
 /* Returns -1 to go on, otherwise the exit status. */
 static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
@@ -642,7 +911,8 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 	static const struct option long_options[] = {
 		{"startup", required_argument, NULL, 's'}, {"cursor", required_argument, NULL, 'c'},
 		{"window-pos", required_argument, NULL, 'w'}, {"deadline", no_argument, NULL, 'd'},
-		{"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}, {0},
+		{"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
+		{"input-script", required_argument, NULL, 'i'}, {0},
 	};
 	*opts = (struct tinywl_options){ .cursor_x = 100, .cursor_y = 100 };
 	opterr = 0; /* getopt's own messages would make a second error line */
@@ -659,6 +929,8 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 			return 2;
 		} else if (c == 'd') {
 			opts->deadline = true;
+		} else if (c == 'i') {
+			opts->input_script = optarg;
 		} else if (c == 'v') {
 			opts->verbose = true;
 		} else if (c == 'h') {
@@ -668,7 +940,7 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 			fprintf(stderr, "tinywl: option '%s' needs a value (see -h)\n",
 				argv[optind - 1]);
 			return 2;
-		} else if (c != 'c' && c != 'w') {
+		} else if (c != 'c' && c != 'w' && c != 'i') {
 			fprintf(stderr, "tinywl: unknown option '%s' (see -h)\n", argv[optind - 1]);
 			return 2;
 		}
@@ -682,7 +954,7 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 
 /* ---- Start and end ---- */
 
-#define TINYWL_LISTENERS 16
+#define TINYWL_LISTENERS 20
 
 static void server_listeners(struct tinywl_server *s,
 	struct wl_listener *out[TINYWL_LISTENERS])
@@ -691,6 +963,7 @@ static void server_listeners(struct tinywl_server *s,
 		&s->output_manager_apply, &s->output_manager_test, &s->output_power_set_mode,
 		&s->new_input, &s->keyboard_key, &s->keyboard_modifiers, &s->new_surface,
 		&s->motion, &s->motion_absolute, &s->button, &s->axis, &s->frame,
+		&s->touch_down, &s->touch_up, &s->touch_motion, &s->touch_frame,
 		&s->request_set_cursor, &s->request_set_selection };
 	memcpy(out, all, sizeof(all));
 }
@@ -699,6 +972,8 @@ static bool server_init(struct tinywl_server *server)
 {
 	struct wl_display *display = server->display;
 	wl_list_init(&server->outputs);
+	wl_list_init(&server->views);
+	wl_list_init(&server->inputs);
 	struct wl_listener *listeners[TINYWL_LISTENERS];
 	server_listeners(server, listeners);
 	for (size_t i = 0; i < TINYWL_LISTENERS; i++) {
@@ -760,6 +1035,12 @@ static bool server_init(struct tinywl_server *server)
 	add_listener(&server->button, &server->cursor->events.button, handle_button);
 	add_listener(&server->axis, &server->cursor->events.axis, handle_axis);
 	add_listener(&server->frame, &server->cursor->events.frame, handle_frame);
+	add_listener(&server->touch_down, &server->cursor->events.touch_down, handle_touch_down);
+	add_listener(&server->touch_up, &server->cursor->events.touch_up, handle_touch_up);
+	add_listener(&server->touch_motion, &server->cursor->events.touch_motion,
+		handle_touch_motion);
+	add_listener(&server->touch_frame, &server->cursor->events.touch_frame,
+		handle_touch_frame);
 	add_listener(&server->new_input, &server->backend->events.new_input, handle_new_input);
 	/* One XKB keymap (the default: us, or XKB_DEFAULT_* from the
 	 * environment) for every keyboard, which all join one group. */
@@ -787,8 +1068,7 @@ static bool server_init(struct tinywl_server *server)
 		handle_request_set_cursor);
 	add_listener(&server->request_set_selection, &server->seat->events.request_set_selection,
 		handle_request_set_selection);
-	wlr_seat_set_capabilities(server->seat,
-		WL_SEAT_CAPABILITY_POINTER | WL_SEAT_CAPABILITY_KEYBOARD);
+	wlr_seat_set_capabilities(server->seat, WL_SEAT_CAPABILITY_POINTER);
 	server->signal_sources[0] = wl_event_loop_add_signal(server->loop, SIGINT,
 		handle_terminate_signal, server);
 	server->signal_sources[1] = wl_event_loop_add_signal(server->loop, SIGTERM,
@@ -822,6 +1102,7 @@ static void server_finish(struct tinywl_server *server)
 	if (server->cursor != NULL) {
 		wlr_xcursor_manager_destroy(server->cursor_mgr);
 		wlr_cursor_destroy(server->cursor);
+		server->cursor = NULL;
 	}
 	/* The layout goes before the scene: wlr_scene's layout helper only
 	 * learns about the layout's destruction, not the scene's. */
@@ -852,6 +1133,10 @@ int main(int argc, char *argv[])
 		return status;
 	}
 	wlr_log_init(server.opts.verbose ? WLR_DEBUG : WLR_ERROR, NULL);
+	if (server.opts.input_script != NULL &&
+			(server.script_text = read_file(server.opts.input_script)) == NULL) {
+		return EXIT_FAILURE;
+	}
 	server.display = wl_display_create();
 	if (server.display == NULL) {
 		fprintf(stderr, "tinywl: cannot create the display\n");
@@ -887,5 +1172,6 @@ int main(int argc, char *argv[])
 	wlr_log(WLR_INFO, "tinywl: running on WAYLAND_DISPLAY=%s", socket);
 	wl_display_run(server.display);
 	server_finish(&server);
-	return EXIT_SUCCESS;
+	free(server.script_text);
+	return server.exit_status;
 }

@@ -44,6 +44,8 @@ struct wla_backend {
 	struct wla_gpio_provider *gpio_provider;
 	/* The control socket, NULL when off or it could not be had. */
 	struct wla_control *control;
+	/* Input devices (backend/input/). */
+	struct wla_input *input;
 	struct wl_listener display_destroy;
 };
 

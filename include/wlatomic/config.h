@@ -25,6 +25,11 @@
 /* A control socket path fits a sockaddr_un's sun_path, NUL included. */
 #define WLA_CONTROL_PATH_MAX 108
 
+/* Input: real devices named in the configuration, and the keyboard layout. */
+#define WLA_MAX_INPUT_DEVICES 8
+#define WLA_INPUT_DEVICE_MAX 128
+#define WLA_KEYBOARD_LAYOUT_MAX 64
+
 /* Limits a configured mode must respect. */
 #define WLA_MODE_MAX_SIZE 16384
 #define WLA_MODE_MAX_REFRESH_MHZ 1000000
@@ -52,6 +57,13 @@ struct wla_config_output {
 enum wla_config_driver {
 	WLA_DRIVER_VDC, /* the virtual display controller (default) */
 	WLA_DRIVER_KMS, /* a DRM card through the kernel's atomic API */
+};
+
+/* Whether the backend offers its virtual keyboard, pointers and touch. */
+enum wla_config_virtual_input {
+	WLA_VIRTUAL_INPUT_AUTO, /* yes unless real input devices are configured */
+	WLA_VIRTUAL_INPUT_ON,
+	WLA_VIRTUAL_INPUT_OFF,
 };
 
 struct wla_config {
@@ -84,6 +96,20 @@ struct wla_config {
 	 * $XDG_RUNTIME_DIR/wlatomic-N (N 0..31), "off" for none, or an
 	 * absolute path shorter than WLA_CONTROL_PATH_MAX. */
 	char control[WLA_CONTROL_PATH_MAX];
+	/* Input (README, "Input"). */
+	enum wla_config_virtual_input virtual_input;
+	/* The keyboards' XKB layout ("us", "de", "us,ru"); "" is us. */
+	char keyboard_layout[WLA_KEYBOARD_LAYOUT_MAX];
+	/* The output the virtual touch device is mapped to; "" for no virtual
+	 * touch device. */
+	char virtual_touch[WLA_OUTPUT_NAME_MAX];
+	/* Real devices through libinput: an event device's absolute path
+	 * ("/dev/input/event3") or "name:PATTERN" (an fnmatch pattern on the
+	 * device's name). */
+	char input_devices[WLA_MAX_INPUT_DEVICES][WLA_INPUT_DEVICE_MAX];
+	size_t n_input_devices;
+	/* The output real touchscreens are mapped to; "" for the first output. */
+	char touch_output[WLA_OUTPUT_NAME_MAX];
 };
 
 /*
@@ -102,8 +128,9 @@ int wla_config_parse_mode(const char *origin, const char *str, struct wla_config
 
 /*
  * Set one key ("driver", "drm-device", "overlay-planes", "cursor-size",
- * "flip-depth", "flip-policy", "gpio-dry-run", "latch-slack-us", "control")
- * to a value. origin names the
+ * "flip-depth", "flip-policy", "gpio-dry-run", "latch-slack-us", "control",
+ * "virtual-input", "keyboard-layout", "virtual-touch", "touch-output") to a
+ * value; "input-device" adds a device to the list. origin names the
  * source in error messages (a file and line, or an environment variable).
  * Returns 0 or -EINVAL with one logged line naming key and value.
  */
@@ -136,7 +163,9 @@ int wla_config_load_file(struct wla_config *cfg, const char *path);
  * then WLA_OUTPUTS ("N" outputs of the default mode, or per-output mode lists
  * "1920x1080@60,1280x720;1024x768@75"), WLA_OVERLAY_PLANES, WLA_CURSOR_SIZE,
  * WLA_FLIP_DEPTH, WLA_FLIP_POLICY, WLA_GPIO_DRY_RUN, WLA_LATCH_SLACK_US,
- * WLA_CONTROL, WLA_DRIVER (vdc or kms), WLA_DRM_DEVICE.
+ * WLA_CONTROL, WLA_DRIVER (vdc or kms), WLA_DRM_DEVICE, WLA_VIRTUAL_INPUT,
+ * WLA_KEYBOARD_LAYOUT, WLA_VIRTUAL_TOUCH, WLA_TOUCH_OUTPUT and
+ * WLA_INPUT_DEVICES (';' between devices; replaces the list).
  * Returns 0 or a negative errno after logging one line.
  */
 int wla_config_load_env(struct wla_config *cfg);

@@ -1,0 +1,794 @@
+/*
+ * The backend's input devices: the virtual keyboard, pointers and touch
+ * device, and what drives them (wla_input_perform; the parser and scripts
+ * are in script.c).
+ *
+ * The virtual pointer moves relatively, clicks and scrolls; each output
+ * also gets an absolute pointer mapped to it (wlr_input_device.output_name,
+ * as wlroots' X11 and Wayland backends do), so that "move Virtual-2 10,20"
+ * lands on that output in any layout of a compositor that maps devices by
+ * their output name. The touch device is mapped to the output the
+ * configuration names.
+ */
+#define _GNU_SOURCE /* strdup */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <linux/input-event-codes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <wlr/util/log.h>
+#include <xkbcommon/xkbcommon.h>
+#include <wlatomic/input.h>
+#include "backend/input.h"
+#include "backend/wlr.h"
+#include "util.h"
+
+uint32_t wla_input_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint32_t)(wla_timespec_to_ns(&ts) / 1000000);
+}
+
+/* ---- Devices ---- */
+
+static void device_destroy_impl(struct wlr_input_device *wlr_dev)
+{
+	struct wla_input_device *dev = wl_container_of(wlr_dev, dev, base);
+	free(dev);
+}
+
+static const struct wlr_input_device_impl device_impl = {
+	.destroy = device_destroy_impl,
+};
+
+/* The type-specific parts live inside wla_input_device: their destroy
+ * frees nothing (the device's impl does). */
+static void keyboard_destroy_impl(struct wlr_keyboard *kb)
+{
+	wl_list_remove(&kb->events.key.listener_list);
+}
+static const struct wlr_keyboard_impl keyboard_impl = { .destroy = keyboard_destroy_impl };
+static void pointer_destroy_impl(struct wlr_pointer *pointer)
+{
+}
+static const struct wlr_pointer_impl pointer_impl = { .destroy = pointer_destroy_impl };
+static void touch_destroy_impl(struct wlr_touch *touch)
+{
+}
+static const struct wlr_touch_impl touch_impl = { .destroy = touch_destroy_impl };
+
+struct wla_input_device *wla_input_device_create(struct wla_input *input,
+	enum wlr_input_device_type type, const char *name, const char *output_name)
+{
+	struct wla_input_device *dev = calloc(1, sizeof(*dev));
+	char *out_name = output_name ? strdup(output_name) : NULL;
+	if (!dev || (output_name && !out_name)) {
+		wlr_log(WLR_ERROR, "input: device '%s': out of memory", name);
+		free(dev);
+		free(out_name);
+		return NULL;
+	}
+	wlr_input_device_init(&dev->base, type, &device_impl, name, 0, 0);
+	if (!dev->base.name) {
+		wlr_log(WLR_ERROR, "input: device '%s': out of memory", name);
+		free(out_name);
+		free(dev);
+		return NULL;
+	}
+	dev->base.output_name = out_name;
+	switch (type) {
+	case WLR_INPUT_DEVICE_KEYBOARD:
+		wlr_keyboard_init(&dev->keyboard, &keyboard_impl);
+		dev->base.keyboard = &dev->keyboard;
+		break;
+	case WLR_INPUT_DEVICE_POINTER:
+		wlr_pointer_init(&dev->pointer, &pointer_impl);
+		dev->base.pointer = &dev->pointer;
+		break;
+	case WLR_INPUT_DEVICE_TOUCH:
+		wlr_touch_init(&dev->touch, &touch_impl);
+		dev->base.touch = &dev->touch;
+		break;
+	default:
+		assert(!"device type not made here");
+	}
+	dev->input = input;
+	wl_list_insert(input->devices.prev, &dev->link);
+	return dev;
+}
+
+void wla_input_device_announce(struct wla_input_device *dev)
+{
+	if (dev->announced || !dev->input->started) {
+		return;
+	}
+	dev->announced = true;
+	wlr_log(WLR_DEBUG, "input: device '%s' (%s%s) announced", dev->base.name,
+		dev->base.output_name ? "mapped to " : "unmapped",
+		dev->base.output_name ? dev->base.output_name : "");
+	wl_signal_emit(&dev->input->backend->base.events.new_input, &dev->base);
+}
+
+void wla_input_device_destroy(struct wla_input_device *dev)
+{
+	if (!dev) {
+		return;
+	}
+	struct wla_input *input = dev->input;
+	if (input->keyboard == dev) {
+		input->keyboard = NULL;
+	}
+	if (input->pointer == dev) {
+		input->pointer = NULL;
+	}
+	if (input->touch == dev) {
+		input->touch = NULL;
+	}
+	wl_list_remove(&dev->link);
+	/* Signals the compositor, then frees dev (device_destroy_impl). */
+	wlr_input_device_destroy(&dev->base);
+}
+
+/* ---- The keymap ---- */
+
+static struct xkb_keymap *compile_keymap(struct xkb_context *ctx, const char *layout)
+{
+	struct xkb_rule_names names = { .layout = layout };
+	return xkb_keymap_new_from_names(ctx, &names, XKB_KEYMAP_COMPILE_NO_FLAGS);
+}
+
+/* ---- Creation ---- */
+
+struct wla_input *wla_input_create(struct wla_backend *backend)
+{
+	const struct wla_config *cfg = &backend->config;
+	struct wla_input *input = calloc(1, sizeof(*input));
+	if (!input) {
+		wlr_log(WLR_ERROR, "input: out of memory");
+		return NULL;
+	}
+	input->backend = backend;
+	input->loop = wl_display_get_event_loop(backend->display);
+	wl_list_init(&input->devices);
+	wl_list_init(&input->scripts);
+	input->virtual_on = cfg->virtual_input == WLA_VIRTUAL_INPUT_ON ||
+		(cfg->virtual_input == WLA_VIRTUAL_INPUT_AUTO && cfg->n_input_devices == 0);
+
+	const char *layout = cfg->keyboard_layout[0] ? cfg->keyboard_layout : "us";
+	input->xkb = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
+	if (!input->xkb) {
+		wlr_log(WLR_ERROR, "input: xkbcommon cannot make a context");
+		goto fail;
+	}
+	/* Its own lines about a missing layout file would repeat ours. */
+	xkb_context_set_log_level(input->xkb, XKB_LOG_LEVEL_CRITICAL);
+	input->keymap = compile_keymap(input->xkb, layout);
+	if (!input->keymap) {
+		wlr_log(WLR_ERROR, "config: keyboard-layout '%s': xkbcommon cannot compile a "
+			"keymap for it (is it an XKB layout, like us or de?)", layout);
+		goto fail;
+	}
+	if (!input->virtual_on) {
+		wlr_log(WLR_INFO, "input: no virtual devices (virtual-input %s, %zu input "
+			"device(s) configured)", cfg->virtual_input == WLA_VIRTUAL_INPUT_OFF ?
+			"off" : "auto", cfg->n_input_devices);
+		return input;
+	}
+	input->keyboard = wla_input_device_create(input, WLR_INPUT_DEVICE_KEYBOARD,
+		"wlatomic virtual keyboard", NULL);
+	input->pointer = wla_input_device_create(input, WLR_INPUT_DEVICE_POINTER,
+		"wlatomic virtual pointer", NULL);
+	if (!input->keyboard || !input->pointer) {
+		goto fail;
+	}
+	if (!wlr_keyboard_set_keymap(&input->keyboard->keyboard, input->keymap)) {
+		wlr_log(WLR_ERROR, "input: virtual keyboard: cannot set the keymap of "
+			"keyboard-layout '%s'", layout);
+		goto fail;
+	}
+	wlr_keyboard_set_repeat_info(&input->keyboard->keyboard, 25, 600);
+	if (cfg->virtual_touch[0]) {
+		input->touch = wla_input_device_create(input, WLR_INPUT_DEVICE_TOUCH,
+			"wlatomic virtual touch", cfg->virtual_touch);
+		if (!input->touch) {
+			goto fail;
+		}
+	}
+	wlr_log(WLR_INFO, "input: virtual keyboard (layout %s), pointer%s%s", layout,
+		input->touch ? ", touch mapped to " : "", input->touch ? cfg->virtual_touch : "");
+	return input;
+
+fail:
+	wla_input_destroy(input);
+	return NULL;
+}
+
+void wla_input_start(struct wla_input *input)
+{
+	input->started = true;
+	struct wla_input_device *dev, *tmp;
+	wl_list_for_each_safe(dev, tmp, &input->devices, link) {
+		wla_input_device_announce(dev);
+	}
+}
+
+void wla_input_destroy(struct wla_input *input)
+{
+	if (!input) {
+		return;
+	}
+	wla_input_scripts_end_all(input, -ESHUTDOWN, "the backend went away");
+	while (!wl_list_empty(&input->devices)) {
+		struct wla_input_device *dev = wl_container_of(input->devices.next, dev, link);
+		wla_input_device_destroy(dev);
+	}
+	xkb_keymap_unref(input->keymap);
+	xkb_context_unref(input->xkb);
+	free(input);
+}
+
+void wla_input_output_added(struct wla_input *input, struct wla_output *out)
+{
+	if (!input || !input->virtual_on) {
+		return;
+	}
+	char name[96];
+	snprintf(name, sizeof(name), "wlatomic virtual pointer %s", out->base.name);
+	struct wla_input_device *dev = wla_input_device_create(input, WLR_INPUT_DEVICE_POINTER,
+		name, out->base.name);
+	if (!dev) {
+		return; /* logged; the output works without it */
+	}
+	dev->output = out;
+	wla_input_device_announce(dev);
+}
+
+void wla_input_output_removed(struct wla_input *input, struct wla_output *out)
+{
+	if (!input) {
+		return;
+	}
+	struct wla_input_device *dev, *tmp;
+	wl_list_for_each_safe(dev, tmp, &input->devices, link) {
+		if (dev->output == out) {
+			wla_input_device_destroy(dev);
+		}
+	}
+}
+
+/* ---- Performing actions ---- */
+
+static struct wla_input_device *absolute_pointer(struct wla_input *input, const char *output)
+{
+	struct wla_input_device *dev;
+	wl_list_for_each(dev, &input->devices, link) {
+		if (dev->output && strcmp(dev->output->base.name, output) == 0) {
+			return dev;
+		}
+	}
+	return NULL;
+}
+
+struct wla_output *wla_input_find_output(struct wla_input *input, const char *name)
+{
+	struct wla_output *out;
+	wl_list_for_each(out, &input->backend->outputs, link) {
+		if (strcmp(out->base.name, name) == 0) {
+			return out;
+		}
+	}
+	return NULL;
+}
+
+/* x, y in the output's layout size (what the compositor maps [0, 1] to):
+ * on it, or -EINVAL with why. */
+int wla_input_locate(struct wla_input *input, const char *output, double x, double y,
+	double *nx, double *ny, char *err, size_t err_size)
+{
+	struct wla_output *out = wla_input_find_output(input, output);
+	if (!out) {
+		snprintf(err, err_size, "no output named %s", output);
+		return -ENOENT;
+	}
+	int width, height;
+	wlr_output_effective_resolution(&out->base, &width, &height);
+	if (!out->base.enabled || width <= 0 || height <= 0) {
+		snprintf(err, err_size, "output %s is off", output);
+		return -ENODEV;
+	}
+	if (!(x >= 0 && y >= 0 && x < width && y < height)) {
+		snprintf(err, err_size, "position %g,%g is off output %s (%dx%d)", x, y, output,
+			width, height);
+		return -EINVAL;
+	}
+	*nx = x / width;
+	*ny = y / height;
+	return 0;
+}
+
+static void send_key(struct wla_input_device *kb, uint32_t code, bool down, uint32_t time)
+{
+	struct wlr_event_keyboard_key event = {
+		.time_msec = time,
+		.keycode = code,
+		.update_state = true,
+		.state = down ? WL_KEYBOARD_KEY_STATE_PRESSED : WL_KEYBOARD_KEY_STATE_RELEASED,
+	};
+	wlr_keyboard_notify_key(&kb->keyboard, &event);
+}
+
+/* Modifier keys typing may hold, and the modifier mask each sets. */
+static const uint32_t modifier_keys[] = { KEY_LEFTSHIFT, KEY_RIGHTALT };
+
+static xkb_mod_mask_t mask_of_keys(struct xkb_keymap *keymap, unsigned combo)
+{
+	struct xkb_state *state = xkb_state_new(keymap);
+	if (!state) {
+		return 0;
+	}
+	for (size_t i = 0; i < WLA_ARRAY_SIZE(modifier_keys); i++) {
+		if (combo & (1u << i)) {
+			xkb_state_update_key(state, modifier_keys[i] + 8, XKB_KEY_DOWN);
+		}
+	}
+	xkb_mod_mask_t mask = xkb_state_serialize_mods(state, XKB_STATE_MODS_EFFECTIVE);
+	xkb_state_unref(state);
+	return mask;
+}
+
+/* How to type one keysym on keymap: a key and the modifier keys to hold
+ * (bit i: modifier_keys[i]). False if no key of the first layout makes it
+ * with those modifiers. */
+static bool find_stroke(struct xkb_keymap *keymap, xkb_keysym_t sym, uint32_t *code,
+	unsigned *combo)
+{
+	xkb_mod_mask_t masks_of[4];
+	for (unsigned c = 0; c < 4; c++) {
+		masks_of[c] = c ? mask_of_keys(keymap, c) : 0;
+	}
+	xkb_keycode_t min = xkb_keymap_min_keycode(keymap), max = xkb_keymap_max_keycode(keymap);
+	/* Fewer modifiers first: 'a' is a, not Shift+something. */
+	for (unsigned c = 0; c < 4; c++) {
+		for (xkb_keycode_t kc = min; kc <= max && kc >= 8; kc++) {
+			xkb_level_index_t levels = xkb_keymap_num_levels_for_key(keymap, kc, 0);
+			for (xkb_level_index_t level = 0; level < levels; level++) {
+				const xkb_keysym_t *syms;
+				int n = xkb_keymap_key_get_syms_by_level(keymap, kc, 0, level, &syms);
+				if (n != 1 || syms[0] != sym) {
+					continue;
+				}
+				xkb_mod_mask_t masks[8];
+				size_t nm = xkb_keymap_key_get_mods_for_level(keymap, kc, 0, level,
+					masks, WLA_ARRAY_SIZE(masks));
+				for (size_t m = 0; m < nm; m++) {
+					if (masks[m] == masks_of[c]) {
+						*code = kc - 8;
+						*combo = c;
+						return true;
+					}
+				}
+			}
+		}
+	}
+	return false;
+}
+
+/* The next UTF-8 character of *p, advancing it; 0 at the end, -1 if the
+ * bytes are not UTF-8. */
+static int32_t next_utf8(const char **p)
+{
+	const unsigned char *s = (const unsigned char *)*p;
+	if (!s[0]) {
+		return 0;
+	}
+	int len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 :
+		(s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	if (!len) {
+		return -1;
+	}
+	int32_t cp = len == 1 ? s[0] : s[0] & (0x7f >> len);
+	for (int i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80) {
+			return -1;
+		}
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	*p += len;
+	return cp;
+}
+
+/* The keymap typing uses: the keyboard's own (a compositor may have set
+ * its own), else the configured one. */
+static struct xkb_keymap *typing_keymap(struct wla_input *input)
+{
+	if (input->keyboard && input->keyboard->keyboard.keymap) {
+		return input->keyboard->keyboard.keymap;
+	}
+	return input->keymap;
+}
+
+int wla_input_check_text(struct wla_input *input, const char *text, char *err, size_t err_size)
+{
+	struct xkb_keymap *keymap = typing_keymap(input);
+	const char *p = text;
+	size_t index = 0;
+	for (;;) {
+		int32_t cp = next_utf8(&p);
+		if (cp == 0) {
+			return 0;
+		}
+		if (cp < 0) {
+			snprintf(err, err_size, "text is not UTF-8 at byte %zu", (size_t)(p - text));
+			return -EINVAL;
+		}
+		xkb_keysym_t sym = xkb_utf32_to_keysym((uint32_t)cp);
+		uint32_t code;
+		unsigned combo;
+		if (sym == XKB_KEY_NoSymbol || !find_stroke(keymap, sym, &code, &combo)) {
+			snprintf(err, err_size, "character %zu (U+%04" PRIX32 ") cannot be typed "
+				"with the keyboard's keymap", index + 1, (uint32_t)cp);
+			return -EINVAL;
+		}
+		index++;
+	}
+}
+
+static int type_text(struct wla_input *input, const char *text, char *err, size_t err_size)
+{
+	int ret = wla_input_check_text(input, text, err, err_size);
+	if (ret < 0) {
+		return ret;
+	}
+	struct xkb_keymap *keymap = typing_keymap(input);
+	const char *p = text;
+	int32_t cp;
+	while ((cp = next_utf8(&p)) > 0) {
+		uint32_t code;
+		unsigned combo;
+		find_stroke(keymap, xkb_utf32_to_keysym((uint32_t)cp), &code, &combo);
+		uint32_t now = wla_input_now_ms();
+		for (size_t i = 0; i < WLA_ARRAY_SIZE(modifier_keys); i++) {
+			if (combo & (1u << i)) {
+				send_key(input->keyboard, modifier_keys[i], true, now);
+			}
+		}
+		send_key(input->keyboard, code, true, now);
+		send_key(input->keyboard, code, false, now);
+		for (size_t i = WLA_ARRAY_SIZE(modifier_keys); i-- > 0;) {
+			if (combo & (1u << i)) {
+				send_key(input->keyboard, modifier_keys[i], false, now);
+			}
+		}
+		/* A listener may have destroyed the backend's devices. */
+		if (!input->keyboard) {
+			snprintf(err, err_size, "the virtual keyboard went away while typing");
+			return -ENODEV;
+		}
+	}
+	return 0;
+}
+
+static void pointer_frame(struct wla_input_device *dev)
+{
+	wl_signal_emit(&dev->pointer.events.frame, &dev->pointer);
+}
+
+static int touch_index(struct wla_input_device *dev, int32_t id)
+{
+	for (size_t i = 0; i < dev->n_touch_ids; i++) {
+		if (dev->touch_ids[i] == id) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+static int perform_touch(struct wla_input *input, const struct wla_input_action *act,
+	char *err, size_t err_size)
+{
+	struct wla_input_device *dev = input->touch;
+	if (!dev) {
+		snprintf(err, err_size, "no virtual touch device (set virtual-touch to an "
+			"output)");
+		return -ENODEV;
+	}
+	int index = touch_index(dev, act->touch_id);
+	if (act->touch == WLA_INPUT_TOUCH_DOWN && index >= 0) {
+		snprintf(err, err_size, "touch point %" PRId32 " is down already", act->touch_id);
+		return -EBUSY;
+	}
+	if (act->touch != WLA_INPUT_TOUCH_DOWN && index < 0) {
+		snprintf(err, err_size, "touch point %" PRId32 " is not down", act->touch_id);
+		return -EINVAL;
+	}
+	if (act->touch == WLA_INPUT_TOUCH_DOWN && dev->n_touch_ids == WLA_ARRAY_SIZE(dev->touch_ids)) {
+		snprintf(err, err_size, "more than %zu touch points down",
+			WLA_ARRAY_SIZE(dev->touch_ids));
+		return -EBUSY;
+	}
+	double nx = 0, ny = 0;
+	if (act->touch != WLA_INPUT_TOUCH_UP) {
+		int ret = wla_input_locate(input, dev->base.output_name, act->x, act->y, &nx, &ny,
+			err, err_size);
+		if (ret < 0) {
+			return ret;
+		}
+	}
+	uint32_t now = wla_input_now_ms();
+	switch (act->touch) {
+	case WLA_INPUT_TOUCH_DOWN: {
+		dev->touch_ids[dev->n_touch_ids++] = act->touch_id;
+		struct wlr_event_touch_down ev = { .device = &dev->base, .time_msec = now,
+			.touch_id = act->touch_id, .x = nx, .y = ny };
+		wl_signal_emit(&dev->touch.events.down, &ev);
+		break;
+	}
+	case WLA_INPUT_TOUCH_MOTION: {
+		struct wlr_event_touch_motion ev = { .device = &dev->base, .time_msec = now,
+			.touch_id = act->touch_id, .x = nx, .y = ny };
+		wl_signal_emit(&dev->touch.events.motion, &ev);
+		break;
+	}
+	case WLA_INPUT_TOUCH_UP: {
+		dev->touch_ids[index] = dev->touch_ids[--dev->n_touch_ids];
+		struct wlr_event_touch_up ev = { .device = &dev->base, .time_msec = now,
+			.touch_id = act->touch_id };
+		wl_signal_emit(&dev->touch.events.up, &ev);
+		break;
+	}
+	}
+	if (input->touch) {
+		wl_signal_emit(&input->touch->touch.events.frame, NULL);
+	}
+	return 0;
+}
+
+int wla_input_perform(struct wla_input *input, const struct wla_input_action *act, char *err,
+	size_t err_size)
+{
+	if (!input->virtual_on) {
+		snprintf(err, err_size, "the virtual input devices are off (virtual-input)");
+		return -ENODEV;
+	}
+	if (!input->started) {
+		snprintf(err, err_size, "the backend has not started");
+		return -EAGAIN;
+	}
+	uint32_t now = wla_input_now_ms();
+	switch (act->type) {
+	case WLA_INPUT_KEY:
+		if (act->press != WLA_INPUT_UP) {
+			send_key(input->keyboard, act->code, true, now);
+		}
+		if (act->press != WLA_INPUT_DOWN && input->keyboard) {
+			send_key(input->keyboard, act->code, false, now);
+		}
+		return 0;
+	case WLA_INPUT_TYPE:
+		return type_text(input, act->text, err, err_size);
+	case WLA_INPUT_MOVE: {
+		double nx, ny;
+		int ret = wla_input_locate(input, act->output, act->x, act->y, &nx, &ny, err,
+			err_size);
+		if (ret < 0) {
+			return ret;
+		}
+		struct wla_input_device *dev = absolute_pointer(input, act->output);
+		if (!dev) {
+			snprintf(err, err_size, "output %s has no virtual pointer", act->output);
+			return -ENODEV;
+		}
+		struct wlr_event_pointer_motion_absolute ev = { .device = &dev->base,
+			.time_msec = now, .x = nx, .y = ny };
+		wl_signal_emit(&dev->pointer.events.motion_absolute, &ev);
+		pointer_frame(dev);
+		return 0;
+	}
+	case WLA_INPUT_MOVE_BY: {
+		struct wla_input_device *dev = input->pointer;
+		struct wlr_event_pointer_motion ev = { .device = &dev->base, .time_msec = now,
+			.delta_x = act->x, .delta_y = act->y, .unaccel_dx = act->x,
+			.unaccel_dy = act->y };
+		wl_signal_emit(&dev->pointer.events.motion, &ev);
+		pointer_frame(dev);
+		return 0;
+	}
+	case WLA_INPUT_BUTTON: {
+		struct wla_input_device *dev = input->pointer;
+		for (int down = 1; down >= 0 && input->pointer; down--) {
+			if ((down && act->press == WLA_INPUT_UP) ||
+					(!down && act->press == WLA_INPUT_DOWN)) {
+				continue;
+			}
+			struct wlr_event_pointer_button ev = { .device = &dev->base,
+				.time_msec = now, .button = act->code,
+				.state = down ? WLR_BUTTON_PRESSED : WLR_BUTTON_RELEASED };
+			wl_signal_emit(&dev->pointer.events.button, &ev);
+			if (input->pointer) {
+				pointer_frame(dev);
+			}
+		}
+		return 0;
+	}
+	case WLA_INPUT_AXIS: {
+		struct wla_input_device *dev = input->pointer;
+		/* One wheel detent is 15 in libinput's units. */
+		struct wlr_event_pointer_axis ev = { .device = &dev->base, .time_msec = now,
+			.source = WLR_AXIS_SOURCE_WHEEL,
+			.orientation = act->horizontal ? WLR_AXIS_ORIENTATION_HORIZONTAL :
+				WLR_AXIS_ORIENTATION_VERTICAL,
+			.delta = act->delta, .delta_discrete = (int32_t)(act->delta / 15) };
+		wl_signal_emit(&dev->pointer.events.axis, &ev);
+		if (input->pointer) {
+			pointer_frame(dev);
+		}
+		return 0;
+	}
+	case WLA_INPUT_TOUCH:
+		return perform_touch(input, act, err, err_size);
+	}
+	snprintf(err, err_size, "unknown action %d", (int)act->type);
+	return -EINVAL;
+}
+
+/* ---- The public API ---- */
+
+static struct wla_input *input_of(struct wlr_backend *wlr_backend, const char *what)
+{
+	if (!wla_backend_is_wla(wlr_backend)) {
+		wlr_log(WLR_ERROR, "input: %s: not a wlatomic backend", what);
+		return NULL;
+	}
+	return wla_backend_from_wlr(wlr_backend)->input;
+}
+
+static int api_perform(struct wlr_backend *wlr_backend, const char *what,
+	const struct wla_input_action *act)
+{
+	struct wla_input *input = input_of(wlr_backend, what);
+	if (!input) {
+		return -EINVAL;
+	}
+	char err[WLA_INPUT_ERROR_MAX];
+	int ret = wla_input_perform(input, act, err, sizeof(err));
+	if (ret < 0) {
+		wlr_log(WLR_ERROR, "input: %s: %s", what, err);
+	}
+	return ret;
+}
+
+WLA_EXPORT int wla_input_key(struct wlr_backend *backend, uint32_t key, bool pressed)
+{
+	if (key > KEY_MAX) {
+		wlr_log(WLR_ERROR, "input: key %" PRIu32 ": beyond KEY_MAX (%d)", key, KEY_MAX);
+		return -EINVAL;
+	}
+	struct wla_input_action act = { .type = WLA_INPUT_KEY, .code = key,
+		.press = pressed ? WLA_INPUT_DOWN : WLA_INPUT_UP };
+	return api_perform(backend, "key", &act);
+}
+
+WLA_EXPORT int wla_input_type(struct wlr_backend *backend, const char *text)
+{
+	struct wla_input_action act = { .type = WLA_INPUT_TYPE };
+	if (!text || strlen(text) >= sizeof(act.text)) {
+		wlr_log(WLR_ERROR, "input: type: %s", text ? "text longer than 511 bytes" :
+			"no text");
+		return -EINVAL;
+	}
+	snprintf(act.text, sizeof(act.text), "%s", text);
+	return api_perform(backend, "type", &act);
+}
+
+WLA_EXPORT int wla_input_pointer_move(struct wlr_backend *backend, const char *output,
+	double x, double y)
+{
+	struct wla_input_action act = { .type = WLA_INPUT_MOVE, .x = x, .y = y };
+	if (!output || strlen(output) >= sizeof(act.output)) {
+		wlr_log(WLR_ERROR, "input: move: no output named %s", output ? output : "(null)");
+		return -ENOENT;
+	}
+	snprintf(act.output, sizeof(act.output), "%s", output);
+	return api_perform(backend, "move", &act);
+}
+
+WLA_EXPORT int wla_input_pointer_move_by(struct wlr_backend *backend, double dx, double dy)
+{
+	if (!isfinite(dx) || !isfinite(dy)) {
+		wlr_log(WLR_ERROR, "input: move-by %g,%g: not finite", dx, dy);
+		return -EINVAL;
+	}
+	struct wla_input_action act = { .type = WLA_INPUT_MOVE_BY, .x = dx, .y = dy };
+	return api_perform(backend, "move-by", &act);
+}
+
+WLA_EXPORT int wla_input_pointer_button(struct wlr_backend *backend, uint32_t button,
+	bool pressed)
+{
+	if (button < BTN_MOUSE || button > BTN_TASK) {
+		wlr_log(WLR_ERROR, "input: button %" PRIu32 ": not a pointer button (BTN_MOUSE "
+			"%d .. BTN_TASK %d)", button, BTN_MOUSE, BTN_TASK);
+		return -EINVAL;
+	}
+	struct wla_input_action act = { .type = WLA_INPUT_BUTTON, .code = button,
+		.press = pressed ? WLA_INPUT_DOWN : WLA_INPUT_UP };
+	return api_perform(backend, "button", &act);
+}
+
+WLA_EXPORT int wla_input_pointer_axis(struct wlr_backend *backend, bool horizontal, double delta)
+{
+	if (!isfinite(delta)) {
+		wlr_log(WLR_ERROR, "input: axis %g: not finite", delta);
+		return -EINVAL;
+	}
+	struct wla_input_action act = { .type = WLA_INPUT_AXIS, .horizontal = horizontal,
+		.delta = delta };
+	return api_perform(backend, "axis", &act);
+}
+
+static int api_touch(struct wlr_backend *backend, enum wla_input_touch_kind kind, int32_t id,
+	double x, double y)
+{
+	if (id < 0) {
+		wlr_log(WLR_ERROR, "input: touch %" PRId32 ": ids are 0 or more", id);
+		return -EINVAL;
+	}
+	struct wla_input_action act = { .type = WLA_INPUT_TOUCH, .touch = kind, .touch_id = id,
+		.x = x, .y = y };
+	return api_perform(backend, "touch", &act);
+}
+
+WLA_EXPORT int wla_input_touch_down(struct wlr_backend *backend, int32_t id, double x, double y)
+{
+	return api_touch(backend, WLA_INPUT_TOUCH_DOWN, id, x, y);
+}
+
+WLA_EXPORT int wla_input_touch_motion(struct wlr_backend *backend, int32_t id, double x,
+	double y)
+{
+	return api_touch(backend, WLA_INPUT_TOUCH_MOTION, id, x, y);
+}
+
+WLA_EXPORT int wla_input_touch_up(struct wlr_backend *backend, int32_t id)
+{
+	return api_touch(backend, WLA_INPUT_TOUCH_UP, id, 0, 0);
+}
+
+WLA_EXPORT int wla_input_command(struct wlr_backend *backend, const char *line)
+{
+	struct wla_input *input = input_of(backend, "command");
+	if (!input) {
+		return -EINVAL;
+	}
+	struct wla_input_action act;
+	char err[WLA_INPUT_ERROR_MAX];
+	int ret = wla_input_parse(input, line ? line : "", &act, err, sizeof(err));
+	if (ret == 0) {
+		ret = wla_input_perform(input, &act, err, sizeof(err));
+	}
+	if (ret < 0) {
+		wlr_log(WLR_ERROR, "input: '%s': %s", line ? line : "", err);
+	}
+	return ret;
+}
+
+WLA_EXPORT int wla_input_run_script(struct wlr_backend *backend, const char *name,
+	const char *text, wla_input_done_func done, void *data)
+{
+	struct wla_input *input = input_of(backend, "script");
+	if (!input) {
+		return -EINVAL;
+	}
+	char err[WLA_INPUT_ERROR_MAX + 128];
+	if (!wla_input_script_start(input, name ? name : "(unnamed)", text ? text : "", done,
+			data, err, sizeof(err))) {
+		wlr_log(WLR_ERROR, "input: %s", err);
+		return -EINVAL;
+	}
+	return 0;
+}

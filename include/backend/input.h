@@ -1,0 +1,159 @@
+/*
+ * Input devices of a wlatomic backend (backend/input/): the virtual
+ * keyboard, pointers and touch device, driven by the public API
+ * (include/wlatomic/input.h), the control socket and scripts of timed
+ * events; and real devices through libinput on a path context.
+ *
+ * Every device is a wlr_input_device announced through the backend's
+ * new_input signal once the backend has started, and destroyed (its
+ * destroy signal first) when the device goes or the backend does.
+ */
+#ifndef BACKEND_INPUT_H
+#define BACKEND_INPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <wayland-server-core.h>
+#include <xkbcommon/xkbcommon.h>
+#include <wlr/interfaces/wlr_input_device.h>
+#include <wlr/interfaces/wlr_keyboard.h>
+#include <wlr/interfaces/wlr_pointer.h>
+#include <wlr/interfaces/wlr_touch.h>
+
+struct wla_backend;
+struct wla_output;
+struct wla_input;
+
+/* Longest text of one `type` action, and of an error message. */
+#define WLA_INPUT_TEXT_MAX 512
+#define WLA_INPUT_ERROR_MAX 256
+
+struct wla_input {
+	struct wla_backend *backend;
+	struct wl_event_loop *loop;
+	struct wl_list devices; /* wla_input_device.link */
+	struct wl_list scripts; /* wla_input_script.link */
+	bool started;
+	/* The virtual devices exist (virtual-input on, or auto without real
+	 * devices configured). */
+	bool virtual_on;
+	struct xkb_context *xkb;
+	struct xkb_keymap *keymap; /* keyboard-layout's */
+	struct wla_input_device *keyboard, *pointer, *touch; /* virtual; NULL: none */
+};
+
+/* One device as wlroots sees it; ours whatever its source. */
+struct wla_input_device {
+	struct wlr_input_device base;
+	union {
+		struct wlr_keyboard keyboard;
+		struct wlr_pointer pointer;
+		struct wlr_touch touch;
+	};
+	struct wla_input *input;
+	struct wl_list link; /* wla_input.devices */
+	bool announced;
+	/* Touch points down now (ids), to lift them when deliveries stop. */
+	int32_t touch_ids[16];
+	size_t n_touch_ids;
+	/* The output an absolute pointer is mapped to (one per output), else
+	 * NULL. */
+	struct wla_output *output;
+};
+
+enum wla_input_action_type {
+	WLA_INPUT_KEY,       /* key down, up, or both (a stroke) */
+	WLA_INPUT_TYPE,      /* text typed as key strokes */
+	WLA_INPUT_MOVE,      /* absolute, on an output */
+	WLA_INPUT_MOVE_BY,   /* relative */
+	WLA_INPUT_BUTTON,    /* down, up, or both (a click) */
+	WLA_INPUT_AXIS,      /* a scroll */
+	WLA_INPUT_TOUCH,     /* down, motion or up of one touch point */
+};
+
+enum wla_input_press {
+	WLA_INPUT_STROKE, /* down then up */
+	WLA_INPUT_DOWN,
+	WLA_INPUT_UP,
+};
+
+enum wla_input_touch_kind {
+	WLA_INPUT_TOUCH_DOWN,
+	WLA_INPUT_TOUCH_MOTION,
+	WLA_INPUT_TOUCH_UP,
+};
+
+/* One parsed line of a script (or of the control socket). */
+struct wla_input_action {
+	enum wla_input_action_type type;
+	uint64_t at_ms;   /* since the script's start; 0 outside scripts */
+	bool has_at;
+	enum wla_input_press press;
+	uint32_t code;    /* evdev key or button code */
+	char text[WLA_INPUT_TEXT_MAX];
+	char output[32];  /* MOVE */
+	double x, y;      /* MOVE, TOUCH: output coordinates; MOVE_BY: delta */
+	bool horizontal;  /* AXIS */
+	double delta;     /* AXIS */
+	int32_t touch_id;
+	enum wla_input_touch_kind touch;
+};
+
+/* Create the backend's input (the virtual devices when configured, their
+ * keymap compiled). NULL after one error line naming the bad value. */
+struct wla_input *wla_input_create(struct wla_backend *backend);
+/* Announce the devices made so far (new_input), at backend start. */
+void wla_input_start(struct wla_input *input);
+/* Destroy every device (destroy signals) and stop scripts. */
+void wla_input_destroy(struct wla_input *input);
+/* An output was announced (new_output) or is being destroyed: its absolute
+ * pointer (and the touch device mapped to it) follow. */
+void wla_input_output_added(struct wla_input *input, struct wla_output *out);
+void wla_input_output_removed(struct wla_input *input, struct wla_output *out);
+
+/* Parse one line ("[at TIME] VERB ARGS", see README "Input"). 0, or
+ * -EINVAL with the reason in err (nothing is logged). Names are checked
+ * against the evdev tables, outputs and positions against the outputs of
+ * now, text against the keyboard's keymap. */
+int wla_input_parse(struct wla_input *input, const char *line, struct wla_input_action *act,
+	char *err, size_t err_size);
+/* Perform act on the virtual devices now. 0, or a negative errno with the
+ * reason in err (nothing sent then). */
+int wla_input_perform(struct wla_input *input, const struct wla_input_action *act,
+	char *err, size_t err_size);
+
+/* A script running on the event loop: done(data, 0) when its last event
+ * went, done(data, -errno) with a message when an event could not be sent
+ * (the rest is dropped) or the backend went. */
+struct wla_input_script;
+typedef void (*wla_input_script_done_func)(void *data, int status, const char *message);
+/* Parse the whole text first (err names the line of the first error;
+ * nothing is sent then), then run it. NULL on error. */
+struct wla_input_script *wla_input_script_start(struct wla_input *input, const char *name,
+	const char *text, wla_input_script_done_func done, void *data, char *err,
+	size_t err_size);
+/* Stop a script without calling done. */
+void wla_input_script_cancel(struct wla_input_script *script);
+/* Stop a script, calling done with status and message. */
+void wla_input_script_end(struct wla_input_script *script, int status, const char *message);
+/* End every script of input (the backend goes). */
+void wla_input_scripts_end_all(struct wla_input *input, int status, const char *message);
+size_t wla_input_script_events(const struct wla_input_script *script);
+
+/* Shared by both sources. */
+struct wla_input_device *wla_input_device_create(struct wla_input *input,
+	enum wlr_input_device_type type, const char *name, const char *output_name);
+void wla_input_device_announce(struct wla_input_device *dev);
+void wla_input_device_destroy(struct wla_input_device *dev);
+uint32_t wla_input_now_ms(void);
+struct wla_output *wla_input_find_output(struct wla_input *input, const char *name);
+/* x, y on output (its size in the layout): normalised to 0..1 in nx, ny,
+ * or a negative errno with why in err. */
+int wla_input_locate(struct wla_input *input, const char *output, double x, double y,
+	double *nx, double *ny, char *err, size_t err_size);
+/* Whether every character of text can be typed with the keyboard's keymap. */
+int wla_input_check_text(struct wla_input *input, const char *text, char *err,
+	size_t err_size);
+
+#endif
