@@ -217,6 +217,13 @@ void wla_input_start(struct wla_input *input)
 	}
 }
 
+static void input_free(struct wla_input *input)
+{
+	xkb_keymap_unref(input->keymap);
+	xkb_context_unref(input->xkb);
+	free(input);
+}
+
 void wla_input_destroy(struct wla_input *input)
 {
 	if (!input) {
@@ -227,9 +234,28 @@ void wla_input_destroy(struct wla_input *input)
 		struct wla_input_device *dev = wl_container_of(input->devices.next, dev, link);
 		wla_input_device_destroy(dev);
 	}
-	xkb_keymap_unref(input->keymap);
-	xkb_context_unref(input->xkb);
-	free(input);
+	/* Inside an event we sent (a listener destroyed the backend): freed
+	 * once that event is over (wla_input_release). */
+	if (input->holds) {
+		input->dead = true;
+		return;
+	}
+	input_free(input);
+}
+
+void wla_input_hold(struct wla_input *input)
+{
+	input->holds++;
+}
+
+bool wla_input_release(struct wla_input *input)
+{
+	assert(input->holds > 0);
+	if (--input->holds == 0 && input->dead) {
+		input_free(input);
+		return false;
+	}
+	return !input->dead;
 }
 
 void wla_input_output_added(struct wla_input *input, struct wla_output *out)
@@ -311,8 +337,43 @@ int wla_input_locate(struct wla_input *input, const char *output, double x, doub
 	return 0;
 }
 
-static void send_key(struct wla_input_device *kb, uint32_t code, bool down, uint32_t time)
+/* Whether dev is still one of input's devices: a listener of an event we
+ * sent may have destroyed it (its output unplugged, the backend gone). */
+static bool device_alive(struct wla_input *input, struct wla_input_device *dev)
 {
+	struct wla_input_device *d;
+	if (!dev || input->dead) {
+		return false;
+	}
+	wl_list_for_each(d, &input->devices, link) {
+		if (d == dev) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Emit an event of dev, then its frame event if it has one; false if a
+ * listener destroyed dev meanwhile. */
+static bool emit(struct wla_input *input, struct wla_input_device *dev, struct wl_signal *signal,
+	void *event, struct wl_signal *frame, void *frame_data)
+{
+	wl_signal_emit(signal, event);
+	if (!device_alive(input, dev)) {
+		return false;
+	}
+	if (frame) {
+		wl_signal_emit(frame, frame_data);
+	}
+	return device_alive(input, dev);
+}
+
+static bool send_key(struct wla_input *input, uint32_t code, bool down, uint32_t time)
+{
+	struct wla_input_device *kb = input->keyboard;
+	if (!device_alive(input, kb)) {
+		return false;
+	}
 	struct wlr_event_keyboard_key event = {
 		.time_msec = time,
 		.keycode = code,
@@ -320,6 +381,7 @@ static void send_key(struct wla_input_device *kb, uint32_t code, bool down, uint
 		.state = down ? WL_KEYBOARD_KEY_STATE_PRESSED : WL_KEYBOARD_KEY_STATE_RELEASED,
 	};
 	wlr_keyboard_notify_key(&kb->keyboard, &event);
+	return device_alive(input, kb);
 }
 
 /* Modifier keys typing may hold, and the modifier mask each sets. */
@@ -444,38 +506,38 @@ static int type_text(struct wla_input *input, const char *text, char *err, size_
 	if (ret < 0) {
 		return ret;
 	}
-	struct xkb_keymap *keymap = typing_keymap(input);
 	const char *p = text;
 	int32_t cp;
 	while ((cp = next_utf8(&p)) > 0) {
 		uint32_t code;
 		unsigned combo;
-		find_stroke(keymap, xkb_utf32_to_keysym((uint32_t)cp), &code, &combo);
+		/* Looked up again for each character: a listener may have given
+		 * the keyboard another keymap. */
+		if (!find_stroke(typing_keymap(input), xkb_utf32_to_keysym((uint32_t)cp), &code,
+				&combo)) {
+			snprintf(err, err_size, "U+%04" PRIX32 " cannot be typed with the keymap the "
+				"keyboard has now", (uint32_t)cp);
+			return -EINVAL;
+		}
 		uint32_t now = wla_input_now_ms();
-		for (size_t i = 0; i < WLA_ARRAY_SIZE(modifier_keys); i++) {
+		bool alive = true;
+		for (size_t i = 0; i < WLA_ARRAY_SIZE(modifier_keys) && alive; i++) {
 			if (combo & (1u << i)) {
-				send_key(input->keyboard, modifier_keys[i], true, now);
+				alive = send_key(input, modifier_keys[i], true, now);
 			}
 		}
-		send_key(input->keyboard, code, true, now);
-		send_key(input->keyboard, code, false, now);
-		for (size_t i = WLA_ARRAY_SIZE(modifier_keys); i-- > 0;) {
+		alive = alive && send_key(input, code, true, now) && send_key(input, code, false, now);
+		for (size_t i = WLA_ARRAY_SIZE(modifier_keys); i-- > 0 && alive;) {
 			if (combo & (1u << i)) {
-				send_key(input->keyboard, modifier_keys[i], false, now);
+				alive = send_key(input, modifier_keys[i], false, now);
 			}
 		}
-		/* A listener may have destroyed the backend's devices. */
-		if (!input->keyboard) {
+		if (!alive) {
 			snprintf(err, err_size, "the virtual keyboard went away while typing");
 			return -ENODEV;
 		}
 	}
 	return 0;
-}
-
-static void pointer_frame(struct wla_input_device *dev)
-{
-	wl_signal_emit(&dev->pointer.events.frame, &dev->pointer);
 }
 
 static int touch_index(struct wla_input_device *dev, int32_t id)
@@ -520,35 +582,33 @@ static int perform_touch(struct wla_input *input, const struct wla_input_action 
 		}
 	}
 	uint32_t now = wla_input_now_ms();
+	struct wl_signal *frame = &dev->touch.events.frame;
 	switch (act->touch) {
 	case WLA_INPUT_TOUCH_DOWN: {
 		dev->touch_ids[dev->n_touch_ids++] = act->touch_id;
 		struct wlr_event_touch_down ev = { .device = &dev->base, .time_msec = now,
 			.touch_id = act->touch_id, .x = nx, .y = ny };
-		wl_signal_emit(&dev->touch.events.down, &ev);
+		emit(input, dev, &dev->touch.events.down, &ev, frame, NULL);
 		break;
 	}
 	case WLA_INPUT_TOUCH_MOTION: {
 		struct wlr_event_touch_motion ev = { .device = &dev->base, .time_msec = now,
 			.touch_id = act->touch_id, .x = nx, .y = ny };
-		wl_signal_emit(&dev->touch.events.motion, &ev);
+		emit(input, dev, &dev->touch.events.motion, &ev, frame, NULL);
 		break;
 	}
 	case WLA_INPUT_TOUCH_UP: {
 		dev->touch_ids[index] = dev->touch_ids[--dev->n_touch_ids];
 		struct wlr_event_touch_up ev = { .device = &dev->base, .time_msec = now,
 			.touch_id = act->touch_id };
-		wl_signal_emit(&dev->touch.events.up, &ev);
+		emit(input, dev, &dev->touch.events.up, &ev, frame, NULL);
 		break;
 	}
-	}
-	if (input->touch) {
-		wl_signal_emit(&input->touch->touch.events.frame, NULL);
 	}
 	return 0;
 }
 
-int wla_input_perform(struct wla_input *input, const struct wla_input_action *act, char *err,
+static int perform(struct wla_input *input, const struct wla_input_action *act, char *err,
 	size_t err_size)
 {
 	if (!input->virtual_on) {
@@ -562,11 +622,11 @@ int wla_input_perform(struct wla_input *input, const struct wla_input_action *ac
 	uint32_t now = wla_input_now_ms();
 	switch (act->type) {
 	case WLA_INPUT_KEY:
-		if (act->press != WLA_INPUT_UP) {
-			send_key(input->keyboard, act->code, true, now);
+		if (act->press != WLA_INPUT_UP && !send_key(input, act->code, true, now)) {
+			return 0; /* a listener took the keyboard away: nothing more to send */
 		}
-		if (act->press != WLA_INPUT_DOWN && input->keyboard) {
-			send_key(input->keyboard, act->code, false, now);
+		if (act->press != WLA_INPUT_DOWN) {
+			send_key(input, act->code, false, now);
 		}
 		return 0;
 	case WLA_INPUT_TYPE:
@@ -585,8 +645,8 @@ int wla_input_perform(struct wla_input *input, const struct wla_input_action *ac
 		}
 		struct wlr_event_pointer_motion_absolute ev = { .device = &dev->base,
 			.time_msec = now, .x = nx, .y = ny };
-		wl_signal_emit(&dev->pointer.events.motion_absolute, &ev);
-		pointer_frame(dev);
+		emit(input, dev, &dev->pointer.events.motion_absolute, &ev, &dev->pointer.events.frame,
+			&dev->pointer);
 		return 0;
 	}
 	case WLA_INPUT_MOVE_BY: {
@@ -594,13 +654,13 @@ int wla_input_perform(struct wla_input *input, const struct wla_input_action *ac
 		struct wlr_event_pointer_motion ev = { .device = &dev->base, .time_msec = now,
 			.delta_x = act->x, .delta_y = act->y, .unaccel_dx = act->x,
 			.unaccel_dy = act->y };
-		wl_signal_emit(&dev->pointer.events.motion, &ev);
-		pointer_frame(dev);
+		emit(input, dev, &dev->pointer.events.motion, &ev, &dev->pointer.events.frame,
+			&dev->pointer);
 		return 0;
 	}
 	case WLA_INPUT_BUTTON: {
 		struct wla_input_device *dev = input->pointer;
-		for (int down = 1; down >= 0 && input->pointer; down--) {
+		for (int down = 1; down >= 0; down--) {
 			if ((down && act->press == WLA_INPUT_UP) ||
 					(!down && act->press == WLA_INPUT_DOWN)) {
 				continue;
@@ -608,9 +668,9 @@ int wla_input_perform(struct wla_input *input, const struct wla_input_action *ac
 			struct wlr_event_pointer_button ev = { .device = &dev->base,
 				.time_msec = now, .button = act->code,
 				.state = down ? WLR_BUTTON_PRESSED : WLR_BUTTON_RELEASED };
-			wl_signal_emit(&dev->pointer.events.button, &ev);
-			if (input->pointer) {
-				pointer_frame(dev);
+			if (!emit(input, dev, &dev->pointer.events.button, &ev,
+					&dev->pointer.events.frame, &dev->pointer)) {
+				break;
 			}
 		}
 		return 0;
@@ -623,10 +683,8 @@ int wla_input_perform(struct wla_input *input, const struct wla_input_action *ac
 			.orientation = act->horizontal ? WLR_AXIS_ORIENTATION_HORIZONTAL :
 				WLR_AXIS_ORIENTATION_VERTICAL,
 			.delta = act->delta, .delta_discrete = (int32_t)(act->delta / 15) };
-		wl_signal_emit(&dev->pointer.events.axis, &ev);
-		if (input->pointer) {
-			pointer_frame(dev);
-		}
+		emit(input, dev, &dev->pointer.events.axis, &ev, &dev->pointer.events.frame,
+			&dev->pointer);
 		return 0;
 	}
 	case WLA_INPUT_TOUCH:
@@ -634,6 +692,16 @@ int wla_input_perform(struct wla_input *input, const struct wla_input_action *ac
 	}
 	snprintf(err, err_size, "unknown action %d", (int)act->type);
 	return -EINVAL;
+}
+
+int wla_input_perform(struct wla_input *input, const struct wla_input_action *act, char *err,
+	size_t err_size)
+{
+	wla_input_hold(input);
+	int ret = perform(input, act, err, err_size);
+	/* A listener may have destroyed the backend: input is freed now. */
+	wla_input_release(input);
+	return ret;
 }
 
 /* ---- The public API ---- */

@@ -411,13 +411,15 @@ static int handle_script_timer(void *data)
 		 * script is looked up again after each action. */
 		struct wla_input *input = script->input;
 		struct wl_list *link = &script->link;
+		wla_input_hold(input);
 		int ret = wla_input_perform(input, &script->actions[i], err, sizeof(err));
 		bool alive = false;
 		struct wla_input_script *s;
 		wl_list_for_each(s, &input->scripts, link) {
 			alive |= &s->link == link;
 		}
-		if (!alive) {
+		/* The backend destroyed (every script ended), or this one ended. */
+		if (!wla_input_release(input) || !alive) {
 			return 0;
 		}
 		if (ret < 0) {

@@ -41,6 +41,10 @@ struct wla_input {
 	struct xkb_context *xkb;
 	struct xkb_keymap *keymap; /* keyboard-layout's */
 	struct wla_input_device *keyboard, *pointer, *touch; /* virtual; NULL: none */
+	/* Events we are sending (wla_input_hold): a listener that destroys the
+	 * backend meanwhile leaves input to be freed by the last release. */
+	int holds;
+	bool dead;
 };
 
 /* One device as wlroots sees it; ours whatever its source. */
@@ -111,6 +115,11 @@ void wla_input_destroy(struct wla_input *input);
  * pointer (and the touch device mapped to it) follow. */
 void wla_input_output_added(struct wla_input *input, struct wla_output *out);
 void wla_input_output_removed(struct wla_input *input, struct wla_output *out);
+
+/* Keep input allocated across calls out to listeners; release returns
+ * false if the backend was destroyed meanwhile (input is gone then). */
+void wla_input_hold(struct wla_input *input);
+bool wla_input_release(struct wla_input *input);
 
 /* Parse one line ("[at TIME] VERB ARGS", see README "Input"). 0, or
  * -EINVAL with the reason in err (nothing is logged). Names are checked

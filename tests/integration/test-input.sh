@@ -7,6 +7,7 @@
 #                         keyboard focus, tinywl keeps running
 #   script-typing         --input-script types text (Shift where needed)
 #   click-focus           pointer motion and clicks move focus between windows
+#   keybindings           Alt+F1 cycles the focus, Alt+Escape quits
 #   touch                 touch points reach the window at output coordinates
 #   control-socket        wlatomic-ctl types, points and replays a script
 #   bad-script            bad script lines: one error naming the line, nothing sent
@@ -112,6 +113,27 @@ click-focus)
 	events "$first" | grep -qxE "$first pointer (enter|motion) 20,20" ||
 		fail "relative motion did not bring the pointer back to the first window at 20,20"
 	events "$first" | grep -q "^$first button 272 pressed" || fail "no left button press"
+	;;
+
+keybindings)
+	# Alt+F1 gives the focus to the window focused longest ago (the first),
+	# and the keys typed go there; Alt+Escape ends tinywl, with status 0.
+	export WLA_CONTROL=$TEST_DIR/ctl
+	"$TINYWL" -s "$(client A --timeout 30) & $(client B --timeout 30); wait" \
+		>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
+	pid=$!
+	poll 400 '[ "$(map_order | wc -c)" = 2 ]' || fail "two windows did not map"
+	first=$(map_order | cut -c1)
+	printf '%s\n' 'key KEY_LEFTALT down' 'key KEY_F1' 'key KEY_LEFTALT up' 'type x' \
+		'at 200ms key KEY_LEFTALT down' 'key KEY_ESC' 'key KEY_LEFTALT up' >"$TEST_DIR/s.txt"
+	"$CTL" -s "$WLA_CONTROL" script "$TEST_DIR/s.txt" >/dev/null 2>&1 || true
+	timeout 20 tail --pid=$pid -f /dev/null || fail "Alt+Escape did not end tinywl"
+	wait $pid || fail "tinywl exited with status $? after Alt+Escape"
+	events "$first" | grep -qx "$first text \"x\"" ||
+		fail "the first window ($first) did not get the focus and the x after Alt+F1"
+	if grep -q ' key 59 pressed' "$TEST_DIR/stdout"; then
+		fail "a client saw F1, which tinywl bound"
+	fi
 	;;
 
 touch)
