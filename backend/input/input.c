@@ -173,6 +173,9 @@ struct wla_input *wla_input_create(struct wla_backend *backend)
 			"keymap for it (is it an XKB layout, like us or de?)", layout);
 		goto fail;
 	}
+	if (cfg->n_input_devices > 0 && wla_libinput_create(input) < 0) {
+		goto fail;
+	}
 	if (!input->virtual_on) {
 		wlr_log(WLR_INFO, "input: no virtual devices (virtual-input %s, %zu input "
 			"device(s) configured)", cfg->virtual_input == WLA_VIRTUAL_INPUT_OFF ?
@@ -215,6 +218,7 @@ void wla_input_start(struct wla_input *input)
 	wl_list_for_each_safe(dev, tmp, &input->devices, link) {
 		wla_input_device_announce(dev);
 	}
+	wla_libinput_start(input);
 }
 
 static void input_free(struct wla_input *input)
@@ -230,6 +234,7 @@ void wla_input_destroy(struct wla_input *input)
 		return;
 	}
 	wla_input_scripts_end_all(input, -ESHUTDOWN, "the backend went away");
+	wla_libinput_destroy(input);
 	while (!wl_list_empty(&input->devices)) {
 		struct wla_input_device *dev = wl_container_of(input->devices.next, dev, link);
 		wla_input_device_destroy(dev);

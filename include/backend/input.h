@@ -45,6 +45,8 @@ struct wla_input {
 	 * backend meanwhile leaves input to be freed by the last release. */
 	int holds;
 	bool dead;
+	/* Real devices (libinput.c), NULL when none are configured. */
+	struct wla_libinput *libinput;
 };
 
 /* One device as wlroots sees it; ours whatever its source. */
@@ -149,6 +151,14 @@ void wla_input_script_end(struct wla_input_script *script, int status, const cha
 /* End every script of input (the backend goes). */
 void wla_input_scripts_end_all(struct wla_input *input, int status, const char *message);
 size_t wla_input_script_events(const struct wla_input_script *script);
+
+/* Real devices through libinput (libinput.c): create when the
+ * configuration names some (0, or a negative errno logged: no context at
+ * all; a device that cannot be used is logged and skipped), announce them at
+ * start, destroy them with input. */
+int wla_libinput_create(struct wla_input *input);
+void wla_libinput_start(struct wla_input *input);
+void wla_libinput_destroy(struct wla_input *input);
 
 /* Shared by both sources. */
 struct wla_input_device *wla_input_device_create(struct wla_input *input,

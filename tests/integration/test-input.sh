@@ -11,6 +11,7 @@
 #   touch                 touch points reach the window at output coordinates
 #   control-socket        wlatomic-ctl types, points and replays a script
 #   bad-script            bad script lines: one error naming the line, nothing sent
+#   bad-devices           real devices that cannot be used: one error each
 #   virtual-input-off     no virtual devices: no keyboard, a clear error
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -220,6 +221,27 @@ bad-script)
 	expect_status 1
 	grep -qF "line 2: at 50ms is before the line above (100ms)" "$TEST_DIR/stderr" ||
 		fail "time going backwards was not refused"
+	;;
+
+bad-devices)
+	# Real devices that cannot be used: one error each, naming the device and
+	# why, and tinywl runs with what works (here: nothing, the configuration
+	# named devices, so no virtual ones either).
+	export WLA_INPUT_DEVICES="/dev/input/event-none;/dev/null;/etc/hostname;name:no such device*"
+	run_tinywl "$TINYWL" -s "$(client A --timeout 2)"
+	expect_status 0
+	cat "$TEST_DIR/stderr"
+	[ "$(grep -c ERROR "$TEST_DIR/stderr")" = 3 ] || fail "expected 3 error lines"
+	grep -q 'input: input-device /dev/input/event-none: No such file or directory' \
+		"$TEST_DIR/stderr" || fail "a missing path was not named"
+	grep -q 'input: input-device /dev/null: not an input device' "$TEST_DIR/stderr" ||
+		fail "a character device that is not an input device was not named"
+	grep -q 'input: input-device /etc/hostname: not a character device' "$TEST_DIR/stderr" ||
+		fail "a regular file was not named"
+	events A | grep -qx 'A mapped' || fail "the window did not map"
+	if events A | grep -q 'keyboard enter'; then
+		fail "a keyboard appeared from nowhere"
+	fi
 	;;
 
 virtual-input-off)

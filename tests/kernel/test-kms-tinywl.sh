@@ -10,13 +10,6 @@ set -euo pipefail
 TINYWL=$1 CLIENT=$2 CHECK=$3
 setup
 [ -e /dev/dri/card0 ] || skip "no /dev/dri/card0: run through run-guest.sh"
-# Open defect (issue 12): in the AddressSanitizer build this guest run hangs
-# now and then (1 in 3 here) with nothing on the console, not even the first
-# tinywl run's report after its 150 s timeout; not seen in the plain build.
-# Skipped there until it is understood, rather than passing or failing by luck.
-if [ "${WLA_TEST_SANITIZED:-0}" = 1 ] && [ -z "${WLA_TEST_FORCE:-}" ]; then
-	skip "intermittent hang of this guest run in the sanitized build (open, issue 12)"
-fi
 # Everything is several times slower under TCG.
 TINYWL_TIMEOUT=150
 export WLA_DRIVER=kms WLR_RENDERER=pixman WLA_CONTROL=off

@@ -1,0 +1,688 @@
+/*
+ * Real input devices through libinput on a path context: no seat daemon,
+ * the devices the configuration names (input-device: an event device's
+ * path, or name:PATTERN on its name), opened directly. Devices that appear
+ * later are picked up from uevents (udevd's, else the kernel's netlink
+ * group). Each libinput device becomes one wlr_input_device per capability
+ * (keyboard, pointer, touch), as in wlroots' libinput backend; touchscreens
+ * belong to touch-output (else the first output) and are silent while that
+ * output is off or its panel is not powered, as on a phone.
+ */
+#define _GNU_SOURCE /* strdup */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <libinput.h>
+#include <libudev.h>
+#include <linux/input.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <wlr/util/log.h>
+#include "backend/input.h"
+#include "backend/panel.h"
+#include "backend/wlr.h"
+#include "util.h"
+
+/* The wlr devices made of one libinput device. */
+struct real_device {
+	struct wl_list link; /* wla_libinput.devices */
+	struct libinput_device *handle;
+	char sysname[32];
+	struct wla_input_device *keyboard, *pointer, *touch;
+};
+
+struct wla_libinput {
+	struct wla_input *input;
+	struct libinput *li;
+	struct wl_event_source *source;
+	struct udev *udev;
+	struct udev_monitor *monitor;
+	struct wl_event_source *monitor_source;
+	struct wl_list devices; /* real_device.link */
+};
+
+static int open_restricted(const char *path, int flags, void *data)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static void close_restricted(int fd, void *data)
+{
+	close(fd);
+}
+
+__attribute__((format(printf, 3, 0)))
+static void handle_libinput_log(struct libinput *li, enum libinput_log_priority priority,
+	const char *fmt, va_list args)
+{
+	char line[512];
+	vsnprintf(line, sizeof(line), fmt, args);
+	size_t len = strlen(line);
+	if (len && line[len - 1] == '\n') {
+		line[len - 1] = '\0';
+	}
+	enum wlr_log_importance importance = priority >= LIBINPUT_LOG_PRIORITY_ERROR ?
+		WLR_ERROR : priority >= LIBINPUT_LOG_PRIORITY_INFO ? WLR_INFO : WLR_DEBUG;
+	wlr_log(importance, "input: libinput: %s", line);
+}
+
+static const struct libinput_interface interface = {
+	.open_restricted = open_restricted,
+	.close_restricted = close_restricted,
+};
+
+static const struct wla_config *config_of(struct wla_libinput *l)
+{
+	return &l->input->backend->config;
+}
+
+/* The name the kernel gives an event device, or false (errno set). */
+static bool device_name(const char *path, char *name, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		return false;
+	}
+	int ret = ioctl(fd, EVIOCGNAME(size - 1), name);
+	int saved = errno;
+	close(fd);
+	if (ret < 0) {
+		errno = saved;
+		return false;
+	}
+	name[ret < (int)size ? ret : (int)size - 1] = '\0';
+	return true;
+}
+
+/* Why a configured path cannot be an input device, or NULL if it may be. */
+static const char *path_problem(const char *path, char *buf, size_t size)
+{
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		snprintf(buf, size, "%s", strerror(errno));
+		return buf;
+	}
+	if (!S_ISCHR(st.st_mode)) {
+		snprintf(buf, size, "not a character device, so not an input device");
+		return buf;
+	}
+	char name[128];
+	if (!device_name(path, name, sizeof(name))) {
+		if (errno == EACCES || errno == EPERM) {
+			snprintf(buf, size, "no permission to open it (%s); add the user to its "
+				"group (usually input) or run as its owner", strerror(errno));
+		} else {
+			snprintf(buf, size, "not an input device (EVIOCGNAME: %s)", strerror(errno));
+		}
+		return buf;
+	}
+	return NULL;
+}
+
+static struct real_device *find_real(struct wla_libinput *l, const char *sysname)
+{
+	struct real_device *rd;
+	wl_list_for_each(rd, &l->devices, link) {
+		if (strcmp(rd->sysname, sysname) == 0) {
+			return rd;
+		}
+	}
+	return NULL;
+}
+
+static void add_path(struct wla_libinput *l, const char *path, const char *why)
+{
+	const char *sysname = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (find_real(l, sysname)) {
+		return; /* named twice (a path and a pattern): once is enough */
+	}
+	struct libinput_device *handle = libinput_path_add_device(l->li, path);
+	if (!handle) {
+		wlr_log(WLR_ERROR, "input: input-device %s (%s): libinput cannot use it", path,
+			why);
+		return;
+	}
+	/* The DEVICE_ADDED event makes the wlr devices. */
+	wlr_log(WLR_INFO, "input: %s (%s) added", path, why);
+}
+
+static bool name_matches(const struct wla_config *cfg, const char *name, size_t *index)
+{
+	for (size_t i = 0; i < cfg->n_input_devices; i++) {
+		const char *entry = cfg->input_devices[i];
+		if (strncmp(entry, "name:", 5) == 0 && fnmatch(entry + 5, name, 0) == 0) {
+			*index = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* An event device that appeared (or was there at start): add it if the
+ * configuration names it. quiet: no error for one that cannot be read
+ * (a scan of every device at start). */
+static void consider(struct wla_libinput *l, const char *path)
+{
+	const struct wla_config *cfg = config_of(l);
+	for (size_t i = 0; i < cfg->n_input_devices; i++) {
+		if (strcmp(cfg->input_devices[i], path) == 0) {
+			add_path(l, path, "named by path");
+			return;
+		}
+	}
+	char name[128];
+	size_t index;
+	if (device_name(path, name, sizeof(name)) && name_matches(cfg, name, &index)) {
+		char why[WLA_INPUT_DEVICE_MAX + 32];
+		snprintf(why, sizeof(why), "\"%s\" matches %s", name, cfg->input_devices[index]);
+		add_path(l, path, why);
+	}
+}
+
+static bool has_patterns(const struct wla_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_input_devices; i++) {
+		if (strncmp(cfg->input_devices[i], "name:", 5) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void scan_event_devices(struct wla_libinput *l)
+{
+	DIR *dir = opendir("/dev/input");
+	if (!dir) {
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(dir))) {
+		if (strncmp(de->d_name, "event", 5) == 0) {
+			char path[300];
+			snprintf(path, sizeof(path), "/dev/input/%s", de->d_name);
+			consider(l, path);
+		}
+	}
+	closedir(dir);
+}
+
+/* ---- Touch only while its output shows something ---- */
+
+static const char *touch_output_name(struct wla_libinput *l)
+{
+	const struct wla_config *cfg = config_of(l);
+	if (cfg->touch_output[0]) {
+		return cfg->touch_output;
+	}
+	struct wla_backend *backend = l->input->backend;
+	if (!wl_list_empty(&backend->outputs)) {
+		struct wla_output *out = wl_container_of(backend->outputs.next, out, link);
+		return out->base.name;
+	}
+	return cfg->n_outputs ? cfg->outputs[0].name : NULL;
+}
+
+static bool output_shows(struct wla_input *input, const char *name)
+{
+	struct wla_output *out = name ? wla_input_find_output(input, name) : NULL;
+	if (!out || !out->base.enabled || out->panel_failed) {
+		return false;
+	}
+	if (!out->panel) {
+		return true;
+	}
+	enum wla_panel_state state = wla_panel_get_state(wla_panel_loop_get_panel(out->panel));
+	return state == WLA_PANEL_ON || state == WLA_PANEL_LIT;
+}
+
+/* ---- Devices ---- */
+
+static void make_devices(struct wla_libinput *l, struct libinput_device *handle)
+{
+	struct real_device *rd = calloc(1, sizeof(*rd));
+	if (!rd) {
+		wlr_log(WLR_ERROR, "input: %s: out of memory", libinput_device_get_name(handle));
+		return;
+	}
+	rd->handle = libinput_device_ref(handle);
+	snprintf(rd->sysname, sizeof(rd->sysname), "%s", libinput_device_get_sysname(handle));
+	libinput_device_set_user_data(handle, rd);
+	wl_list_insert(l->devices.prev, &rd->link);
+	const char *name = libinput_device_get_name(handle);
+	struct wla_input *input = l->input;
+	if (libinput_device_has_capability(handle, LIBINPUT_DEVICE_CAP_KEYBOARD)) {
+		rd->keyboard = wla_input_device_create(input, WLR_INPUT_DEVICE_KEYBOARD, name, NULL);
+		if (rd->keyboard && !wlr_keyboard_set_keymap(&rd->keyboard->keyboard, input->keymap)) {
+			wlr_log(WLR_ERROR, "input: %s: cannot set the keymap", name);
+		}
+		if (rd->keyboard) {
+			wlr_keyboard_set_repeat_info(&rd->keyboard->keyboard, 25, 600);
+		}
+	}
+	if (libinput_device_has_capability(handle, LIBINPUT_DEVICE_CAP_POINTER)) {
+		rd->pointer = wla_input_device_create(input, WLR_INPUT_DEVICE_POINTER, name, NULL);
+	}
+	if (libinput_device_has_capability(handle, LIBINPUT_DEVICE_CAP_TOUCH)) {
+		rd->touch = wla_input_device_create(input, WLR_INPUT_DEVICE_TOUCH, name,
+			touch_output_name(l));
+	}
+	struct wla_input_device *made[] = { rd->keyboard, rd->pointer, rd->touch };
+	unsigned vendor = libinput_device_get_id_vendor(handle);
+	unsigned product = libinput_device_get_id_product(handle);
+	int n = 0;
+	for (size_t i = 0; i < WLA_ARRAY_SIZE(made); i++) {
+		if (made[i]) {
+			made[i]->base.vendor = vendor;
+			made[i]->base.product = product;
+			n++;
+		}
+	}
+	wlr_log(WLR_INFO, "input: %s (%s): %s%s%s%s", rd->sysname, name,
+		rd->keyboard ? "keyboard " : "", rd->pointer ? "pointer " : "",
+		rd->touch ? "touch mapped to " : "", rd->touch && rd->touch->base.output_name ?
+		rd->touch->base.output_name : "");
+	if (n == 0) {
+		wlr_log(WLR_ERROR, "input: %s (%s): neither a keyboard, a pointer nor a touch "
+			"device; ignored", rd->sysname, name);
+	}
+	for (size_t i = 0; i < WLA_ARRAY_SIZE(made); i++) {
+		if (made[i]) {
+			wla_input_device_announce(made[i]);
+		}
+	}
+}
+
+static void drop_devices(struct real_device *rd)
+{
+	wla_input_device_destroy(rd->keyboard);
+	wla_input_device_destroy(rd->pointer);
+	wla_input_device_destroy(rd->touch);
+	rd->keyboard = rd->pointer = rd->touch = NULL;
+}
+
+static void forget(struct real_device *rd)
+{
+	drop_devices(rd);
+	libinput_device_set_user_data(rd->handle, NULL);
+	libinput_device_unref(rd->handle);
+	wl_list_remove(&rd->link);
+	free(rd);
+}
+
+/* ---- Events ---- */
+
+static void handle_keyboard(struct real_device *rd, struct libinput_event_keyboard *ev)
+{
+	if (!rd->keyboard) {
+		return;
+	}
+	struct wlr_event_keyboard_key event = {
+		.time_msec = (uint32_t)(libinput_event_keyboard_get_time_usec(ev) / 1000),
+		.keycode = libinput_event_keyboard_get_key(ev),
+		.update_state = true,
+		.state = libinput_event_keyboard_get_key_state(ev) == LIBINPUT_KEY_STATE_PRESSED ?
+			WL_KEYBOARD_KEY_STATE_PRESSED : WL_KEYBOARD_KEY_STATE_RELEASED,
+	};
+	wlr_keyboard_notify_key(&rd->keyboard->keyboard, &event);
+}
+
+static void pointer_frame(struct wla_input_device *dev)
+{
+	wl_signal_emit(&dev->pointer.events.frame, &dev->pointer);
+}
+
+static void handle_pointer(struct real_device *rd, enum libinput_event_type type,
+	struct libinput_event_pointer *ev)
+{
+	struct wla_input_device *dev = rd->pointer;
+	if (!dev) {
+		return;
+	}
+	uint32_t time = (uint32_t)(libinput_event_pointer_get_time_usec(ev) / 1000);
+	switch (type) {
+	case LIBINPUT_EVENT_POINTER_MOTION: {
+		struct wlr_event_pointer_motion e = { .device = &dev->base, .time_msec = time,
+			.delta_x = libinput_event_pointer_get_dx(ev),
+			.delta_y = libinput_event_pointer_get_dy(ev),
+			.unaccel_dx = libinput_event_pointer_get_dx_unaccelerated(ev),
+			.unaccel_dy = libinput_event_pointer_get_dy_unaccelerated(ev) };
+		wl_signal_emit(&dev->pointer.events.motion, &e);
+		break;
+	}
+	case LIBINPUT_EVENT_POINTER_MOTION_ABSOLUTE: {
+		struct wlr_event_pointer_motion_absolute e = { .device = &dev->base,
+			.time_msec = time,
+			.x = libinput_event_pointer_get_absolute_x_transformed(ev, 1),
+			.y = libinput_event_pointer_get_absolute_y_transformed(ev, 1) };
+		wl_signal_emit(&dev->pointer.events.motion_absolute, &e);
+		break;
+	}
+	case LIBINPUT_EVENT_POINTER_BUTTON: {
+		struct wlr_event_pointer_button e = { .device = &dev->base, .time_msec = time,
+			.button = libinput_event_pointer_get_button(ev),
+			.state = libinput_event_pointer_get_button_state(ev) ==
+				LIBINPUT_BUTTON_STATE_PRESSED ? WLR_BUTTON_PRESSED : WLR_BUTTON_RELEASED };
+		wl_signal_emit(&dev->pointer.events.button, &e);
+		break;
+	}
+	case LIBINPUT_EVENT_POINTER_AXIS: {
+		enum libinput_pointer_axis_source source = libinput_event_pointer_get_axis_source(ev);
+		static const enum libinput_pointer_axis axes[] = {
+			LIBINPUT_POINTER_AXIS_SCROLL_VERTICAL, LIBINPUT_POINTER_AXIS_SCROLL_HORIZONTAL,
+		};
+		for (size_t i = 0; i < WLA_ARRAY_SIZE(axes); i++) {
+			if (!libinput_event_pointer_has_axis(ev, axes[i])) {
+				continue;
+			}
+			struct wlr_event_pointer_axis e = { .device = &dev->base, .time_msec = time,
+				.source = source == LIBINPUT_POINTER_AXIS_SOURCE_WHEEL ?
+					WLR_AXIS_SOURCE_WHEEL : source == LIBINPUT_POINTER_AXIS_SOURCE_FINGER ?
+					WLR_AXIS_SOURCE_FINGER : source ==
+					LIBINPUT_POINTER_AXIS_SOURCE_CONTINUOUS ?
+					WLR_AXIS_SOURCE_CONTINUOUS : WLR_AXIS_SOURCE_WHEEL_TILT,
+				.orientation = i == 0 ? WLR_AXIS_ORIENTATION_VERTICAL :
+					WLR_AXIS_ORIENTATION_HORIZONTAL,
+				.delta = libinput_event_pointer_get_axis_value(ev, axes[i]),
+				.delta_discrete = source == LIBINPUT_POINTER_AXIS_SOURCE_WHEEL ?
+					(int32_t)libinput_event_pointer_get_axis_value_discrete(ev,
+						axes[i]) : 0 };
+			wl_signal_emit(&dev->pointer.events.axis, &e);
+		}
+		break;
+	}
+	default:
+		return;
+	}
+	pointer_frame(dev);
+}
+
+static int touch_slot(struct wla_input_device *dev, int32_t id)
+{
+	for (size_t i = 0; i < dev->n_touch_ids; i++) {
+		if (dev->touch_ids[i] == id) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* Points down on a touchscreen whose output went dark are cancelled once. */
+static void cancel_touches(struct wla_input_device *dev, uint32_t time)
+{
+	for (size_t i = 0; i < dev->n_touch_ids; i++) {
+		struct wlr_event_touch_cancel e = { .device = &dev->base, .time_msec = time,
+			.touch_id = dev->touch_ids[i] };
+		wl_signal_emit(&dev->touch.events.cancel, &e);
+	}
+	if (dev->n_touch_ids) {
+		dev->n_touch_ids = 0;
+		wl_signal_emit(&dev->touch.events.frame, NULL);
+	}
+}
+
+static void handle_touch(struct wla_libinput *l, struct real_device *rd,
+	enum libinput_event_type type, struct libinput_event_touch *ev)
+{
+	struct wla_input_device *dev = rd->touch;
+	if (!dev) {
+		return;
+	}
+	uint32_t time = (uint32_t)(libinput_event_touch_get_time_usec(ev) / 1000);
+	if (!output_shows(l->input, dev->base.output_name)) {
+		cancel_touches(dev, time);
+		return;
+	}
+	switch (type) {
+	case LIBINPUT_EVENT_TOUCH_DOWN: {
+		int32_t id = libinput_event_touch_get_seat_slot(ev);
+		if (touch_slot(dev, id) < 0 && dev->n_touch_ids < WLA_ARRAY_SIZE(dev->touch_ids)) {
+			dev->touch_ids[dev->n_touch_ids++] = id;
+		}
+		struct wlr_event_touch_down e = { .device = &dev->base, .time_msec = time,
+			.touch_id = id, .x = libinput_event_touch_get_x_transformed(ev, 1),
+			.y = libinput_event_touch_get_y_transformed(ev, 1) };
+		wl_signal_emit(&dev->touch.events.down, &e);
+		break;
+	}
+	case LIBINPUT_EVENT_TOUCH_MOTION: {
+		int32_t id = libinput_event_touch_get_seat_slot(ev);
+		if (touch_slot(dev, id) < 0) {
+			return; /* went down while the output was dark */
+		}
+		struct wlr_event_touch_motion e = { .device = &dev->base, .time_msec = time,
+			.touch_id = id, .x = libinput_event_touch_get_x_transformed(ev, 1),
+			.y = libinput_event_touch_get_y_transformed(ev, 1) };
+		wl_signal_emit(&dev->touch.events.motion, &e);
+		break;
+	}
+	case LIBINPUT_EVENT_TOUCH_UP: {
+		int32_t id = libinput_event_touch_get_seat_slot(ev);
+		int slot = touch_slot(dev, id);
+		if (slot < 0) {
+			return;
+		}
+		dev->touch_ids[slot] = dev->touch_ids[--dev->n_touch_ids];
+		struct wlr_event_touch_up e = { .device = &dev->base, .time_msec = time,
+			.touch_id = id };
+		wl_signal_emit(&dev->touch.events.up, &e);
+		break;
+	}
+	case LIBINPUT_EVENT_TOUCH_CANCEL:
+		cancel_touches(dev, time);
+		break;
+	case LIBINPUT_EVENT_TOUCH_FRAME:
+		wl_signal_emit(&dev->touch.events.frame, NULL);
+		break;
+	default:
+		break;
+	}
+}
+
+static void process_event(struct wla_libinput *l, struct libinput_event *event)
+{
+	enum libinput_event_type type = libinput_event_get_type(event);
+	struct libinput_device *handle = libinput_event_get_device(event);
+	struct real_device *rd = libinput_device_get_user_data(handle);
+	switch (type) {
+	case LIBINPUT_EVENT_DEVICE_ADDED:
+		if (!rd) {
+			make_devices(l, handle);
+		}
+		return;
+	case LIBINPUT_EVENT_DEVICE_REMOVED:
+		if (rd) {
+			wlr_log(WLR_INFO, "input: %s (%s) removed", rd->sysname,
+				libinput_device_get_name(handle));
+			forget(rd);
+		}
+		return;
+	default:
+		break;
+	}
+	if (!rd) {
+		return;
+	}
+	switch (type) {
+	case LIBINPUT_EVENT_KEYBOARD_KEY:
+		handle_keyboard(rd, libinput_event_get_keyboard_event(event));
+		break;
+	case LIBINPUT_EVENT_POINTER_MOTION:
+	case LIBINPUT_EVENT_POINTER_MOTION_ABSOLUTE:
+	case LIBINPUT_EVENT_POINTER_BUTTON:
+	case LIBINPUT_EVENT_POINTER_AXIS:
+		handle_pointer(rd, type, libinput_event_get_pointer_event(event));
+		break;
+	case LIBINPUT_EVENT_TOUCH_DOWN:
+	case LIBINPUT_EVENT_TOUCH_UP:
+	case LIBINPUT_EVENT_TOUCH_MOTION:
+	case LIBINPUT_EVENT_TOUCH_CANCEL:
+	case LIBINPUT_EVENT_TOUCH_FRAME:
+		handle_touch(l, rd, type, libinput_event_get_touch_event(event));
+		break;
+	default:
+		break;
+	}
+}
+
+static int handle_libinput(int fd, uint32_t mask, void *data)
+{
+	struct wla_libinput *l = data;
+	struct wla_input *input = l->input;
+	if (libinput_dispatch(l->li) != 0) {
+		wlr_log(WLR_ERROR, "input: libinput_dispatch failed");
+	}
+	/* A listener may destroy the backend: input stays until we let go. */
+	wla_input_hold(input);
+	struct libinput_event *event;
+	while (!input->dead && (event = libinput_get_event(l->li))) {
+		process_event(l, event);
+		libinput_event_destroy(event);
+	}
+	wla_input_release(input);
+	return 0;
+}
+
+/* ---- Uevents: devices that come later ---- */
+
+static int handle_uevent(int fd, uint32_t mask, void *data)
+{
+	struct wla_libinput *l = data;
+	struct udev_device *dev = udev_monitor_receive_device(l->monitor);
+	if (!dev) {
+		return 0;
+	}
+	const char *action = udev_device_get_action(dev);
+	const char *sysname = udev_device_get_sysname(dev);
+	dev_t devnum = udev_device_get_devnum(dev);
+	if (action && sysname && strncmp(sysname, "event", 5) == 0) {
+		char path[300];
+		snprintf(path, sizeof(path), "/dev/input/%s", sysname);
+		if (strcmp(action, "add") == 0 && major(devnum) != 0) {
+			consider(l, path);
+			/* The fd is libinput's now: the events come through it. */
+			handle_libinput(libinput_get_fd(l->li), 0, l);
+		} else if (strcmp(action, "remove") == 0) {
+			struct real_device *rd = find_real(l, sysname);
+			if (rd) {
+				struct libinput_device *handle = rd->handle;
+				wlr_log(WLR_INFO, "input: %s (%s) unplugged", rd->sysname,
+					libinput_device_get_name(handle));
+				forget(rd);
+				libinput_path_remove_device(handle);
+			}
+		}
+	}
+	udev_device_unref(dev);
+	return 0;
+}
+
+static void watch_uevents(struct wla_libinput *l)
+{
+	l->udev = udev_new();
+	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
+	l->monitor = l->udev ? udev_monitor_new_from_netlink(l->udev, source) : NULL;
+	if (!l->monitor ||
+			udev_monitor_filter_add_match_subsystem_devtype(l->monitor, "input", NULL) < 0 ||
+			udev_monitor_enable_receiving(l->monitor) < 0) {
+		wlr_log(WLR_ERROR, "input: no uevent monitor: input devices plugged in later "
+			"are not seen");
+		return;
+	}
+	l->monitor_source = wl_event_loop_add_fd(l->input->loop, udev_monitor_get_fd(l->monitor),
+		WL_EVENT_READABLE, handle_uevent, l);
+}
+
+/* ---- Creation ---- */
+
+int wla_libinput_create(struct wla_input *input)
+{
+	const struct wla_config *cfg = &input->backend->config;
+	struct wla_libinput *l = calloc(1, sizeof(*l));
+	if (!l) {
+		wlr_log(WLR_ERROR, "input: out of memory");
+		return -ENOMEM;
+	}
+	l->input = input;
+	wl_list_init(&l->devices);
+	input->libinput = l;
+	l->li = libinput_path_create_context(&interface, l);
+	if (!l->li) {
+		wlr_log(WLR_ERROR, "input: libinput cannot make a path context");
+		return -ENOMEM;
+	}
+	libinput_log_set_handler(l->li, handle_libinput_log);
+	libinput_log_set_priority(l->li, LIBINPUT_LOG_PRIORITY_INFO);
+	/* Paths are checked one by one, each with one error if unusable; the
+	 * compositor starts with what works. */
+	for (size_t i = 0; i < cfg->n_input_devices; i++) {
+		const char *entry = cfg->input_devices[i];
+		if (entry[0] != '/') {
+			continue;
+		}
+		char why[160];
+		const char *problem = path_problem(entry, why, sizeof(why));
+		if (problem) {
+			wlr_log(WLR_ERROR, "input: input-device %s: %s", entry, problem);
+			continue;
+		}
+		add_path(l, entry, "named by path");
+	}
+	if (has_patterns(cfg)) {
+		scan_event_devices(l);
+	}
+	watch_uevents(l);
+	l->source = wl_event_loop_add_fd(input->loop, libinput_get_fd(l->li), WL_EVENT_READABLE,
+		handle_libinput, l);
+	if (!l->source) {
+		wlr_log(WLR_ERROR, "input: cannot watch libinput's fd");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void wla_libinput_start(struct wla_input *input)
+{
+	/* DEVICE_ADDED events of the devices added at creation wait in
+	 * libinput's queue: they become wlr devices now. */
+	if (input->libinput) {
+		handle_libinput(libinput_get_fd(input->libinput->li), 0, input->libinput);
+	}
+}
+
+void wla_libinput_destroy(struct wla_input *input)
+{
+	struct wla_libinput *l = input->libinput;
+	if (!l) {
+		return;
+	}
+	while (!wl_list_empty(&l->devices)) {
+		struct real_device *rd = wl_container_of(l->devices.next, rd, link);
+		forget(rd);
+	}
+	if (l->source) {
+		wl_event_source_remove(l->source);
+	}
+	if (l->monitor_source) {
+		wl_event_source_remove(l->monitor_source);
+	}
+	if (l->monitor) {
+		udev_monitor_unref(l->monitor);
+	}
+	if (l->udev) {
+		udev_unref(l->udev);
+	}
+	if (l->li) {
+		libinput_unref(l->li);
+	}
+	free(l);
+	input->libinput = NULL;
+}
