@@ -130,6 +130,15 @@ void wla_input_device_destroy(struct wla_input_device *dev)
 		input->touch = NULL;
 	}
 	wl_list_remove(&dev->link);
+	dev->output = NULL;
+	if (input->holds > 0) {
+		/* Inside an event of ours, perhaps one of dev's own (a listener
+		 * unplugged its output): wl_signal_emit is still walking dev's
+		 * listeners. It gets no more events and goes once the event is
+		 * over (wla_input_release). */
+		wl_list_insert(input->doomed.prev, &dev->link);
+		return;
+	}
 	/* Signals the compositor, then frees dev (device_destroy_impl). */
 	wlr_input_device_destroy(&dev->base);
 }
@@ -155,6 +164,7 @@ struct wla_input *wla_input_create(struct wla_backend *backend)
 	input->backend = backend;
 	input->loop = wl_display_get_event_loop(backend->display);
 	wl_list_init(&input->devices);
+	wl_list_init(&input->doomed);
 	wl_list_init(&input->scripts);
 	input->virtual_on = cfg->virtual_input == WLA_VIRTUAL_INPUT_ON ||
 		(cfg->virtual_input == WLA_VIRTUAL_INPUT_AUTO && cfg->n_input_devices == 0);
@@ -256,11 +266,23 @@ void wla_input_hold(struct wla_input *input)
 bool wla_input_release(struct wla_input *input)
 {
 	assert(input->holds > 0);
-	if (--input->holds == 0 && input->dead) {
+	if (input->holds > 1) {
+		input->holds--;
+		return !input->dead;
+	}
+	/* The destroy signals of devices destroyed meanwhile may call us back
+	 * (a compositor reacting): still held while they go. */
+	while (!wl_list_empty(&input->doomed)) {
+		struct wla_input_device *dev = wl_container_of(input->doomed.next, dev, link);
+		wl_list_remove(&dev->link);
+		wlr_input_device_destroy(&dev->base);
+	}
+	input->holds--;
+	if (input->dead) {
 		input_free(input);
 		return false;
 	}
-	return !input->dead;
+	return true;
 }
 
 void wla_input_output_added(struct wla_input *input, struct wla_output *out)

@@ -33,6 +33,9 @@ struct wla_input {
 	struct wla_backend *backend;
 	struct wl_event_loop *loop;
 	struct wl_list devices; /* wla_input_device.link */
+	/* Devices destroyed while an event of ours was being sent: their wlr
+	 * destroy comes when it is over (wla_input_release). */
+	struct wl_list doomed;
 	struct wl_list scripts; /* wla_input_script.link */
 	bool started;
 	/* The virtual devices exist (virtual-input on, or auto without real

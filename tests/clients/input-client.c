@@ -544,9 +544,23 @@ int main(int argc, char *argv[])
 	if (client.touch) {
 		wl_touch_release(client.touch);
 	}
+	wl_buffer_destroy(client.buffer);
+	xdg_toplevel_destroy(client.xdg_toplevel);
+	xdg_surface_destroy(client.xdg_surface);
+	wl_surface_destroy(client.surface);
+	xdg_wm_base_destroy(client.wm_base);
+	if (wl_seat_get_version(client.seat) >= WL_SEAT_RELEASE_SINCE_VERSION) {
+		wl_seat_release(client.seat);
+	} else {
+		wl_seat_destroy(client.seat);
+	}
+	wl_shm_destroy(client.shm);
+	wl_compositor_destroy(client.compositor);
+	wl_registry_destroy(client.registry);
 	xkb_state_unref(client.xkb_state);
 	xkb_keymap_unref(client.keymap);
 	xkb_context_unref(client.xkb);
+	wl_display_flush(client.display);
 	wl_display_disconnect(client.display);
 	return status;
 }

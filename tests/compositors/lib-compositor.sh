@@ -63,7 +63,8 @@ start_compositor() {
 	local wla_env=()
 	local v
 	for v in WLA_OUTPUTS WLA_CONFIG WLA_FLIP_DEPTH WLA_FLIP_POLICY WLA_GPIO_DRY_RUN \
-			WLA_CURSOR_SIZE WLA_OVERLAY_PLANES; do
+			WLA_CURSOR_SIZE WLA_OVERLAY_PLANES WLA_VIRTUAL_INPUT WLA_VIRTUAL_TOUCH \
+			WLA_KEYBOARD_LAYOUT; do
 		if [ -n "${!v:-}" ]; then
 			wla_env+=("$v=${!v}")
 		fi

@@ -15,9 +15,13 @@ done
 need_user
 chmod 0755 "$TEST_DIR"
 
+# wlatomic's virtual pointer makes sway draw a cursor: hidden once idle
+# (100 ms), so that captures compare without one and an idle output holds
+# one buffer.
 cat >"$TEST_DIR/sway.conf" <<'CONF'
 xwayland disable
 default_border none
+seat * hide_cursor 100
 CONF
 chmod 0644 "$TEST_DIR/sway.conf"
 sway_args=()
@@ -152,6 +156,27 @@ clients)
 	check_presentation "$TEST_DIR/pres.log" 16666667 120
 
 	;;
+typing)
+	# wlatomic's virtual keyboard types into foot in an unmodified sway
+	# (issue 13's goal for CI): foot runs a shell that reads one line and
+	# writes it to a file; the text arrives through the control socket.
+	as_user foot sh -c "read -r line && printf '%s' \"\$line\" >$RUN/typed" \
+		>"$TEST_DIR/foot.log" 2>&1 &
+	poll 200 'msg -t get_tree | grep -q "\"app_id\": \"foot\""' || fail "foot's window did not map"
+	poll 100 'msg -t get_tree | grep -q "\"focused\": true, \"pid\""' || true
+	sleep 0.3
+	out=$(ctl type 'Hello from wlatomic, 42!' 2>&1) || fail "type: $out"
+	out=$(ctl key KEY_ENTER 2>&1) || fail "key: $out"
+	poll 200 "[ -s '$RUN/typed' ]" || fail "foot's shell got no line"
+	[ "$(cat "$RUN/typed")" = 'Hello from wlatomic, 42!' ] ||
+		fail "foot's shell read '$(cat "$RUN/typed")'"
+	# The pointer is there too: sway reports it in its input list.
+	msg -t get_inputs | grep -q '"name": "wlatomic virtual pointer"' ||
+		fail "sway does not list the virtual pointer"
+	msg -t get_inputs | grep -q '"name": "wlatomic virtual keyboard"' ||
+		fail "sway does not list the virtual keyboard"
+	;;
+
 randr)
 	# wlr-randr lists the outputs truthfully and changes a mode through
 	# sway's output management: the virtual display follows.
