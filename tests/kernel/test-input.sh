@@ -101,11 +101,26 @@ if command -v wlr-randr >/dev/null; then
 	WAYLAND_DISPLAY=$socket wlr-randr --output Virtual-1 --on
 fi
 
+# A device plugged in later, named by the same pattern: picked up from its
+# uevent (udevd's), and its keys arrive.
+mkfifo "$TEST_DIR/late.in"
+"$UINPUT" --keyboard "wla-test late keyboard" <"$TEST_DIR/late.in" >"$TEST_DIR/late.out" 2>&1 &
+late_pid=$!
+exec 4>"$TEST_DIR/late.in"
+poll 400 "grep -q 'input: event[0-9]* (wla-test late keyboard): keyboard' '$TEST_DIR/stderr'" ||
+	fail "a keyboard plugged in later was not picked up"
+printf '%s\n' "key 45" >&4
+poll 400 "events A | grep -qx 'A text \"aBx\"'" || fail "the late keyboard's x did not arrive"
+exec 4>&-
+wait $late_pid || fail "the late wla-uinput failed"
+poll 400 "grep -q 'input: event[0-9]* (wla-test late keyboard) removed' '$TEST_DIR/stderr'" ||
+	fail "the late keyboard's removal was not seen"
+
 # Removed while in use: a key held down, a touch point down.
 send "key 42 down" "touch down 2 1200 1600" "sleep 200" "remove keyboard" "remove touch"
-poll 400 "grep -q 'input: event[0-9]* (wla-test keyboard) removed' '$TEST_DIR/stderr'" ||
+poll 400 "grep -q 'input: event[0-9]* (wla-test keyboard) \(removed\|unplugged\)' '$TEST_DIR/stderr'" ||
 	fail "the keyboard's removal was not seen"
-poll 400 "grep -q 'input: event[0-9]* (wla-test touch) removed' '$TEST_DIR/stderr'" ||
+poll 400 "grep -q 'input: event[0-9]* (wla-test touch) \(removed\|unplugged\)' '$TEST_DIR/stderr'" ||
 	fail "the touchscreen's removal was not seen"
 kill -0 $tinywl_pid || fail "tinywl died when devices were removed"
 "$CTL" -s "$WLA_CONTROL" list >/dev/null || fail "tinywl no longer answers"
