@@ -230,6 +230,24 @@ static void write_config(struct text *t, const struct wla_config *cfg)
 	if (cfg->control[0]) {
 		put(t, "control = %s\n", cfg->control);
 	}
+	static const char *const virtual_input[] = { "auto", "on", "off" };
+	put(t, "driver = %s\nvirtual-input = %s\n", cfg->driver == WLA_DRIVER_KMS ? "kms" : "vdc",
+		virtual_input[cfg->virtual_input]);
+	if (cfg->drm_device[0]) {
+		put(t, "drm-device = %s\n", cfg->drm_device);
+	}
+	if (cfg->keyboard_layout[0]) {
+		put(t, "keyboard-layout = %s\n", cfg->keyboard_layout);
+	}
+	if (cfg->virtual_touch[0]) {
+		put(t, "virtual-touch = %s\n", cfg->virtual_touch);
+	}
+	if (cfg->touch_output[0]) {
+		put(t, "touch-output = %s\n", cfg->touch_output);
+	}
+	for (size_t i = 0; i < cfg->n_input_devices; i++) {
+		put(t, "input-device = %s\n", cfg->input_devices[i]);
+	}
 	for (size_t i = 0; i < cfg->n_outputs; i++) {
 		const struct wla_config_output *o = &cfg->outputs[i];
 		put(t, "[output]\nname = %s\n", o->name);
@@ -476,6 +494,60 @@ static bool oracle_set(const struct wla_config *before, const char *key, const c
 			return false;
 		}
 		snprintf(after->control, sizeof(after->control), "%s", value);
+		return true;
+	}
+	if (strcmp(key, "driver") == 0) {
+		after->driver = strcmp(value, "kms") == 0 ? WLA_DRIVER_KMS : WLA_DRIVER_VDC;
+		return strcmp(value, "vdc") == 0 || strcmp(value, "kms") == 0;
+	}
+	if (strcmp(key, "drm-device") == 0) {
+		if ((value[0] && value[0] != '/') || strlen(value) >= WLA_DRM_DEVICE_MAX) {
+			return false;
+		}
+		snprintf(after->drm_device, sizeof(after->drm_device), "%s", value);
+		return true;
+	}
+	if (strcmp(key, "virtual-input") == 0) {
+		static const char *const names[] = { "auto", "on", "off" };
+		for (int i = 0; i < 3; i++) {
+			if (strcmp(value, names[i]) == 0) {
+				after->virtual_input = (enum wla_config_virtual_input)i;
+				return true;
+			}
+		}
+		return false;
+	}
+	if (strcmp(key, "keyboard-layout") == 0) {
+		size_t len = strlen(value);
+		if (len < 1 || len >= WLA_KEYBOARD_LAYOUT_MAX || value[0] == ',' ||
+				value[len - 1] == ',' || strstr(value, ",,")) {
+			return false;
+		}
+		for (const char *c = value; *c; c++) {
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+					*c == '-' || *c == ',')) {
+				return false;
+			}
+		}
+		snprintf(after->keyboard_layout, sizeof(after->keyboard_layout), "%s", value);
+		return true;
+	}
+	if (strcmp(key, "virtual-touch") == 0 || strcmp(key, "touch-output") == 0) {
+		if (value[0] && !valid_name(value, WLA_OUTPUT_NAME_MAX)) {
+			return false;
+		}
+		snprintf(key[0] == 'v' ? after->virtual_touch : after->touch_output,
+			WLA_OUTPUT_NAME_MAX, "%s", value);
+		return true;
+	}
+	if (strcmp(key, "input-device") == 0) {
+		if (strlen(value) >= WLA_INPUT_DEVICE_MAX || before->n_input_devices ==
+				WLA_MAX_INPUT_DEVICES || (value[0] != '/' &&
+				(strncmp(value, "name:", 5) != 0 || !value[5]))) {
+			return false;
+		}
+		snprintf(after->input_devices[after->n_input_devices++], WLA_INPUT_DEVICE_MAX, "%s",
+			value);
 		return true;
 	}
 	return false;
