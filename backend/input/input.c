@@ -27,11 +27,18 @@
 #include "backend/wlr.h"
 #include "util.h"
 
-uint32_t wla_input_now_ms(void)
+uint64_t wla_input_now_ms64(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint32_t)(wla_timespec_to_ns(&ts) / 1000000);
+	return wla_timespec_to_ns(&ts) / 1000000;
+}
+
+uint32_t wla_input_now_ms(void)
+{
+	/* wlroots' events carry 32 bits of milliseconds: it wraps every 49.7
+	 * days, as libinput's do. */
+	return (uint32_t)wla_input_now_ms64();
 }
 
 /* ---- Devices ---- */
@@ -224,15 +231,28 @@ fail:
 void wla_input_start(struct wla_input *input)
 {
 	input->started = true;
+	/* A new_input listener may destroy the backend. */
+	wla_input_hold(input);
 	struct wla_input_device *dev, *tmp;
 	wl_list_for_each_safe(dev, tmp, &input->devices, link) {
+		if (input->dead) {
+			break;
+		}
 		wla_input_device_announce(dev);
 	}
-	wla_libinput_start(input);
+	if (!input->dead) {
+		wla_libinput_start(input);
+	}
+	wla_input_release(input);
 }
+
+static void strokes_clear(struct wla_input *input);
 
 static void input_free(struct wla_input *input)
 {
+	/* libinput's context last: events of it may have been in hand. */
+	wla_libinput_destroy(input);
+	strokes_clear(input);
 	xkb_keymap_unref(input->keymap);
 	xkb_context_unref(input->xkb);
 	free(input);
@@ -244,7 +264,9 @@ void wla_input_destroy(struct wla_input *input)
 		return;
 	}
 	wla_input_scripts_end_all(input, -ESHUTDOWN, "the backend went away");
-	wla_libinput_destroy(input);
+	/* Its devices and event sources go now (the loop may go with the
+	 * display); its context once no event of it is in hand (input_free). */
+	wla_libinput_stop(input);
 	while (!wl_list_empty(&input->devices)) {
 		struct wla_input_device *dev = wl_container_of(input->devices.next, dev, link);
 		wla_input_device_destroy(dev);
@@ -430,45 +452,93 @@ static xkb_mod_mask_t mask_of_keys(struct xkb_keymap *keymap, unsigned combo)
 	return mask;
 }
 
-/* How to type one keysym on keymap: a key and the modifier keys to hold
- * (bit i: modifier_keys[i]). False if no key of the first layout makes it
- * with those modifiers. */
-static bool find_stroke(struct xkb_keymap *keymap, xkb_keysym_t sym, uint32_t *code,
-	unsigned *combo)
+/* The strokes of a keymap's first layout: which key and modifier keys
+ * (bit i: modifier_keys[i]) make each keysym, fewer modifiers first ('a'
+ * is a, not Shift+something). Built once per keymap, so that typing costs a
+ * lookup per character, not a walk of the keymap. */
+struct stroke {
+	xkb_keysym_t sym;
+	uint32_t code;
+	unsigned combo;
+};
+
+static void strokes_clear(struct wla_input *input)
 {
+	free(input->strokes);
+	input->strokes = NULL;
+	input->n_strokes = 0;
+	xkb_keymap_unref(input->strokes_keymap);
+	input->strokes_keymap = NULL;
+}
+
+static bool strokes_build(struct wla_input *input, struct xkb_keymap *keymap)
+{
+	strokes_clear(input);
 	xkb_mod_mask_t masks_of[4];
 	for (unsigned c = 0; c < 4; c++) {
 		masks_of[c] = c ? mask_of_keys(keymap, c) : 0;
 	}
+	size_t cap = 0;
 	xkb_keycode_t min = xkb_keymap_min_keycode(keymap), max = xkb_keymap_max_keycode(keymap);
-	/* Fewer modifiers first: 'a' is a, not Shift+something. */
 	for (unsigned c = 0; c < 4; c++) {
-		for (xkb_keycode_t kc = min; kc <= max && kc >= 8; kc++) {
+		for (xkb_keycode_t kc = min < 8 ? 8 : min; kc <= max && kc >= 8; kc++) {
 			xkb_level_index_t levels = xkb_keymap_num_levels_for_key(keymap, kc, 0);
 			for (xkb_level_index_t level = 0; level < levels; level++) {
 				const xkb_keysym_t *syms;
-				int n = xkb_keymap_key_get_syms_by_level(keymap, kc, 0, level, &syms);
-				if (n != 1 || syms[0] != sym) {
+				if (xkb_keymap_key_get_syms_by_level(keymap, kc, 0, level, &syms) != 1) {
 					continue;
 				}
 				xkb_mod_mask_t masks[8];
 				size_t nm = xkb_keymap_key_get_mods_for_level(keymap, kc, 0, level,
 					masks, WLA_ARRAY_SIZE(masks));
+				bool match = false;
 				for (size_t m = 0; m < nm; m++) {
-					if (masks[m] == masks_of[c]) {
-						*code = kc - 8;
-						*combo = c;
-						return true;
-					}
+					match |= masks[m] == masks_of[c];
 				}
+				if (!match) {
+					continue;
+				}
+				if (input->n_strokes == cap) {
+					cap = cap ? cap * 2 : 256;
+					struct stroke *bigger = realloc(input->strokes,
+						cap * sizeof(*bigger));
+					if (!bigger) {
+						strokes_clear(input);
+						return false;
+					}
+					input->strokes = bigger;
+				}
+				input->strokes[input->n_strokes++] = (struct stroke){
+					.sym = syms[0], .code = kc - 8, .combo = c };
 			}
+		}
+	}
+	input->strokes_keymap = xkb_keymap_ref(keymap);
+	return true;
+}
+
+/* How to type one keysym on keymap; false if nothing of its first layout
+ * makes it with Shift and AltGr at most. */
+static bool find_stroke(struct wla_input *input, struct xkb_keymap *keymap, xkb_keysym_t sym,
+	uint32_t *code, unsigned *combo)
+{
+	if (input->strokes_keymap != keymap && !strokes_build(input, keymap)) {
+		return false;
+	}
+	/* In order of fewer modifiers: the first match is the one to use. */
+	for (size_t i = 0; i < input->n_strokes; i++) {
+		if (input->strokes[i].sym == sym) {
+			*code = input->strokes[i].code;
+			*combo = input->strokes[i].combo;
+			return true;
 		}
 	}
 	return false;
 }
 
 /* The next UTF-8 character of *p, advancing it; 0 at the end, -1 if the
- * bytes are not UTF-8. */
+ * bytes are not UTF-8 (overlong forms, surrogates and code points past
+ * U+10FFFF included). */
 static int32_t next_utf8(const char **p)
 {
 	const unsigned char *s = (const unsigned char *)*p;
@@ -486,6 +556,10 @@ static int32_t next_utf8(const char **p)
 			return -1;
 		}
 		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	static const int32_t min_of_len[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	if (cp < min_of_len[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+		return -1;
 	}
 	*p += len;
 	return cp;
@@ -518,7 +592,7 @@ int wla_input_check_text(struct wla_input *input, const char *text, char *err, s
 		xkb_keysym_t sym = xkb_utf32_to_keysym((uint32_t)cp);
 		uint32_t code;
 		unsigned combo;
-		if (sym == XKB_KEY_NoSymbol || !find_stroke(keymap, sym, &code, &combo)) {
+		if (sym == XKB_KEY_NoSymbol || !find_stroke(input, keymap, sym, &code, &combo)) {
 			snprintf(err, err_size, "character %zu (U+%04" PRIX32 ") cannot be typed "
 				"with the keyboard's keymap", index + 1, (uint32_t)cp);
 			return -EINVAL;
@@ -540,8 +614,8 @@ static int type_text(struct wla_input *input, const char *text, char *err, size_
 		unsigned combo;
 		/* Looked up again for each character: a listener may have given
 		 * the keyboard another keymap. */
-		if (!find_stroke(typing_keymap(input), xkb_utf32_to_keysym((uint32_t)cp), &code,
-				&combo)) {
+		if (!find_stroke(input, typing_keymap(input), xkb_utf32_to_keysym((uint32_t)cp),
+				&code, &combo)) {
 			snprintf(err, err_size, "U+%04" PRIX32 " cannot be typed with the keymap the "
 				"keyboard has now", (uint32_t)cp);
 			return -EINVAL;
@@ -709,7 +783,7 @@ static int perform(struct wla_input *input, const struct wla_input_action *act, 
 			.source = WLR_AXIS_SOURCE_WHEEL,
 			.orientation = act->horizontal ? WLR_AXIS_ORIENTATION_HORIZONTAL :
 				WLR_AXIS_ORIENTATION_VERTICAL,
-			.delta = act->delta, .delta_discrete = (int32_t)(act->delta / 15) };
+			.delta = act->delta, .delta_discrete = (int32_t)lround(act->delta / 15) };
 		emit(input, dev, &dev->pointer.events.axis, &ev, &dev->pointer.events.frame,
 			&dev->pointer);
 		return 0;

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <libinput.h>
 #include <libudev.h>
@@ -39,8 +40,16 @@ struct real_device {
 	struct wla_input_device *keyboard, *pointer, *touch;
 };
 
+/* An event device handed to libinput, until it is removed. */
+struct added_path {
+	struct wl_list link; /* wla_libinput.added */
+	char sysname[32];
+	struct libinput_device *handle;
+};
+
 struct wla_libinput {
 	struct wla_input *input;
+	struct wl_list added; /* added_path.link */
 	struct libinput *li;
 	struct wl_event_source *source;
 	struct udev *udev;
@@ -139,18 +148,54 @@ static struct real_device *find_real(struct wla_libinput *l, const char *sysname
 	return NULL;
 }
 
+static struct added_path *find_added(struct wla_libinput *l, const char *sysname)
+{
+	struct added_path *a;
+	wl_list_for_each(a, &l->added, link) {
+		if (strcmp(a->sysname, sysname) == 0) {
+			return a;
+		}
+	}
+	return NULL;
+}
+
+/* Forget an added device. remove: also take it from libinput (a uevent
+ * said it is gone); not when libinput removed it itself (a read error, its
+ * DEVICE_REMOVED): removing it twice would free it twice. */
+static void drop_added(struct added_path *a, bool remove)
+{
+	if (remove) {
+		libinput_path_remove_device(a->handle);
+	}
+	libinput_device_unref(a->handle);
+	wl_list_remove(&a->link);
+	free(a);
+}
+
 static void add_path(struct wla_libinput *l, const char *path, const char *why)
 {
-	const char *sysname = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	if (find_real(l, sysname)) {
+	/* /dev/input/eventN: the same device however it was named. */
+	char real[PATH_MAX];
+	const char *resolved = realpath(path, real) ? real : path;
+	const char *sysname = strrchr(resolved, '/') ? strrchr(resolved, '/') + 1 : resolved;
+	if (find_added(l, sysname)) {
 		return; /* named twice (a path and a pattern): once is enough */
 	}
-	struct libinput_device *handle = libinput_path_add_device(l->li, path);
-	if (!handle) {
-		wlr_log(WLR_ERROR, "input: input-device %s (%s): libinput cannot use it", path,
-			why);
+	struct added_path *a = calloc(1, sizeof(*a));
+	if (!a) {
+		wlr_log(WLR_ERROR, "input: input-device %s: out of memory", path);
 		return;
 	}
+	a->handle = libinput_path_add_device(l->li, path);
+	if (!a->handle) {
+		wlr_log(WLR_ERROR, "input: input-device %s (%s): libinput cannot use it", path,
+			why);
+		free(a);
+		return;
+	}
+	libinput_device_ref(a->handle);
+	snprintf(a->sysname, sizeof(a->sysname), "%.*s", (int)sizeof(a->sysname) - 1, sysname);
+	wl_list_insert(l->added.prev, &a->link);
 	/* The DEVICE_ADDED event makes the wlr devices. */
 	wlr_log(WLR_INFO, "input: %s (%s) added", path, why);
 }
@@ -223,12 +268,14 @@ static const char *touch_output_name(struct wla_libinput *l)
 	if (cfg->touch_output[0]) {
 		return cfg->touch_output;
 	}
+	/* The devices come after the backend's first outputs (wla_input_start
+	 * runs once they exist). */
 	struct wla_backend *backend = l->input->backend;
 	if (!wl_list_empty(&backend->outputs)) {
 		struct wla_output *out = wl_container_of(backend->outputs.next, out, link);
 		return out->base.name;
 	}
-	return cfg->n_outputs ? cfg->outputs[0].name : NULL;
+	return NULL;
 }
 
 static bool output_shows(struct wla_input *input, const char *name)
@@ -415,18 +462,26 @@ static int touch_slot(struct wla_input_device *dev, int32_t id)
 	return -1;
 }
 
-/* Points down on a touchscreen whose output went dark are cancelled once. */
-static void cancel_touches(struct wla_input_device *dev, uint32_t time)
+/* Lift a point that will get no up of its own (its output went dark, or
+ * libinput cancelled it): an up, since a wlroots 0.15 seat cannot pass a
+ * cancel on to clients and compositors of its time ignore the event. */
+static void lift_touch(struct wla_input_device *dev, size_t slot, uint32_t time)
 {
-	for (size_t i = 0; i < dev->n_touch_ids; i++) {
-		struct wlr_event_touch_cancel e = { .device = &dev->base, .time_msec = time,
-			.touch_id = dev->touch_ids[i] };
-		wl_signal_emit(&dev->touch.events.cancel, &e);
+	struct wlr_event_touch_up e = { .device = &dev->base, .time_msec = time,
+		.touch_id = dev->touch_ids[slot] };
+	dev->touch_ids[slot] = dev->touch_ids[--dev->n_touch_ids];
+	wl_signal_emit(&dev->touch.events.up, &e);
+}
+
+static void lift_all_touches(struct wla_input_device *dev, uint32_t time)
+{
+	if (!dev->n_touch_ids) {
+		return;
 	}
-	if (dev->n_touch_ids) {
-		dev->n_touch_ids = 0;
-		wl_signal_emit(&dev->touch.events.frame, NULL);
+	while (dev->n_touch_ids) {
+		lift_touch(dev, dev->n_touch_ids - 1, time);
 	}
+	wl_signal_emit(&dev->touch.events.frame, NULL);
 }
 
 static void handle_touch(struct wla_libinput *l, struct real_device *rd,
@@ -438,15 +493,16 @@ static void handle_touch(struct wla_libinput *l, struct real_device *rd,
 	}
 	uint32_t time = (uint32_t)(libinput_event_touch_get_time_usec(ev) / 1000);
 	if (!output_shows(l->input, dev->base.output_name)) {
-		cancel_touches(dev, time);
+		lift_all_touches(dev, time);
 		return;
 	}
 	switch (type) {
 	case LIBINPUT_EVENT_TOUCH_DOWN: {
 		int32_t id = libinput_event_touch_get_seat_slot(ev);
-		if (touch_slot(dev, id) < 0 && dev->n_touch_ids < WLA_ARRAY_SIZE(dev->touch_ids)) {
-			dev->touch_ids[dev->n_touch_ids++] = id;
+		if (touch_slot(dev, id) >= 0 || dev->n_touch_ids == WLA_ARRAY_SIZE(dev->touch_ids)) {
+			return; /* more fingers than we follow: this one is not sent */
 		}
+		dev->touch_ids[dev->n_touch_ids++] = id;
 		struct wlr_event_touch_down e = { .device = &dev->base, .time_msec = time,
 			.touch_id = id, .x = libinput_event_touch_get_x_transformed(ev, 1),
 			.y = libinput_event_touch_get_y_transformed(ev, 1) };
@@ -476,9 +532,13 @@ static void handle_touch(struct wla_libinput *l, struct real_device *rd,
 		wl_signal_emit(&dev->touch.events.up, &e);
 		break;
 	}
-	case LIBINPUT_EVENT_TOUCH_CANCEL:
-		cancel_touches(dev, time);
+	case LIBINPUT_EVENT_TOUCH_CANCEL: {
+		int slot = touch_slot(dev, libinput_event_touch_get_seat_slot(ev));
+		if (slot >= 0) {
+			lift_touch(dev, (size_t)slot, time);
+		}
 		break;
+	}
 	case LIBINPUT_EVENT_TOUCH_FRAME:
 		wl_signal_emit(&dev->touch.events.frame, NULL);
 		break;
@@ -498,13 +558,21 @@ static void process_event(struct wla_libinput *l, struct libinput_event *event)
 			make_devices(l, handle);
 		}
 		return;
-	case LIBINPUT_EVENT_DEVICE_REMOVED:
+	case LIBINPUT_EVENT_DEVICE_REMOVED: {
 		if (rd) {
 			wlr_log(WLR_INFO, "input: %s (%s) removed", rd->sysname,
 				libinput_device_get_name(handle));
 			forget(rd);
 		}
+		struct added_path *a;
+		wl_list_for_each(a, &l->added, link) {
+			if (a->handle == handle) {
+				drop_added(a, false);
+				break;
+			}
+		}
 		return;
+	}
 	default:
 		break;
 	}
@@ -573,11 +641,13 @@ static int handle_uevent(int fd, uint32_t mask, void *data)
 		} else if (strcmp(action, "remove") == 0) {
 			struct real_device *rd = find_real(l, sysname);
 			if (rd) {
-				struct libinput_device *handle = rd->handle;
-				wlr_log(WLR_INFO, "input: %s (%s) unplugged", rd->sysname,
-					libinput_device_get_name(handle));
+				wlr_log(WLR_INFO, "input: %s (%s) removed", rd->sysname,
+					libinput_device_get_name(rd->handle));
 				forget(rd);
-				libinput_path_remove_device(handle);
+			}
+			struct added_path *a = find_added(l, sysname);
+			if (a) {
+				drop_added(a, true);
 			}
 		}
 	}
@@ -613,6 +683,7 @@ int wla_libinput_create(struct wla_input *input)
 	}
 	l->input = input;
 	wl_list_init(&l->devices);
+	wl_list_init(&l->added);
 	input->libinput = l;
 	l->li = libinput_path_create_context(&interface, l);
 	if (!l->li) {
@@ -636,10 +707,16 @@ int wla_libinput_create(struct wla_input *input)
 		}
 		add_path(l, entry, "named by path");
 	}
+	/* Uevents first: a device that appears during the scan is not missed
+	 * (one seen twice is added once). */
+	watch_uevents(l);
 	if (has_patterns(cfg)) {
 		scan_event_devices(l);
+		if (wl_list_empty(&l->added)) {
+			wlr_log(WLR_INFO, "input: no input device matches the name patterns yet; "
+				"devices plugged in later are looked at");
+		}
 	}
-	watch_uevents(l);
 	l->source = wl_event_loop_add_fd(input->loop, libinput_get_fd(l->li), WL_EVENT_READABLE,
 		handle_libinput, l);
 	if (!l->source) {
@@ -658,7 +735,7 @@ void wla_libinput_start(struct wla_input *input)
 	}
 }
 
-void wla_libinput_destroy(struct wla_input *input)
+void wla_libinput_stop(struct wla_input *input)
 {
 	struct wla_libinput *l = input->libinput;
 	if (!l) {
@@ -670,9 +747,26 @@ void wla_libinput_destroy(struct wla_input *input)
 	}
 	if (l->source) {
 		wl_event_source_remove(l->source);
+		l->source = NULL;
 	}
 	if (l->monitor_source) {
 		wl_event_source_remove(l->monitor_source);
+		l->monitor_source = NULL;
+	}
+}
+
+void wla_libinput_destroy(struct wla_input *input)
+{
+	struct wla_libinput *l = input->libinput;
+	if (!l) {
+		return;
+	}
+	wla_libinput_stop(input);
+	while (!wl_list_empty(&l->added)) {
+		struct added_path *a = wl_container_of(l->added.next, a, link);
+		libinput_device_unref(a->handle);
+		wl_list_remove(&a->link);
+		free(a);
 	}
 	if (l->monitor) {
 		udev_monitor_unref(l->monitor);

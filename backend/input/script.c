@@ -79,9 +79,10 @@ static bool next_word(const char **p, char *word, size_t size)
 	size_t copy = len < size ? len : size - 1;
 	memcpy(word, s, copy);
 	word[copy] = '\0';
-	if (copy < len) {
-		/* Too long for any valid word: make it one no rule accepts. */
-		word[0] = '\x01';
+	if (copy < len && size > 4) {
+		/* Too long for any valid word: cut, with "...", which no rule
+		 * accepts and an error message shows as it is. */
+		memcpy(word + size - 4, "...", 4);
 	}
 	*p = s + len;
 	return true;
@@ -221,14 +222,17 @@ int wla_input_parse(struct wla_input *input, const char *line, struct wla_input_
 {
 	memset(act, 0, sizeof(*act));
 	const char *p = line;
-	char verb[32], word[64];
+	char verb[32] = "", word[64] = "";
 	if (!next_word(&p, verb, sizeof(verb))) {
 		return fail(err, err_size, "empty line");
 	}
 	if (strcmp(verb, "at") == 0) {
-		if (!next_word(&p, word, sizeof(word)) || !parse_time(word, &act->at_ms)) {
-			return fail(err, err_size, "bad time after 'at' (expected like 250ms or "
-				"1.5s, at most a day)");
+		if (!next_word(&p, word, sizeof(word))) {
+			return fail(err, err_size, "no time after 'at' (expected like 250ms or 1.5s)");
+		}
+		if (!parse_time(word, &act->at_ms)) {
+			return fail(err, err_size, "bad time '%s' after 'at' (expected like 250ms or "
+				"1.5s, at most a day)", word);
 		}
 		act->has_at = true;
 		if (!next_word(&p, verb, sizeof(verb))) {
@@ -274,8 +278,12 @@ int wla_input_parse(struct wla_input *input, const char *line, struct wla_input_
 	} else if (strcmp(verb, "move") == 0) {
 		act->type = WLA_INPUT_MOVE;
 		if (!next_word(&p, act->output, sizeof(act->output)) ||
-				!next_word(&p, word, sizeof(word)) || !parse_pair(word, &act->x, &act->y)) {
+				!next_word(&p, word, sizeof(word))) {
 			return fail(err, err_size, "move: expected move OUTPUT X,Y");
+		}
+		if (!parse_pair(word, &act->x, &act->y)) {
+			return fail(err, err_size, "move %s: bad position '%s' (expected X,Y)",
+				act->output, word);
 		}
 		double nx, ny;
 		char why[WLA_INPUT_ERROR_MAX];
@@ -286,7 +294,8 @@ int wla_input_parse(struct wla_input *input, const char *line, struct wla_input_
 	} else if (strcmp(verb, "move-by") == 0) {
 		act->type = WLA_INPUT_MOVE_BY;
 		if (!next_word(&p, word, sizeof(word)) || !parse_pair(word, &act->x, &act->y)) {
-			return fail(err, err_size, "move-by: expected move-by DX,DY");
+			return fail(err, err_size, "move-by: expected move-by DX,DY, not '%s'",
+				word);
 		}
 	} else if (strcmp(verb, "button") == 0 || strcmp(verb, "click") == 0) {
 		act->type = WLA_INPUT_BUTTON;
@@ -402,7 +411,7 @@ size_t wla_input_script_events(const struct wla_input_script *script)
 static int handle_script_timer(void *data)
 {
 	struct wla_input_script *script = data;
-	uint64_t elapsed = wla_input_now_ms() - script->start_ms;
+	uint64_t elapsed = wla_input_now_ms64() - script->start_ms;
 	while (script->next < script->n_actions &&
 			script->actions[script->next].at_ms <= elapsed) {
 		size_t i = script->next++;
@@ -527,7 +536,7 @@ struct wla_input_script *wla_input_script_start(struct wla_input *input, const c
 		snprintf(err, err_size, "script %s: cannot add a timer", name);
 		goto fail;
 	}
-	script->start_ms = wla_input_now_ms();
+	script->start_ms = wla_input_now_ms64();
 	wl_list_insert(input->scripts.prev, &script->link);
 	/* The first events go from the loop, never from inside the caller. */
 	uint64_t first = script->actions[0].at_ms;

@@ -107,12 +107,14 @@ static bool backend_start(struct wlr_backend *wlr_backend)
 	}
 	backend->started = true;
 	backend->control = wla_control_create(backend);
-	wla_input_start(backend->input);
 	/* Connectors with nothing plugged in get an output when they are (the
 	 * driver's connector_added). */
 	for (size_t d = 0; d < backend->n_devices; d++) {
 		create_outputs(backend, backend->devices[d]);
 	}
+	/* Input after the outputs, as wlroots' X11 backend does: a touchscreen
+	 * without touch-output belongs to the first of them. */
+	wla_input_start(backend->input);
 	return true;
 }
 

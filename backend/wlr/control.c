@@ -74,11 +74,16 @@ struct wla_control {
 	size_t n_clients;
 	/* Clients to close, from callbacks where that is not safe. */
 	struct wl_event_source *reap_idle;
+	/* While requests run (client_process): set to true if the control is
+	 * destroyed meanwhile (an input line's listener destroyed the backend),
+	 * so that nothing of it is touched after. */
+	bool *gone;
 };
 
 static void client_destroy(struct control_client *client);
 static void unwatch_output(struct control_client *client);
-static void client_process(struct control_client *client);
+static bool client_process(struct control_client *client);
+static void client_process_lines(struct control_client *client, const bool *gone);
 
 static void handle_reap(void *data)
 {
@@ -90,7 +95,9 @@ static void handle_reap(void *data)
 			client_destroy(client);
 		} else if (client->busy == CLIENT_IDLE && client->in_len && !client->closing) {
 			/* Lines that came behind a request that waited. */
-			client_process(client);
+			if (!client_process(client)) {
+				return; /* the control is gone */
+			}
 		}
 	}
 }
@@ -625,8 +632,26 @@ static void client_run_line(struct control_client *client, char *line)
 		"key, type, move, move-by, button, click, axis, touch)", argv[0]);
 }
 
-/* Run the complete lines received, one request at a time. */
-static void client_process(struct control_client *client)
+/* Run the complete lines received, one request at a time. False if the
+ * control was destroyed meanwhile: touch nothing of it. */
+static bool client_process(struct control_client *client)
+{
+	struct wla_control *control = client->control;
+	bool gone = false;
+	bool *outer = control->gone;
+	control->gone = &gone;
+	client_process_lines(client, &gone);
+	if (gone) {
+		if (outer) {
+			*outer = true;
+		}
+		return false;
+	}
+	control->gone = outer;
+	return true;
+}
+
+static void client_process_lines(struct control_client *client, const bool *gone)
 {
 	while (client->busy == CLIENT_IDLE && !client->dead && !client->closing) {
 		char *nl = memchr(client->in, '\n', client->in_len);
@@ -651,6 +676,9 @@ static void client_process(struct control_client *client)
 			continue;
 		}
 		client_run_line(client, line);
+		if (*gone) {
+			return;
+		}
 	}
 }
 
@@ -871,6 +899,9 @@ void wla_control_destroy(struct wla_control *control)
 {
 	if (!control) {
 		return;
+	}
+	if (control->gone) {
+		*control->gone = true;
 	}
 	struct control_client *client, *tmp;
 	wl_list_for_each_safe(client, tmp, &control->clients, link) {

@@ -102,7 +102,7 @@ struct tinywl_server {
 	struct wl_listener new_output, layout_change, output_manager_apply,
 		output_manager_test, output_power_set_mode, new_input, keyboard_key,
 		keyboard_modifiers, new_surface, motion, motion_absolute, button, axis, frame,
-		touch_down, touch_up, touch_motion, touch_frame,
+		touch_down, touch_up, touch_motion, touch_cancel, touch_frame,
 		request_set_cursor, request_set_selection;
 };
 
@@ -458,16 +458,29 @@ static void handle_touch_motion(struct wl_listener *listener, void *data)
 		lx - point->origin_x, ly - point->origin_y);
 }
 
-static void handle_touch_up(struct wl_listener *listener, void *data)
+static void touch_up(struct tinywl_server *server, uint32_t time_msec, int32_t touch_id)
 {
-	struct tinywl_server *server = wl_container_of(listener, server, touch_up);
-	struct wlr_event_touch_up *event = data;
-	struct tinywl_touch_point *point = touch_point(server, event->touch_id);
+	struct tinywl_touch_point *point = touch_point(server, touch_id);
 	if (point == NULL) {
 		return;
 	}
 	*point = server->touch_points[--server->n_touch_points];
-	wlr_seat_touch_notify_up(server->seat, event->time_msec, event->touch_id);
+	wlr_seat_touch_notify_up(server->seat, time_msec, touch_id);
+}
+
+static void handle_touch_up(struct wl_listener *listener, void *data)
+{
+	struct tinywl_server *server = wl_container_of(listener, server, touch_up);
+	struct wlr_event_touch_up *event = data;
+	touch_up(server, event->time_msec, event->touch_id);
+}
+
+/* wlroots 0.15's seat has no cancel to pass on: the point is lifted. */
+static void handle_touch_cancel(struct wl_listener *listener, void *data)
+{
+	struct tinywl_server *server = wl_container_of(listener, server, touch_cancel);
+	struct wlr_event_touch_cancel *event = data;
+	touch_up(server, event->time_msec, event->touch_id);
 }
 
 static void handle_touch_frame(struct wl_listener *listener, void *data)
@@ -901,6 +914,11 @@ static char *read_file(const char *path)
 		free(text);
 		return NULL;
 	}
+	if (memchr(text, '\0', len) != NULL) {
+		fprintf(stderr, "tinywl: --input-script %s: holds a NUL byte\n", path);
+		free(text);
+		return NULL;
+	}
 	text[len] = '\0';
 	return text;
 }
@@ -954,7 +972,7 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 
 /* ---- Start and end ---- */
 
-#define TINYWL_LISTENERS 20
+#define TINYWL_LISTENERS 21
 
 static void server_listeners(struct tinywl_server *s,
 	struct wl_listener *out[TINYWL_LISTENERS])
@@ -963,7 +981,7 @@ static void server_listeners(struct tinywl_server *s,
 		&s->output_manager_apply, &s->output_manager_test, &s->output_power_set_mode,
 		&s->new_input, &s->keyboard_key, &s->keyboard_modifiers, &s->new_surface,
 		&s->motion, &s->motion_absolute, &s->button, &s->axis, &s->frame,
-		&s->touch_down, &s->touch_up, &s->touch_motion, &s->touch_frame,
+		&s->touch_down, &s->touch_up, &s->touch_motion, &s->touch_cancel, &s->touch_frame,
 		&s->request_set_cursor, &s->request_set_selection };
 	memcpy(out, all, sizeof(all));
 }
@@ -1039,6 +1057,8 @@ static bool server_init(struct tinywl_server *server)
 	add_listener(&server->touch_up, &server->cursor->events.touch_up, handle_touch_up);
 	add_listener(&server->touch_motion, &server->cursor->events.touch_motion,
 		handle_touch_motion);
+	add_listener(&server->touch_cancel, &server->cursor->events.touch_cancel,
+		handle_touch_cancel);
 	add_listener(&server->touch_frame, &server->cursor->events.touch_frame,
 		handle_touch_frame);
 	add_listener(&server->new_input, &server->backend->events.new_input, handle_new_input);

@@ -50,6 +50,10 @@ struct wla_input {
 	bool dead;
 	/* Real devices (libinput.c), NULL when none are configured. */
 	struct wla_libinput *libinput;
+	/* Typing: how to make each keysym on strokes_keymap (input.c). */
+	struct stroke *strokes;
+	size_t n_strokes;
+	struct xkb_keymap *strokes_keymap;
 };
 
 /* One device as wlroots sees it; ours whatever its source. */
@@ -161,6 +165,9 @@ size_t wla_input_script_events(const struct wla_input_script *script);
  * start, destroy them with input. */
 int wla_libinput_create(struct wla_input *input);
 void wla_libinput_start(struct wla_input *input);
+/* Stop: devices destroyed, event sources removed, the context kept (an
+ * event of it may be in hand); destroy frees the rest. */
+void wla_libinput_stop(struct wla_input *input);
 void wla_libinput_destroy(struct wla_input *input);
 
 /* Shared by both sources. */
@@ -169,6 +176,7 @@ struct wla_input_device *wla_input_device_create(struct wla_input *input,
 void wla_input_device_announce(struct wla_input_device *dev);
 void wla_input_device_destroy(struct wla_input_device *dev);
 uint32_t wla_input_now_ms(void);
+uint64_t wla_input_now_ms64(void);
 struct wla_output *wla_input_find_output(struct wla_input *input, const char *name);
 /* x, y on output (its size in the layout): normalised to 0..1 in nx, ny,
  * or a negative errno with why in err. */

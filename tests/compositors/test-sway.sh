@@ -162,9 +162,17 @@ typing)
 	# writes it to a file; the text arrives through the control socket.
 	as_user foot sh -c "read -r line && printf '%s' \"\$line\" >$RUN/typed" \
 		>"$TEST_DIR/foot.log" 2>&1 &
-	poll 200 'msg -t get_tree | grep -q "\"app_id\": \"foot\""' || fail "foot's window did not map"
-	poll 100 'msg -t get_tree | grep -q "\"focused\": true, \"pid\""' || true
-	sleep 0.3
+	# The focused node of sway's tree is foot's window.
+	focused_app() {
+		msg -t get_tree | python3 -c 'import json, sys
+def walk(n):
+    if n.get("focused"):
+        print(n.get("app_id") or "")
+    for c in n.get("nodes", []) + n.get("floating_nodes", []):
+        walk(c)
+walk(json.load(sys.stdin))'
+	}
+	poll 200 '[ "$(focused_app)" = foot ]' || fail "foot's window did not map and take the focus"
 	out=$(ctl type 'Hello from wlatomic, 42!' 2>&1) || fail "type: $out"
 	out=$(ctl key KEY_ENTER 2>&1) || fail "key: $out"
 	poll 200 "[ -s '$RUN/typed' ]" || fail "foot's shell got no line"

@@ -99,6 +99,11 @@ if command -v wlr-randr >/dev/null; then
 	[ "$(events A | grep -c 'touch down' || true)" = "$downs" ] ||
 		fail "a touch was delivered while its output was off"
 	WAYLAND_DISPLAY=$socket wlr-randr --output Virtual-1 --on
+	poll 200 "'$CTL' -s '$WLA_CONTROL' list | grep -q 'output Virtual-1 .*enabled=1'" ||
+		fail "Virtual-1 did not turn on again"
+	send "touch down 1 1200 1600" "touch up 1"
+	poll 400 "[ \"\$(events A | grep -c 'touch down')\" -gt $downs ]" ||
+		fail "touches did not come back with the output"
 fi
 
 # A device plugged in later, named by the same pattern: picked up from its

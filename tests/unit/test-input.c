@@ -51,7 +51,7 @@ struct fixture {
 	int n_events;
 	/* A listener that unplugs Virtual-1 on the next absolute motion. */
 	bool unplug_on_motion;
-	bool destroy_backend_on_button;
+	bool destroy_backend_on_button, destroy_backend_on_key;
 	int script_done, script_status;
 	char script_message[256];
 };
@@ -77,6 +77,11 @@ static void handle_key(struct wl_listener *l, void *data)
 		e->time = ev->time_msec;
 		e->code = ev->keycode;
 		e->state = ev->state;
+	}
+	if (d->f->destroy_backend_on_key) {
+		d->f->destroy_backend_on_key = false;
+		wlr_backend_destroy(d->f->backend);
+		d->f->backend = NULL;
 	}
 }
 
@@ -115,6 +120,7 @@ static void handle_button(struct wl_listener *l, void *data)
 	if (e) {
 		e->code = ev->button;
 		e->state = ev->state;
+		e->time = ev->time_msec;
 	}
 	if (d->f->destroy_backend_on_button) {
 		d->f->destroy_backend_on_button = false;
@@ -146,6 +152,7 @@ static void handle_touch_down(struct wl_listener *l, void *data)
 	struct wlr_event_touch_down *ev = data;
 	struct event *e = add_event(d->f, "touch-down", d->dev);
 	if (e) {
+		e->time = ev->time_msec;
 		e->id = ev->touch_id;
 		e->x = ev->x;
 		e->y = ev->y;
@@ -416,6 +423,10 @@ static void text_the_keymap_cannot_make_is_refused_whole(void)
 	CHECK_LOGGED("character 3 (U+2603) cannot be typed");
 	CHECK_INT(wla_input_type(f.backend, "a\xff"), -EINVAL);
 	CHECK_LOGGED("not UTF-8");
+	/* Overlong NUL, a surrogate, past U+10FFFF: refused, not typed. */
+	CHECK_INT(wla_input_type(f.backend, "a\xc0\x80" "b"), -EINVAL);
+	CHECK_INT(wla_input_type(f.backend, "\xed\xa0\x80"), -EINVAL);
+	CHECK_INT(wla_input_type(f.backend, "\xf4\x90\x80\x80"), -EINVAL);
 	CHECK_INT(f.n_events, 0);
 	fixture_finish(&f);
 }
@@ -540,8 +551,19 @@ static void a_listener_unplugging_the_output_during_a_move_is_safe(void)
 	fixture_finish(&f);
 }
 
-/* (Not from a key listener: wlroots' own wlr_keyboard_notify_key goes on
- * using the keyboard after its key event, whatever the backend.) */
+/* A quit binding: wlroots' wlr_keyboard_notify_key goes on using the
+ * keyboard after its key event, so the device must outlive the event. */
+static void a_key_listener_destroying_the_backend_is_safe(void)
+{
+	struct fixture f;
+	CHECK(start(&f, no_touch));
+	f.destroy_backend_on_key = true;
+	CHECK_INT(wla_input_type(f.backend, "abc"), -ENODEV);
+	CHECK_INT(f.n_events, 1);
+	CHECK(f.backend == NULL);
+	fixture_finish(&f);
+}
+
 static void a_listener_destroying_the_backend_in_a_click_is_safe(void)
 {
 	struct fixture f;
@@ -575,6 +597,7 @@ static void a_script_sends_its_lines_at_their_times(void)
 		"  move Virtual-1 20,10\r\n"
 		"at 60ms touch 0 down 1,1\n"
 		"touch 0 up\n";
+	uint32_t t0 = now_ms();
 	CHECK_INT(wla_input_run_script(f.backend, "s1", text, handle_script_done, &f), 0);
 	/* Nothing from inside the call. */
 	CHECK_INT(f.n_events, 0);
@@ -594,6 +617,16 @@ static void a_script_sends_its_lines_at_their_times(void)
 		}
 	}
 	CHECK(click == 2);
+	/* Each at its time after the start, never early (1 ms for the clocks'
+	 * truncation to whole milliseconds). */
+	int touch = -1;
+	for (int i = 0; i < f.n_events; i++) {
+		if (strcmp(f.events[i].what, "touch-down") == 0) {
+			touch = i;
+		}
+	}
+	CHECK(click == 2 && f.events[click].time - t0 >= 29);
+	CHECK(touch > 0 && f.events[touch].time - t0 >= 59);
 	fixture_finish(&f);
 }
 
@@ -605,9 +638,13 @@ static void a_bad_script_names_its_line_and_sends_nothing(void)
 		{ "key KEY_A\nkey KEY_NOPE\n", "script bad line 2: key: unknown key name 'KEY_NOPE'" },
 		{ "key KEY_A\nat 5ms\n", "line 2: nothing to do after 'at'" },
 		{ "at 20ms key KEY_A\nat 10ms key KEY_B\n", "line 2: at 10ms is before the line above" },
-		{ "at soon key KEY_A\n", "line 1: bad time after 'at'" },
-		{ "\n\nmove Virtual-1 10\n", "line 3: move: expected move OUTPUT X,Y" },
-		{ "move Virtual-1 0x10,5\n", "line 1: move: expected move OUTPUT X,Y" },
+		{ "at soon key KEY_A\n", "line 1: bad time 'soon' after 'at'" },
+		{ "at 86400001ms key KEY_A\n", "line 1: bad time '86400001ms' after 'at'" },
+		{ "\n\nmove Virtual-1 10\n", "line 3: move Virtual-1: bad position '10' (expected X,Y)" },
+		{ "move Virtual-1 0x10,5\n", "line 1: move Virtual-1: bad position '0x10,5'" },
+		{ "move Virtual-1\n", "line 1: move: expected move OUTPUT X,Y" },
+		{ "key KEY_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n",
+			"line 1: key: unknown key name 'KEY_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA...'" },
 		{ "move Virtual-1 300,5\n", "line 1: move: position 300,5 is off output Virtual-1" },
 		{ "button left sideways\n", "line 1: button left: expected down or up" },
 		{ "click KEY_A\n", "line 1: click: expected a button" },
@@ -682,6 +719,7 @@ int main(void)
 	RUN_TEST(touch_without_a_touch_device_is_refused);
 	RUN_TEST(an_output_brings_and_takes_its_absolute_pointer);
 	RUN_TEST(a_listener_unplugging_the_output_during_a_move_is_safe);
+	RUN_TEST(a_key_listener_destroying_the_backend_is_safe);
 	RUN_TEST(a_listener_destroying_the_backend_in_a_click_is_safe);
 	RUN_TEST(a_script_sends_its_lines_at_their_times);
 	RUN_TEST(a_bad_script_names_its_line_and_sends_nothing);
