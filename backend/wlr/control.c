@@ -559,14 +559,23 @@ static void cmd_script(struct control_client *client, int argc, char **argv)
 	}
 }
 
-/* An input line ("type hello"): at once. */
-static void run_input(struct control_client *client, const char *verb, const char *line)
+/* An input line ("type hello"): at once. A listener of the events may
+ * destroy the backend, the control and client with it (*gone). */
+static void run_input(struct control_client *client, const char *verb, const char *line,
+	const bool *gone)
 {
 	struct wla_input *input = client->control->backend->input;
 	struct wla_input_action act;
 	char err[WLA_INPUT_ERROR_MAX];
-	if (wla_input_parse(input, line, &act, err, sizeof(err)) < 0 ||
-			wla_input_perform(input, &act, err, sizeof(err)) < 0) {
+	if (wla_input_parse(input, line, &act, err, sizeof(err)) < 0) {
+		reply(client, "error %s", err);
+		return;
+	}
+	int ret = wla_input_perform(input, &act, err, sizeof(err));
+	if (*gone) {
+		return;
+	}
+	if (ret < 0) {
 		reply(client, "error %s", err);
 		return;
 	}
@@ -589,7 +598,7 @@ static const struct {
 	{ "script", cmd_script },
 };
 
-static void client_run_line(struct control_client *client, char *line)
+static void client_run_line(struct control_client *client, char *line, const bool *gone)
 {
 	/* Input lines keep their text as it is (type's blanks). */
 	char verb[16];
@@ -604,7 +613,7 @@ static void client_run_line(struct control_client *client, char *line)
 				if (len && line[len - 1] == '\r') {
 					line[len - 1] = '\0';
 				}
-				run_input(client, verb, line + skip);
+				run_input(client, verb, line + skip, gone);
 				return;
 			}
 		}
@@ -675,7 +684,7 @@ static void client_process_lines(struct control_client *client, const bool *gone
 			reply(client, "error request holds a NUL byte");
 			continue;
 		}
-		client_run_line(client, line);
+		client_run_line(client, line, gone);
 		if (*gone) {
 			return;
 		}

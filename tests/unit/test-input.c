@@ -5,6 +5,10 @@
  */
 #include <errno.h>
 #include <linux/input-event-codes.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <math.h>
 #include <time.h>
 #include <wayland-server-core.h>
@@ -219,7 +223,7 @@ static void handle_device_destroy(struct wl_listener *l, void *data)
 	d->destroyed = true;
 }
 
-static void listen(struct wl_listener *l, struct wl_signal *s, wl_notify_func_t fn)
+static void listen_to(struct wl_listener *l, struct wl_signal *s, wl_notify_func_t fn)
 {
 	l->notify = fn;
 	wl_signal_add(s, l);
@@ -235,24 +239,24 @@ static void handle_new_input(struct wl_listener *l, void *data)
 	struct device *d = &f->devices[f->n_devices++];
 	d->f = f;
 	d->dev = dev;
-	listen(&d->destroy, &dev->events.destroy, handle_device_destroy);
+	listen_to(&d->destroy, &dev->events.destroy, handle_device_destroy);
 	switch (dev->type) {
 	case WLR_INPUT_DEVICE_KEYBOARD:
-		listen(&d->key, &dev->keyboard->events.key, handle_key);
+		listen_to(&d->key, &dev->keyboard->events.key, handle_key);
 		break;
 	case WLR_INPUT_DEVICE_POINTER:
-		listen(&d->motion, &dev->pointer->events.motion, handle_motion);
-		listen(&d->motion_absolute, &dev->pointer->events.motion_absolute,
+		listen_to(&d->motion, &dev->pointer->events.motion, handle_motion);
+		listen_to(&d->motion_absolute, &dev->pointer->events.motion_absolute,
 			handle_motion_absolute);
-		listen(&d->button, &dev->pointer->events.button, handle_button);
-		listen(&d->axis, &dev->pointer->events.axis, handle_axis);
-		listen(&d->frame, &dev->pointer->events.frame, handle_frame);
+		listen_to(&d->button, &dev->pointer->events.button, handle_button);
+		listen_to(&d->axis, &dev->pointer->events.axis, handle_axis);
+		listen_to(&d->frame, &dev->pointer->events.frame, handle_frame);
 		break;
 	case WLR_INPUT_DEVICE_TOUCH:
-		listen(&d->touch_down, &dev->touch->events.down, handle_touch_down);
-		listen(&d->touch_up, &dev->touch->events.up, handle_touch_up);
-		listen(&d->touch_motion, &dev->touch->events.motion, handle_touch_motion);
-		listen(&d->touch_frame, &dev->touch->events.frame, handle_touch_frame);
+		listen_to(&d->touch_down, &dev->touch->events.down, handle_touch_down);
+		listen_to(&d->touch_up, &dev->touch->events.up, handle_touch_up);
+		listen_to(&d->touch_motion, &dev->touch->events.motion, handle_touch_motion);
+		listen_to(&d->touch_frame, &dev->touch->events.frame, handle_touch_frame);
 		break;
 	default:
 		break;
@@ -311,6 +315,13 @@ static struct wl_listener new_output;
 static void handle_new_output(struct wl_listener *l, void *data)
 {
 	the_output = data;
+}
+
+static char control_path[108];
+
+static void with_control(struct wla_config *cfg)
+{
+	snprintf(cfg->control, sizeof(cfg->control), "%s", control_path);
 }
 
 static bool start(struct fixture *f, void (*tweak)(struct wla_config *cfg))
@@ -564,6 +575,35 @@ static void a_key_listener_destroying_the_backend_is_safe(void)
 	fixture_finish(&f);
 }
 
+/* The same through the control socket: the request's client and the
+ * control go with the backend while the request runs. */
+static void a_control_line_whose_listener_destroys_the_backend_is_safe(void)
+{
+	char dir[] = "/tmp/wla-input-XXXXXX";
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(control_path, sizeof(control_path), "%s/ctl", dir);
+	struct fixture f;
+	CHECK(start(&f, with_control));
+	f.destroy_backend_on_key = true;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", control_path);
+	CHECK(connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0);
+	static const char request[] = "type ab\nlist\n";
+	CHECK(write(fd, request, sizeof(request) - 1) == (ssize_t)sizeof(request) - 1);
+	for (int i = 0; i < 50 && f.backend; i++) {
+		wl_event_loop_dispatch(f.loop, 10);
+	}
+	CHECK(f.backend == NULL);
+	CHECK_INT(f.n_events, 1);
+	close(fd);
+	fixture_finish(&f);
+	rmdir(dir);
+}
+
 static void a_listener_destroying_the_backend_in_a_click_is_safe(void)
 {
 	struct fixture f;
@@ -721,6 +761,7 @@ int main(void)
 	RUN_TEST(a_listener_unplugging_the_output_during_a_move_is_safe);
 	RUN_TEST(a_key_listener_destroying_the_backend_is_safe);
 	RUN_TEST(a_listener_destroying_the_backend_in_a_click_is_safe);
+	RUN_TEST(a_control_line_whose_listener_destroys_the_backend_is_safe);
 	RUN_TEST(a_script_sends_its_lines_at_their_times);
 	RUN_TEST(a_bad_script_names_its_line_and_sends_nothing);
 	RUN_TEST(a_running_script_ends_with_the_backend);
