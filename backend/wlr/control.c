@@ -571,6 +571,10 @@ static void run_input(struct control_client *client, const char *verb, const cha
 		reply(client, "error %s", err);
 		return;
 	}
+	if (act.has_at) {
+		reply(client, "error at: times are for scripts; a line here goes at once");
+		return;
+	}
 	int ret = wla_input_perform(input, &act, err, sizeof(err));
 	if (*gone) {
 		return;
@@ -583,7 +587,7 @@ static void run_input(struct control_client *client, const char *verb, const cha
 }
 
 static const char *const input_verbs[] = {
-	"key", "type", "move", "move-by", "button", "click", "axis", "touch",
+	"key", "type", "move", "move-by", "button", "click", "axis", "touch", "at",
 };
 
 static const struct {
