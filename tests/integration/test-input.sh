@@ -24,9 +24,16 @@ events() {
 	grep "^$1 " "$TEST_DIR/stdout" || true
 }
 
-# The names of the clients in the order their windows mapped.
-map_order() {
-	sed -n 's/^\([A-Z]\) mapped$/\1/p' "$TEST_DIR/stdout" | tr -d '\n'
+# How many clients tinywl has focused (it focuses each window it maps).
+# Lines of different clients interleave in no particular order: each
+# client's own lines are in order, nothing more.
+focused_clients() {
+	[ -f "$TEST_DIR/stdout" ] || { echo 0; return; }
+	sed -n 's/^\([A-Z]\) keyboard enter$/\1/p' "$TEST_DIR/stdout" | sort -u | wc -l
+}
+
+other() {
+	[ "$1" = A ] && echo B || echo A
 }
 
 script() {
@@ -95,16 +102,17 @@ click-focus)
 	# On a failure, what the clients and tinywl said.
 	trap 'status=$?; kill $pid 2>/dev/null || true
 		[ $status = 0 ] || cat "$TEST_DIR/stdout" "$TEST_DIR/stderr"; rm -rf "$TEST_DIR"' EXIT
-	poll 400 '[ "$(map_order | wc -c)" = 2 ]' || fail "two windows did not map"
+	poll 400 '[ "$(focused_clients)" = 2 ]' || fail "two windows did not map"
 	out=$("$CTL" -s "$WLA_CONTROL" script "$s" 2>&1) || fail "script: $out"
 	poll 200 "events A | grep -q 'text \"2\"' || events B | grep -q 'text \"2\"'" || true
 	poll 200 "events A | grep -q 'text \"13\"' || events B | grep -q 'text \"13\"'" || true
 	kill $pid
 	wait $pid || true
 	check_no_sanitizer_report
-	order=$(map_order)
-	[ ${#order} = 2 ] || fail "two windows did not map ($order)"
-	first=${order:0:1} second=${order:1:1}
+	# The first window mapped is the one 110,110 (its 10,10) is on.
+	first=$(sed -n 's/^\([A-Z]\) pointer enter 10,10$/\1/p' "$TEST_DIR/stdout" | head -n 1)
+	[ -n "$first" ] || fail "no window under the pointer at 110,110"
+	second=$(other "$first")
 	events "$first" | grep -qx "$first text \"13\"" ||
 		fail "the first window ($first) did not get 1 and 3 after clicks on it"
 	events "$second" | grep -qx "$second text \"2\"" ||
@@ -123,15 +131,24 @@ keybindings)
 	"$TINYWL" -s "$(client A --timeout 30) & $(client B --timeout 30); wait" \
 		>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
 	pid=$!
-	poll 400 '[ "$(map_order | wc -c)" = 2 ]' || fail "two windows did not map"
-	first=$(map_order | cut -c1)
+	trap 'status=$?; kill $pid 2>/dev/null || true
+		[ $status = 0 ] || cat "$TEST_DIR/stdout" "$TEST_DIR/stderr"; rm -rf "$TEST_DIR"' EXIT
+	poll 400 '[ "$(focused_clients)" = 2 ]' || fail "two windows did not map"
 	printf '%s\n' 'key KEY_LEFTALT down' 'key KEY_F1' 'key KEY_LEFTALT up' 'type x' \
 		'at 200ms key KEY_LEFTALT down' 'key KEY_ESC' 'key KEY_LEFTALT up' >"$TEST_DIR/s.txt"
 	"$CTL" -s "$WLA_CONTROL" script "$TEST_DIR/s.txt" >/dev/null 2>&1 || true
 	timeout 20 tail --pid=$pid -f /dev/null || fail "Alt+Escape did not end tinywl"
 	wait $pid || fail "tinywl exited with status $? after Alt+Escape"
-	events "$first" | grep -qx "$first text \"x\"" ||
-		fail "the first window ($first) did not get the focus and the x after Alt+F1"
+	# The window focused before Alt+F1 got the Alt press; the other one,
+	# focused longest ago, must get the focus and the x.
+	before=$(sed -n 's/^\([A-Z]\) key 56 pressed .*/\1/p' "$TEST_DIR/stdout" | head -n 1)
+	[ -n "$before" ] || fail "no window had the focus when Alt went down"
+	target=$(other "$before")
+	events "$target" | grep -qx "$target text \"x\"" ||
+		fail "the window focused longest ago ($target) did not get the focus and the x after Alt+F1"
+	if events "$before" | grep -q ' text '; then
+		fail "the window focused before Alt+F1 ($before) got text"
+	fi
 	if grep -q ' key 59 pressed' "$TEST_DIR/stdout"; then
 		fail "a client saw F1, which tinywl bound"
 	fi
