@@ -146,6 +146,8 @@ struct wla_kms {
 	bool destroying;
 	/* Counters for tests and the benchmark. */
 	uint64_t commits, test_commits, refused, fbs_added, fbs_removed;
+	/* Checks that sent no TEST_ONLY: only framebuffers changed. */
+	uint64_t tests_skipped;
 	int live_fbs; /* DRM fb ids made by prepare_fb and not yet removed */
 	/* Fault injection for tests: the next commit (not TEST_ONLY) fails
 	 * with this errno, as if the kernel had refused it. */

@@ -231,6 +231,7 @@ static void modeset_and_flips(void)
 
 	const int flips = 12;
 	int next_vblank = 0;
+	uint64_t tests0 = kms->test_commits, skipped0 = kms->tests_skipped;
 	for (int i = 1; i <= flips; i++) {
 		struct dumb_fb *next = fbs[i % 3], *prev = fbs[(i + 2) % 3];
 		uint64_t added = kms->fbs_added;
@@ -285,6 +286,11 @@ static void modeset_and_flips(void)
 		measured, period);
 	/* Under TCG a flip may miss its vblank now and then. */
 	CHECK(next_vblank >= flips * 3 / 4);
+	/* Only the fb changed from flip to flip, for one of the same format and
+	 * size: the configuration the kernel accepted at the enable stands, and
+	 * no flip sent a TEST_ONLY. */
+	CHECK_INT(kms->test_commits - tests0, 0);
+	CHECK_INT(kms->tests_skipped - skipped0, flips);
 	CHECK(measured > period * 99 / 100 && measured < period * 101 / 100);
 
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
@@ -354,9 +360,12 @@ static void cursor_and_overlay(void)
 	struct dumb_fb *ov = dumb_create(kms->fd, 200, 100, DRM_FORMAT_ARGB8888, 0xff00ff00u);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &bg->base, 1), 0);
 	CHECK(wait_events(1));
-	/* The cursor partly off the left edge: the kernel clips. */
+	/* The cursor partly off the left edge: the kernel clips. A plane that
+	 * comes on is a new configuration: the kernel is asked. */
+	uint64_t tests0 = kms->test_commits;
 	CHECK_INT(wla_atomic_update_plane(crtc->cursor, crtc, &cur->base, -20, 30, 64, 64, 0, 0,
 		64 << 16, 64 << 16), 0);
+	CHECK(kms->test_commits > tests0);
 	uint32_t fb_id, crtc_id;
 	if (overlay) {
 		/* Blocking legacy calls wait for nothing queued. */
