@@ -111,7 +111,8 @@ struct wla_input_device *wla_input_device_create(struct wla_input *input,
 
 void wla_input_device_announce(struct wla_input_device *dev)
 {
-	if (dev->announced || !dev->input->started) {
+	/* Not on a backend a listener destroyed meanwhile (dev is doomed). */
+	if (dev->announced || !dev->input->started || dev->input->dead) {
 		return;
 	}
 	dev->announced = true;
