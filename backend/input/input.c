@@ -350,23 +350,12 @@ static struct wla_input_device *absolute_pointer(struct wla_input *input, const 
 	return NULL;
 }
 
-struct wla_output *wla_input_find_output(struct wla_input *input, const char *name)
-{
-	struct wla_output *out;
-	wl_list_for_each(out, &input->backend->outputs, link) {
-		if (strcmp(out->base.name, name) == 0) {
-			return out;
-		}
-	}
-	return NULL;
-}
-
 /* x, y in the output's layout size (what the compositor maps [0, 1] to):
  * on it, or -EINVAL with why. */
 int wla_input_locate(struct wla_input *input, const char *output, double x, double y,
 	double *nx, double *ny, char *err, size_t err_size)
 {
-	struct wla_output *out = wla_input_find_output(input, output);
+	struct wla_output *out = wla_output_find_named(input->backend, output);
 	if (!out) {
 		snprintf(err, err_size, "no output named %s", output);
 		return -ENOENT;
@@ -642,7 +631,7 @@ static int type_text(struct wla_input *input, const char *text, char *err, size_
 	return 0;
 }
 
-static int touch_index(struct wla_input_device *dev, int32_t id)
+int wla_input_touch_index(const struct wla_input_device *dev, int32_t id)
 {
 	for (size_t i = 0; i < dev->n_touch_ids; i++) {
 		if (dev->touch_ids[i] == id) {
@@ -661,7 +650,7 @@ static int perform_touch(struct wla_input *input, const struct wla_input_action 
 			"output)");
 		return -ENODEV;
 	}
-	int index = touch_index(dev, act->touch_id);
+	int index = wla_input_touch_index(dev, act->touch_id);
 	if (act->touch == WLA_INPUT_TOUCH_DOWN && index >= 0) {
 		snprintf(err, err_size, "touch point %" PRId32 " is down already", act->touch_id);
 		return -EBUSY;

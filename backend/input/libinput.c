@@ -280,7 +280,7 @@ static const char *touch_output_name(struct wla_libinput *l)
 
 static bool output_shows(struct wla_input *input, const char *name)
 {
-	struct wla_output *out = name ? wla_input_find_output(input, name) : NULL;
+	struct wla_output *out = name ? wla_output_find_named(input->backend, name) : NULL;
 	if (!out || !out->base.enabled || out->panel_failed) {
 		return false;
 	}
@@ -452,16 +452,6 @@ static void handle_pointer(struct real_device *rd, enum libinput_event_type type
 	pointer_frame(dev);
 }
 
-static int touch_slot(struct wla_input_device *dev, int32_t id)
-{
-	for (size_t i = 0; i < dev->n_touch_ids; i++) {
-		if (dev->touch_ids[i] == id) {
-			return (int)i;
-		}
-	}
-	return -1;
-}
-
 /* Lift a point that will get no up of its own (its output went dark, or
  * libinput cancelled it): an up, since a wlroots 0.15 seat cannot pass a
  * cancel on to clients and compositors of its time ignore the event. */
@@ -499,7 +489,7 @@ static void handle_touch(struct wla_libinput *l, struct real_device *rd,
 	switch (type) {
 	case LIBINPUT_EVENT_TOUCH_DOWN: {
 		int32_t id = libinput_event_touch_get_seat_slot(ev);
-		if (touch_slot(dev, id) >= 0 || dev->n_touch_ids == WLA_ARRAY_SIZE(dev->touch_ids)) {
+		if (wla_input_touch_index(dev, id) >= 0 || dev->n_touch_ids == WLA_ARRAY_SIZE(dev->touch_ids)) {
 			return; /* more fingers than we follow: this one is not sent */
 		}
 		dev->touch_ids[dev->n_touch_ids++] = id;
@@ -511,7 +501,7 @@ static void handle_touch(struct wla_libinput *l, struct real_device *rd,
 	}
 	case LIBINPUT_EVENT_TOUCH_MOTION: {
 		int32_t id = libinput_event_touch_get_seat_slot(ev);
-		if (touch_slot(dev, id) < 0) {
+		if (wla_input_touch_index(dev, id) < 0) {
 			return; /* went down while the output was dark */
 		}
 		struct wlr_event_touch_motion e = { .device = &dev->base, .time_msec = time,
@@ -522,7 +512,7 @@ static void handle_touch(struct wla_libinput *l, struct real_device *rd,
 	}
 	case LIBINPUT_EVENT_TOUCH_UP: {
 		int32_t id = libinput_event_touch_get_seat_slot(ev);
-		int slot = touch_slot(dev, id);
+		int slot = wla_input_touch_index(dev, id);
 		if (slot < 0) {
 			return;
 		}
@@ -533,7 +523,7 @@ static void handle_touch(struct wla_libinput *l, struct real_device *rd,
 		break;
 	}
 	case LIBINPUT_EVENT_TOUCH_CANCEL: {
-		int slot = touch_slot(dev, libinput_event_touch_get_seat_slot(ev));
+		int slot = wla_input_touch_index(dev, libinput_event_touch_get_seat_slot(ev));
 		if (slot >= 0) {
 			lift_touch(dev, (size_t)slot, time);
 		}

@@ -403,11 +403,6 @@ void wla_input_scripts_end_all(struct wla_input *input, int status, const char *
 	}
 }
 
-size_t wla_input_script_events(const struct wla_input_script *script)
-{
-	return script->n_actions;
-}
-
 static int handle_script_timer(void *data)
 {
 	struct wla_input_script *script = data;

@@ -202,13 +202,7 @@ static void client_destroy(struct control_client *client)
 
 static struct wla_output *find_output(struct wla_control *control, const char *name)
 {
-	struct wla_output *out;
-	wl_list_for_each(out, &control->backend->outputs, link) {
-		if (strcmp(out->base.name, name) == 0) {
-			return out;
-		}
-	}
-	return NULL;
+	return wla_output_find_named(control->backend, name);
 }
 
 /* "WxH@mHz" of a mode into buf. */

@@ -851,6 +851,17 @@ static const struct wla_config_panel *panel_of(struct wla_backend *backend,
 	return NULL;
 }
 
+struct wla_output *wla_output_find_named(struct wla_backend *backend, const char *name)
+{
+	struct wla_output *out;
+	wl_list_for_each(out, &backend->outputs, link) {
+		if (strcmp(out->base.name, name) == 0) {
+			return out;
+		}
+	}
+	return NULL;
+}
+
 struct wla_output *wla_output_find(struct wla_backend *backend, struct wla_connector *conn)
 {
 	struct wla_output *out;

@@ -157,7 +157,6 @@ void wla_input_script_cancel(struct wla_input_script *script);
 void wla_input_script_end(struct wla_input_script *script, int status, const char *message);
 /* End every script of input (the backend goes). */
 void wla_input_scripts_end_all(struct wla_input *input, int status, const char *message);
-size_t wla_input_script_events(const struct wla_input_script *script);
 
 /* Real devices through libinput (libinput.c): create when the
  * configuration names some (0, or a negative errno logged: no context at
@@ -177,7 +176,8 @@ void wla_input_device_announce(struct wla_input_device *dev);
 void wla_input_device_destroy(struct wla_input_device *dev);
 uint32_t wla_input_now_ms(void);
 uint64_t wla_input_now_ms64(void);
-struct wla_output *wla_input_find_output(struct wla_input *input, const char *name);
+/* Where touch point id is in dev->touch_ids, -1 if it is not down. */
+int wla_input_touch_index(const struct wla_input_device *dev, int32_t id);
 /* x, y on output (its size in the layout): normalised to 0..1 in nx, ny,
  * or a negative errno with why in err. */
 int wla_input_locate(struct wla_input *input, const char *output, double x, double y,

@@ -115,6 +115,8 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 bool wla_output_crtc_usable(struct wla_backend *backend, struct wla_connector *conn,
 	struct wla_crtc *crtc);
 struct wla_output *wla_output_find(struct wla_backend *backend, struct wla_connector *conn);
+/* The output whose wlr_output is called name, NULL if none. */
+struct wla_output *wla_output_find_named(struct wla_backend *backend, const char *name);
 
 /* Commit a request through the flip queue; 0 or a negative errno (logged). */
 int wla_output_commit_request(struct wla_output *out, const struct wla_output_request *req);
