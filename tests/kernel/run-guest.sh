@@ -9,7 +9,7 @@
 #                      (default enable_cursor=1,enable_overlay=1,enable_writeback=1)
 #   --no-vkms          do not load vkms
 #   --gpio-sim N       a gpio-sim chip labelled panel-gpio with N lines
-#   --mem MB           guest memory (default 2048)
+#   --mem MB           guest memory (default 4096)
 #   --accel tcg|kvm    default $WLA_GUEST_ACCEL, else tcg (KVM hangs nested)
 #   --cwd DIR          the command's working folder (default: the current one)
 #   --env NAME=VALUE   set a variable for the command (repeatable)
@@ -31,7 +31,7 @@ tail_lines=120
 timeout=300
 vkms=enable_cursor=1,enable_overlay=1,enable_writeback=1
 gpio_lines=0
-mem=2048
+mem=4096
 accel=${WLA_GUEST_ACCEL:-tcg}
 cwd=$PWD
 udev=false
