@@ -9,7 +9,7 @@
 #                      (default enable_cursor=1,enable_overlay=1,enable_writeback=1)
 #   --no-vkms          do not load vkms
 #   --gpio-sim N       a gpio-sim chip labelled panel-gpio with N lines
-#   --mem MB           guest memory (default 4096)
+#   --mem MB           guest memory (default $WLA_GUEST_MEM, else 4096)
 #   --accel tcg|kvm    default $WLA_GUEST_ACCEL, else tcg (KVM hangs nested)
 #   --cwd DIR          the command's working folder (default: the current one)
 #   --env NAME=VALUE   set a variable for the command (repeatable)
@@ -31,7 +31,7 @@ tail_lines=120
 timeout=300
 vkms=enable_cursor=1,enable_overlay=1,enable_writeback=1
 gpio_lines=0
-mem=4096
+mem=${WLA_GUEST_MEM:-4096}
 accel=${WLA_GUEST_ACCEL:-tcg}
 cwd=$PWD
 udev=false
@@ -222,28 +222,93 @@ qemu_args=(
 	-accel "$accel" -m "$mem" -smp 2
 	-nographic -no-reboot -vga none -nic none
 	-kernel "$kernel" -initrd "$initramfs"
-	-append "console=ttyS0 quiet panic=-1 edd=off wla.vkms=$vkms wla.gpio_lines=$gpio_lines"
+	-append "console=ttyS0 loglevel=5 nokaslr panic=-1 edd=off wla.vkms=$vkms wla.gpio_lines=$gpio_lines"
+	-monitor "unix:$job/monitor.sock,server=on,wait=off"
 	-virtfs "$(virtfs / host)" -virtfs "$(virtfs "$job" wlajob)"
 )
 if [ "$accel" = kvm ]; then
 	qemu_args+=(-cpu host)
 fi
 
+# What a guest that is still running at its timeout is doing, from qemu's
+# monitor: the vCPUs' state and registers twice, a second apart, so that a
+# guest spinning, halted for good or waiting on a lost interrupt can be told
+# apart (the kernel is booted without KASLR: RIP maps to /boot/System.map-*).
+monitor_dump() {
+	[ -S "$job/monitor.sock" ] || return 0
+	/usr/bin/python3 - "$job/monitor.sock" <<-'PY' >"$job/monitor.log" 2>&1 || true
+	import socket, sys, time
+	s = socket.socket(socket.AF_UNIX)
+	s.settimeout(5)
+	s.connect(sys.argv[1])
+	def ask(cmd):
+	    s.sendall((cmd + "\n").encode())
+	    time.sleep(1)
+	    out = b""
+	    try:
+	        while True:
+	            chunk = s.recv(65536)
+	            if not chunk:
+	                break
+	            out += chunk
+	            if len(chunk) < 65536:
+	                break
+	    except socket.timeout:
+	        pass
+	    print("== " + cmd)
+	    print(out.decode(errors="replace"))
+	for cmd in ("info status", "info cpus", "info registers -a", "info registers -a",
+	            "cpu 0", "x/64gx $rsp", "cpu 1", "x/64gx $rsp"):
+	    ask(cmd)
+	PY
+	echo "guest: qemu's view of the guest at the timeout (full: $job/monitor.log):"
+	tr -d '\r' <"$job/monitor.log" | grep -E '^(==|VM status|\*? *CPU|RIP)' \
+		| sed 's/^/  # /' | head -n 20
+	# Kernel text addresses in the registers and on the stacks, by name,
+	# where the cache holds the guest's /proc/kallsyms (Debian's System.map
+	# is a placeholder; make it once with a guest that prints
+	# `awk '$2 ~ /^[tTwW]$/' /proc/kallsyms`, sorted, into $cache/kallsyms).
+	local map=$cache/kallsyms
+	if [ -r "$map" ]; then
+		echo "guest: kernel symbols of RIP and of the stacks' words:"
+		tr -d '\r' <"$job/monitor.log" | grep -oE '(ffffffff8[0-9a-f]{7})' | sort -u |
+			awk -v map="$map" '
+			BEGIN { while ((getline line < map) > 0) { split(line, f, " ")
+				if (f[2] ~ /^[tTwW]$/) { n++; addr[n] = f[1]; name[n] = f[3] } } }
+			{ lo = 1; hi = n; want = $1
+			  if (want < addr[1]) next
+			  while (lo < hi) { mid = int((lo + hi + 1) / 2); if (addr[mid] <= want) lo = mid; else hi = mid - 1 }
+			  print "  # " want " " name[lo] }' | head -n 60
+	fi
+}
+
 start=$(date +%s%N)
-timeout -k 5 "$timeout" qemu-system-x86_64 "${qemu_args[@]}" </dev/null >"$log" 2>&1 &
+qemu-system-x86_64 "${qemu_args[@]}" </dev/null >"$log" 2>&1 &
 qemu_pid=$!
 booted=false
+timed_out=false
 while kill -0 "$qemu_pid" 2>/dev/null; do
+	now=$(date +%s%N)
 	if ! $booted && grep -qa '^WLA-GUEST-START' "$log"; then
 		booted=true
-		now=$(date +%s%N)
 		echo "guest: booted in $(awk -v ns=$((now - start)) 'BEGIN { printf "%.1f", ns / 1e9 }') s"
+	fi
+	if [ $(((now - start) / 1000000000)) -ge "$timeout" ]; then
+		timed_out=true
+		monitor_dump
+		kill "$qemu_pid" 2>/dev/null || true
+		sleep 5
+		kill -KILL "$qemu_pid" 2>/dev/null || true
+		break
 	fi
 	sleep 0.1
 done
 qemu_status=0
 wait "$qemu_pid" || qemu_status=$?
 qemu_pid=""
+if $timed_out; then
+	qemu_status=124
+fi
 
 # The command's own output: the console between the two markers, without
 # the empty line the guest prints before the second.
