@@ -11,6 +11,20 @@
 /* Hardware position registers are commonly 16-bit signed. */
 #define WLA_COORD_LIMIT 32767
 
+/* A refusal: an error, or debug output in a trial (state->quiet). */
+#define refuse_log(state, ...) wlr_log((state)->quiet ? WLR_DEBUG : WLR_ERROR, __VA_ARGS__)
+
+/* Record why the state is refused (the first refusal wins) and return err. */
+static int refuse(struct wla_atomic_state *state, struct wla_plane *plane,
+	enum wla_check_reason reason, int err)
+{
+	if (state->refused == WLA_CHECK_OK) {
+		state->refused = reason;
+		state->refused_plane = plane;
+	}
+	return err;
+}
+
 static const char *fourcc_str(uint32_t f, char buf[static 8])
 {
 	for (int i = 0; i < 4; i++) {
@@ -32,15 +46,15 @@ static int check_connectors(struct wla_atomic_state *state)
 		if (state->legacy_cursor_update) {
 			/* It would replace the connector state of a frame queued
 			 * ahead of it. */
-			wlr_log(WLR_ERROR, "connector %s: a cursor update may not carry a "
+			refuse_log(state, "connector %s: a cursor update may not carry a "
 				"connector state", conn->name);
-			return -EINVAL;
+			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);
 		}
 		struct wla_crtc *crtc = e->new_state->crtc;
 		if (crtc && !(conn->possible_crtcs & (1u << crtc->index))) {
-			wlr_log(WLR_ERROR, "connector %s: crtc %s is not one of its possible "
+			refuse_log(state, "connector %s: crtc %s is not one of its possible "
 				"crtcs (0x%" PRIx32 ")", conn->name, crtc->name, conn->possible_crtcs);
-			return -EINVAL;
+			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);
 		}
 		if (crtc == e->old_state->crtc) {
 			continue;
@@ -82,54 +96,54 @@ static int check_crtcs(struct wla_atomic_state *state)
 		new->active_changed = old->active != new->active;
 
 		if (new->active && !new->enable) {
-			wlr_log(WLR_ERROR, "%s: active=1 without a mode (enable=0)", crtc->name);
-			return -EINVAL;
+			refuse_log(state, "%s: active=1 without a mode (enable=0)", crtc->name);
+			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);
 		}
 		const char *why;
 		if (new->enable && !wla_mode_valid(&new->mode, &why)) {
 			char desc[128];
-			wlr_log(WLR_ERROR, "%s: mode %s is invalid: %s", crtc->name,
+			refuse_log(state, "%s: mode %s is invalid: %s", crtc->name,
 				wla_mode_describe(&new->mode, desc, sizeof(desc)), why);
-			return -EINVAL;
+			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);
 		}
 		if (new->enable && !new->connector_mask) {
-			wlr_log(WLR_ERROR, "%s: enable=1 without a connector", crtc->name);
-			return -EINVAL;
+			refuse_log(state, "%s: enable=1 without a connector", crtc->name);
+			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);
 		}
 		if (!new->enable && new->connector_mask) {
-			wlr_log(WLR_ERROR, "connector %s: routed to %s, which has enable=0",
+			refuse_log(state, "connector %s: routed to %s, which has enable=0",
 				first_connector_name(state->dev, new->connector_mask), crtc->name);
-			return -EINVAL;
+			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);
 		}
 		bool modeset = new->mode_changed || new->active_changed ||
 			new->connectors_changed;
 		if (modeset && !state->allow_modeset) {
-			wlr_log(WLR_ERROR, "%s: the change needs a modeset (mode_changed=%d "
+			refuse_log(state, "%s: the change needs a modeset (mode_changed=%d "
 				"active_changed=%d connectors_changed=%d) but allow_modeset is off",
 				crtc->name, new->mode_changed, new->active_changed,
 				new->connectors_changed);
-			return -EINVAL;
+			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);
 		}
 		if (modeset && state->legacy_cursor_update) {
-			wlr_log(WLR_ERROR, "%s: a cursor update cannot change the mode",
+			refuse_log(state, "%s: a cursor update cannot change the mode",
 				crtc->name);
-			return -EINVAL;
+			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);
 		}
 	}
 	return 0;
 }
 
-static int check_scale(const struct wla_plane *plane, const char *axis, uint32_t src,
-	uint32_t dst)
+static int check_scale(struct wla_atomic_state *state, struct wla_plane *plane,
+	const char *axis, uint32_t src, uint32_t dst)
 {
 	/* src is 16.16 and dst whole pixels, so the quotient is the 16.16
 	 * ratio src/dst. */
 	uint64_t scale = (uint64_t)src / dst;
 	if (scale < plane->min_scale || scale > plane->max_scale) {
-		wlr_log(WLR_ERROR, "plane %s: %s scale " FIXED_FMT " (src/dst) outside "
+		refuse_log(state, "plane %s: %s scale " FIXED_FMT " (src/dst) outside "
 			FIXED_FMT ".." FIXED_FMT, plane->name, axis, FIXED_ARG(scale),
 			FIXED_ARG(plane->min_scale), FIXED_ARG(plane->max_scale));
-		return -ERANGE;
+		return refuse(state, plane, WLA_CHECK_SCALING, -ERANGE);
 	}
 	return 0;
 }
@@ -167,64 +181,64 @@ static int check_plane(struct wla_atomic_state *state, struct wla_plane *plane,
 		return 0;
 	}
 	if (ps->crtc && !ps->fb) {
-		wlr_log(WLR_ERROR, "plane %s: crtc %s set but fb is NULL", plane->name,
+		refuse_log(state, "plane %s: crtc %s set but fb is NULL", plane->name,
 			ps->crtc->name);
-		return -EINVAL;
+		return refuse(state, plane, WLA_CHECK_ROUTING, -EINVAL);
 	}
 	if (!ps->crtc) {
-		wlr_log(WLR_ERROR, "plane %s: fb set but crtc is NULL", plane->name);
-		return -EINVAL;
+		refuse_log(state, "plane %s: fb set but crtc is NULL", plane->name);
+		return refuse(state, plane, WLA_CHECK_ROUTING, -EINVAL);
 	}
 	struct wla_crtc *crtc = ps->crtc;
 	if (!(plane->possible_crtcs & (1u << crtc->index))) {
-		wlr_log(WLR_ERROR, "plane %s: crtc %s is not one of its possible crtcs "
+		refuse_log(state, "plane %s: crtc %s is not one of its possible crtcs "
 			"(0x%" PRIx32 ")", plane->name, crtc->name, plane->possible_crtcs);
-		return -EINVAL;
+		return refuse(state, plane, WLA_CHECK_ROUTING, -EINVAL);
 	}
 	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
 	if (!cs) {
-		return -ENOMEM;
+		return refuse(state, plane, WLA_CHECK_NOMEM, -ENOMEM);
 	}
 	if (!cs->enable) {
-		wlr_log(WLR_ERROR, "plane %s: crtc %s has enable=0", plane->name, crtc->name);
-		return -EINVAL;
+		refuse_log(state, "plane %s: crtc %s has enable=0", plane->name, crtc->name);
+		return refuse(state, plane, WLA_CHECK_ROUTING, -EINVAL);
 	}
 	const struct wla_fb *fb = ps->fb;
 	if (!wla_plane_supports(plane, fb->format, fb->modifier)) {
-		wlr_log(WLR_ERROR, "plane %s: format %s (0x%08" PRIx32 ") with modifier 0x%016"
+		refuse_log(state, "plane %s: format %s (0x%08" PRIx32 ") with modifier 0x%016"
 			PRIx64 " is not supported", plane->name, fourcc_str(fb->format, fmt),
 			fb->format, fb->modifier);
-		return -EINVAL;
+		return refuse(state, plane, WLA_CHECK_FORMAT, -EINVAL);
 	}
 	if ((plane->max_fb_width && fb->width > plane->max_fb_width) ||
 			(plane->max_fb_height && fb->height > plane->max_fb_height)) {
-		wlr_log(WLR_ERROR, "plane %s: fb size %" PRIu32 "x%" PRIu32 " exceeds the "
+		refuse_log(state, "plane %s: fb size %" PRIu32 "x%" PRIu32 " exceeds the "
 			"plane's %" PRIu32 "x%" PRIu32, plane->name, fb->width, fb->height,
 			plane->max_fb_width, plane->max_fb_height);
-		return -EINVAL;
+		return refuse(state, plane, WLA_CHECK_SIZE, -EINVAL);
 	}
 	if (ps->src_w == 0 || ps->src_h == 0 ||
 			(uint64_t)ps->src_x + ps->src_w > (uint64_t)fb->width << 16 ||
 			(uint64_t)ps->src_y + ps->src_h > (uint64_t)fb->height << 16) {
-		wlr_log(WLR_ERROR, "plane %s: src " FIXED_FMT "," FIXED_FMT " " FIXED_FMT "x"
+		refuse_log(state, "plane %s: src " FIXED_FMT "," FIXED_FMT " " FIXED_FMT "x"
 			FIXED_FMT " is outside the fb %" PRIu32 "x%" PRIu32, plane->name,
 			FIXED_ARG(ps->src_x), FIXED_ARG(ps->src_y), FIXED_ARG(ps->src_w),
 			FIXED_ARG(ps->src_h), fb->width, fb->height);
-		return -ENOSPC;
+		return refuse(state, plane, WLA_CHECK_CROP, -ENOSPC);
 	}
 	if (ps->crtc_w == 0 || ps->crtc_h == 0 ||
 			ps->crtc_x < -WLA_COORD_LIMIT || ps->crtc_y < -WLA_COORD_LIMIT ||
 			(int64_t)ps->crtc_x + ps->crtc_w > WLA_COORD_LIMIT ||
 			(int64_t)ps->crtc_y + ps->crtc_h > WLA_COORD_LIMIT) {
-		wlr_log(WLR_ERROR, "plane %s: dst %" PRId32 ",%" PRId32 " %" PRIu32 "x%" PRIu32
+		refuse_log(state, "plane %s: dst %" PRId32 ",%" PRId32 " %" PRIu32 "x%" PRIu32
 			" is empty or outside the coordinate range -%d..%d", plane->name,
 			ps->crtc_x, ps->crtc_y, ps->crtc_w, ps->crtc_h, WLA_COORD_LIMIT,
 			WLA_COORD_LIMIT);
-		return -ERANGE;
+		return refuse(state, plane, WLA_CHECK_POSITION, -ERANGE);
 	}
-	int ret = check_scale(plane, "horizontal", ps->src_w, ps->crtc_w);
+	int ret = check_scale(state, plane, "horizontal", ps->src_w, ps->crtc_w);
 	if (ret == 0) {
-		ret = check_scale(plane, "vertical", ps->src_h, ps->crtc_h);
+		ret = check_scale(state, plane, "vertical", ps->src_h, ps->crtc_h);
 	}
 	if (ret < 0) {
 		return ret;
@@ -232,11 +246,11 @@ static int check_plane(struct wla_atomic_state *state, struct wla_plane *plane,
 	const struct wla_mode *mode = &cs->mode;
 	if (plane->full_screen_only && (ps->crtc_x != 0 || ps->crtc_y != 0 ||
 			ps->crtc_w != (uint32_t)mode->width || ps->crtc_h != (uint32_t)mode->height)) {
-		wlr_log(WLR_ERROR, "plane %s: dst %" PRId32 ",%" PRId32 " %" PRIu32 "x%" PRIu32
+		refuse_log(state, "plane %s: dst %" PRId32 ",%" PRId32 " %" PRIu32 "x%" PRIu32
 			" must cover %s's mode %" PRId32 "x%" PRId32 " exactly", plane->name,
 			ps->crtc_x, ps->crtc_y, ps->crtc_w, ps->crtc_h, crtc->name, mode->width,
 			mode->height);
-		return -EINVAL;
+		return refuse(state, plane, WLA_CHECK_POSITION, -EINVAL);
 	}
 
 	uint64_t sx, sw, sy, sh;
@@ -257,9 +271,9 @@ static int check_planes(struct wla_atomic_state *state)
 	wla_for_each_plane_in_state(state, e) {
 		struct wla_plane *plane = e->ptr;
 		if (state->legacy_cursor_update && plane->type != WLA_PLANE_CURSOR) {
-			wlr_log(WLR_ERROR, "plane %s: a cursor update may only touch cursor "
+			refuse_log(state, "plane %s: a cursor update may only touch cursor "
 				"planes", plane->name);
-			return -EINVAL;
+			return refuse(state, plane, WLA_CHECK_ROUTING, -EINVAL);
 		}
 		int ret = check_plane(state, plane, e->new_state);
 		if (ret < 0) {
@@ -276,7 +290,7 @@ static int check_planes(struct wla_atomic_state *state)
 		if (plane->funcs && plane->funcs->atomic_check) {
 			ret = plane->funcs->atomic_check(plane, state, e->new_state);
 			if (ret < 0) {
-				return ret;
+				return refuse(state, plane, WLA_CHECK_DRIVER, ret);
 			}
 		}
 	}
@@ -324,6 +338,8 @@ static int add_affected_planes(struct wla_atomic_state *state)
 
 int wla_atomic_check(struct wla_atomic_state *state)
 {
+	state->refused = WLA_CHECK_OK;
+	state->refused_plane = NULL;
 	int ret = check_connectors(state);
 	if (ret == 0) {
 		ret = add_affected_planes(state);
@@ -335,19 +351,22 @@ int wla_atomic_check(struct wla_atomic_state *state)
 		ret = check_planes(state);
 	}
 	if (ret < 0) {
-		return ret;
+		return refuse(state, NULL, ret == -ENOMEM ? WLA_CHECK_NOMEM : WLA_CHECK_ROUTING, ret);
 	}
 	wla_for_each_crtc_in_state(state, e) {
 		struct wla_crtc *crtc = e->ptr;
 		if (crtc->funcs && crtc->funcs->atomic_check) {
 			ret = crtc->funcs->atomic_check(crtc, state);
 			if (ret < 0) {
-				return ret;
+				return refuse(state, NULL, WLA_CHECK_DRIVER, ret);
 			}
 		}
 	}
-	if (state->dev->funcs && state->dev->funcs->atomic_check) {
+	if (!state->skip_driver_check && state->dev->funcs && state->dev->funcs->atomic_check) {
 		ret = state->dev->funcs->atomic_check(state->dev, state);
+		if (ret < 0) {
+			return refuse(state, NULL, WLA_CHECK_DRIVER, ret);
+		}
 	}
 	return ret;
 }

@@ -693,6 +693,19 @@ void wla_crtc_force_off(struct wla_crtc *crtc)
 	wla_device_deliver_events(crtc->dev);
 }
 
+/* Whether the entry's state puts a client's own buffer on its CRTC's
+ * primary plane (its plane states live until the next latch). */
+static bool scans_out_client_buffer(const struct wla_crtc_entry *e)
+{
+	const struct wla_plane *primary = e->ptr->primary;
+	if (!primary) {
+		return false;
+	}
+	const struct wla_plane_entry *pe = &e->state->planes[primary->index];
+	return pe->ptr && pe->new_state->crtc == e->ptr && pe->new_state->fb &&
+		pe->new_state->fb->client;
+}
+
 void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct timespec *when,
 	uint64_t refresh_ns, uint32_t flags)
 {
@@ -710,7 +723,11 @@ void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct tim
 	for (unsigned i = 0; i < n; i++) {
 		struct wla_crtc_entry *e = wl_container_of(crtc->queue.next, e, link);
 		assert(e->stage == WLA_QUEUE_ARMED);
-		complete_entry(e, &event);
+		struct wla_present ev = event;
+		if (!scans_out_client_buffer(e)) {
+			ev.flags &= ~(uint32_t)WLA_PRESENT_ZERO_COPY;
+		}
+		complete_entry(e, &ev);
 	}
 	try_program(crtc);
 }

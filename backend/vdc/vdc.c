@@ -49,8 +49,10 @@ static const uint64_t vdc_modifiers[] = {
 	DRM_FORMAT_MOD_LINEAR,
 };
 
-static const uint32_t vblank_flags =
-	WLA_PRESENT_VSYNC | WLA_PRESENT_HW_CLOCK | WLA_PRESENT_HW_COMPLETION;
+/* The VDC reads the fbs themselves (the core keeps ZERO_COPY only where a
+ * client's buffer is on the primary plane). */
+static const uint32_t vblank_flags = WLA_PRESENT_VSYNC | WLA_PRESENT_HW_CLOCK |
+	WLA_PRESENT_HW_COMPLETION | WLA_PRESENT_ZERO_COPY;
 
 uint64_t wla_clock_monotonic_ns(void *data)
 {
@@ -781,10 +783,29 @@ static const struct wla_crtc_funcs crtc_funcs = {
 	.rearm_in_time = vdc_rearm_in_time,
 };
 
+/* Only the fault injection of tests: the VDC has no limits the core does
+ * not know. */
+static int plane_atomic_check(struct wla_plane *plane, struct wla_atomic_state *state,
+	const struct wla_plane_state *new_state)
+{
+	struct wla_vdc *vdc = wla_vdc_from_device(plane->dev);
+	if ((vdc->refuse_planes & (1u << plane->index)) && new_state->visible) {
+		wlr_log(state->quiet ? WLR_DEBUG : WLR_ERROR, "vdc: plane %s refused (fault "
+			"injection)", plane->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct wla_plane_funcs plane_funcs = {
+	.atomic_check = plane_atomic_check,
+};
+
 static bool init_plane(struct wla_vdc_output *out, struct wla_plane *plane,
 	enum wla_plane_type type, const uint32_t *formats, size_t n_formats)
 {
 	plane->type = type;
+	plane->funcs = &plane_funcs;
 	plane->possible_crtcs = 1u << out->crtc.index;
 	plane->zpos = (unsigned)out->n_planes;
 	plane->min_scale = plane->max_scale = WLA_FIXED_ONE;

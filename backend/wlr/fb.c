@@ -19,6 +19,7 @@ struct wla_wlr_fb {
 	struct wla_backend *backend;
 	struct wlr_addon addon;
 	bool has_addon;
+	struct wlr_buffer *access; /* the buffer begin_access opened */
 	struct wl_list link; /* wla_backend.fbs */
 };
 
@@ -49,16 +50,30 @@ static void fb_cleanup(struct wla_fb *base)
 	wlr_buffer_unlock(fb->buffer);
 }
 
+/*
+ * The buffer whose pixels the CPU reads: the buffer itself, or for a
+ * surface's wlr_client_buffer (which wlroots 0.15 gives no CPU access) the
+ * client's shm buffer it was made from, while wlroots keeps that (the pixman
+ * renderer's texture holds it for the client buffer's life). NULL if none.
+ */
+static struct wlr_buffer *readable_buffer(struct wlr_buffer *buffer)
+{
+	struct wlr_client_buffer *client = buffer ? wlr_client_buffer_get(buffer) : NULL;
+	return client ? client->source : buffer;
+}
+
 static bool fb_begin_access(struct wla_fb *base, const void **data, uint32_t *stride)
 {
 	struct wla_wlr_fb *fb = wlr_fb_from_fb(base);
+	struct wlr_buffer *buffer = readable_buffer(fb->buffer);
 	void *ptr;
 	uint32_t format;
 	size_t buf_stride;
-	if (!fb->buffer || !wlr_buffer_begin_data_ptr_access(fb->buffer,
+	if (!buffer || !wlr_buffer_begin_data_ptr_access(buffer,
 			WLR_BUFFER_DATA_PTR_ACCESS_READ, &ptr, &format, &buf_stride)) {
 		return false;
 	}
+	fb->access = buffer;
 	*data = ptr;
 	*stride = (uint32_t)buf_stride;
 	return true;
@@ -66,7 +81,14 @@ static bool fb_begin_access(struct wla_fb *base, const void **data, uint32_t *st
 
 static void fb_end_access(struct wla_fb *base)
 {
-	wlr_buffer_end_data_ptr_access(wlr_fb_from_fb(base)->buffer);
+	struct wla_wlr_fb *fb = wlr_fb_from_fb(base);
+	wlr_buffer_end_data_ptr_access(fb->access);
+	fb->access = NULL;
+}
+
+struct wlr_buffer *wla_fb_wlr_buffer(struct wla_fb *base)
+{
+	return base ? wlr_fb_from_fb(base)->buffer : NULL;
 }
 
 static bool fb_get_dmabuf(struct wla_fb *base, struct wla_dmabuf *dmabuf)
@@ -137,9 +159,14 @@ static bool buffer_format(struct wlr_buffer *buffer, uint32_t *format, uint64_t 
 		*modifier = dmabuf.modifier;
 		return true;
 	}
-	if (wlr_buffer_begin_data_ptr_access(buffer, WLR_BUFFER_DATA_PTR_ACCESS_READ, &data,
-			format, &stride)) {
-		wlr_buffer_end_data_ptr_access(buffer);
+	struct wlr_buffer *readable = readable_buffer(buffer);
+	if (readable && wlr_buffer_get_shm(readable, &shm)) {
+		*format = shm.format;
+		return true;
+	}
+	if (readable && wlr_buffer_begin_data_ptr_access(readable,
+			WLR_BUFFER_DATA_PTR_ACCESS_READ, &data, format, &stride)) {
+		wlr_buffer_end_data_ptr_access(readable);
 		return true;
 	}
 	return false;
@@ -172,6 +199,7 @@ struct wla_fb *wla_fb_from_wlr_buffer(struct wla_backend *backend, struct wlr_bu
 	wla_fb_init(&fb->base, &fb_impl, (uint32_t)buffer->width, (uint32_t)buffer->height,
 		format);
 	fb->base.modifier = modifier;
+	fb->base.client = wlr_client_buffer_get(buffer) != NULL;
 	fb->buffer = buffer;
 	fb->backend = backend;
 	wlr_addon_init(&fb->addon, &buffer->addons, backend, &fb_addon_impl);

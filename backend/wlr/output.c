@@ -233,6 +233,9 @@ static struct wla_atomic_state *build_state(struct wla_output *out,
 		}
 		wla_fb_put(fb);
 	}
+	if (ret == 0) {
+		ret = wla_output_apply_overlays(out, state, enabled);
+	}
 	if (ret == 0 && (out->cursor_dirty || !crtc->state->active)) {
 		ret = apply_cursor(out, state, enabled);
 	}
@@ -241,6 +244,25 @@ static struct wla_atomic_state *build_state(struct wla_output *out,
 		return NULL;
 	}
 	return state;
+}
+
+int wla_output_check_trial(struct wla_output *out, struct wlr_buffer *primary, bool driver)
+{
+	struct wla_output_request req = {
+		.enabled = true,
+		.buffer = primary,
+		.commit_seq = out->base.commit_seq + 1,
+	};
+	struct wla_atomic_state *state = build_state(out, &req);
+	if (!state) {
+		return -EINVAL;
+	}
+	state->quiet = true;
+	state->skip_driver_check = !driver;
+	int ret = wla_atomic_check(state);
+	wla_output_overlays_checked(out, state, ret);
+	wla_atomic_state_free(state);
+	return ret;
 }
 
 static bool queue_has_room(struct wla_output *out)
@@ -314,9 +336,11 @@ static int check_request(struct wla_output *out, const struct wla_output_request
 {
 	struct wla_atomic_state *state = build_state(out, req);
 	if (!state) {
+		wla_output_overlays_checked(out, NULL, -EINVAL);
 		return -EINVAL;
 	}
 	int ret = wla_atomic_check(state);
+	wla_output_overlays_checked(out, state, ret);
 	wla_atomic_state_free(state);
 	return ret;
 }
@@ -325,10 +349,12 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
 {
 	struct wla_atomic_state *state = build_state(out, req);
 	int ret = state ? wla_atomic_nonblocking_commit(state) : -EINVAL;
+	wla_output_overlays_checked(out, ret < 0 ? state : NULL, ret);
 	if (ret < 0) {
 		wla_atomic_state_free(state);
 		return ret;
 	}
+	wla_output_overlays_committed(out, req->enabled);
 	cursor_sent(out);
 	if (req->buffer) {
 		out->stats.frames_committed++;
@@ -367,10 +393,18 @@ static bool lacks_buffer(struct wla_output *out, const struct wla_output_request
 	return true;
 }
 
+/* Whether a commit needs the hardware: a buffer, a mode, enabled, or an
+ * overlay offer. */
+static bool needs_hardware(struct wla_output *out)
+{
+	return (out->base.pending.committed & OUTPUT_HW_FIELDS) ||
+		wla_output_overlays_pending(out);
+}
+
 static bool output_test(struct wlr_output *wlr_output)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
-	if (!(wlr_output->pending.committed & OUTPUT_HW_FIELDS)) {
+	if (!needs_hardware(out)) {
 		return true;
 	}
 	struct wla_output_request req;
@@ -454,7 +488,7 @@ static void update_wlr_state(struct wla_output *out, const struct wla_output_req
 static bool output_commit(struct wlr_output *wlr_output)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
-	if (!(wlr_output->pending.committed & OUTPUT_HW_FIELDS)) {
+	if (!needs_hardware(out)) {
 		out->stats.commits++;
 		return true;
 	}
@@ -495,6 +529,7 @@ static bool output_commit(struct wlr_output *wlr_output)
 		return false;
 	}
 	out->stats.commits++;
+	wla_output_overlays_committed(out, req.enabled);
 	update_wlr_state(out, &req, spare);
 	return true;
 }
@@ -646,6 +681,7 @@ static void output_destroy(struct wlr_output *wlr_output)
 	 * this CRTC must not hear of them. */
 	wla_crtc_drop_events(crtc);
 	wla_output_panel_finish(out);
+	wla_output_planes_finish(out);
 	wla_fb_put(out->cursor_fb);
 	release_cursor_buffer(out, out->cursor_buffer);
 	struct wlr_output_mode *mode, *tmp;
@@ -942,7 +978,7 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 	struct wlr_output *wo = &out->base;
 	wlr_output_init(wo, &backend->base, &output_impl, backend->display);
 	wl_list_insert(backend->outputs.prev, &out->link);
-	if (!add_modes(wo, conn)) {
+	if (!wla_output_planes_init(out) || !add_modes(wo, conn)) {
 		wlr_output_destroy(wo);
 		return NULL;
 	}

@@ -100,6 +100,9 @@ struct wla_fb {
 	uint32_t width, height;
 	uint32_t format;   /* DRM fourcc */
 	uint64_t modifier; /* DRM format modifier; DRM_FORMAT_MOD_INVALID: implicit */
+	/* A client's own buffer, not one the compositor rendered: a latch that
+	 * scans it out on the primary plane is zero-copy (set by the owner). */
+	bool client;
 	int refs;          /* wrapper references: creator + plane states */
 	int prepared;      /* scanout references currently held */
 	/* The driver's import (a DRM fb id, CPU access), made by its
@@ -432,6 +435,10 @@ enum wla_present_flags {
 	WLA_PRESENT_VSYNC = 1 << 0,
 	WLA_PRESENT_HW_CLOCK = 1 << 1,
 	WLA_PRESENT_HW_COMPLETION = 1 << 2,
+	/* From a driver: it scanned the fbs out themselves, no copy. The core
+	 * passes it on only for a state whose primary plane shows a client's
+	 * buffer (wla_fb.client): otherwise what is zero-copy is the
+	 * compositor's own rendering, not a client's buffer. */
 	WLA_PRESENT_ZERO_COPY = 1 << 3,
 };
 
@@ -522,9 +529,34 @@ struct wla_connector_entry {
 	struct wla_connector_state *old_state, *new_state;
 };
 
+/* What wla_atomic_check refused, for callers that try alternatives (plane
+ * assignment): the kind of limit and the first plane refused. */
+enum wla_check_reason {
+	WLA_CHECK_OK,
+	WLA_CHECK_FORMAT,   /* a format or modifier the plane lacks */
+	WLA_CHECK_CROP,     /* src empty or outside the fb */
+	WLA_CHECK_SCALING,  /* src/dst outside the plane's scaling limits */
+	WLA_CHECK_SIZE,     /* an fb larger than the plane takes */
+	WLA_CHECK_POSITION, /* dst empty or out of range, or not the full screen
+	                     * a full-screen-only plane needs */
+	WLA_CHECK_ROUTING,  /* CRTC, connector or modeset rules */
+	WLA_CHECK_DRIVER,   /* a driver's own limits (KMS: TEST_ONLY) */
+	WLA_CHECK_NOMEM,
+};
+
 struct wla_atomic_state {
 	struct wla_device *dev;
 	bool allow_modeset;
+	/* A trial (plane assignment): check refusals are logged at debug
+	 * level, not as errors. */
+	bool quiet;
+	/* Check with the core's rules and the objects' hooks only, not the
+	 * device's whole-state check (KMS: no TEST_ONLY): for searches that
+	 * test only their result with the driver. */
+	bool skip_driver_check;
+	/* Set by wla_atomic_check when it refuses the state. */
+	enum wla_check_reason refused;
+	struct wla_plane *refused_plane;
 	/* A cursor update (the kernel's legacy cursor path): only cursor
 	 * planes, no modeset, no connector. An ordinary state otherwise. */
 	bool legacy_cursor_update;

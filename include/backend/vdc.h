@@ -96,6 +96,10 @@ struct wla_vdc {
 	 * fail with these errnos (0: they do not). */
 	int fail_commit_tail;
 	int fail_prepare_fb;
+	/* Planes (bits of their index) whose checks refuse every visible
+	 * state with -EINVAL, a limit the core cannot see (tests of plane
+	 * assignment). */
+	uint32_t refuse_planes;
 };
 
 /*

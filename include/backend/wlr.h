@@ -12,6 +12,7 @@
 #include <wlr/render/drm_format_set.h>
 #include <wlatomic/backend.h>
 #include <wlatomic/config.h>
+#include <wlatomic/planes.h>
 #include "backend/atomic.h"
 #include "backend/panel.h"
 
@@ -58,8 +59,41 @@ struct wla_output_request {
 	uint32_t commit_seq;
 };
 
+/* An overlay of a compositor's offer (wla_output_set_overlays). */
+struct wla_overlay_slot {
+	struct wla_overlay ov;   /* buffer NULL: the fb stands for it */
+	struct wla_fb *fb;       /* wrapper reference */
+	struct wla_plane *plane; /* where the last state built put it */
+};
+
+struct wla_assign_cache;
+
+/* The planes an output may use and the compositor's overlay offer
+ * (backend/wlr/planes.c). */
+struct wla_output_planes {
+	/* Its CRTC's primary and cursor and the overlay planes the CRTC can
+	 * take, bottom to top, with their formats. */
+	struct wla_plane *planes[WLA_MAX_PLANES];
+	struct wlr_drm_format_set formats[WLA_MAX_PLANES];
+	size_t n, n_overlays;
+	/* The offer for the next commit, while pending. */
+	struct wla_overlay_slot *offer;
+	size_t n_offer;
+	bool pending;
+	/* While the helper checks a candidate: its overlays, used instead of
+	 * the offer (fbs borrowed). */
+	struct wla_overlay_slot *trial;
+	size_t n_trial;
+	/* What the last test or commit said of each overlay of the offer. */
+	enum wla_overlay_status *status;
+	size_t n_status;
+	/* The assignment helper's memory (backend/wlr/assign.c). */
+	struct wla_assign_cache *assign;
+};
+
 struct wla_output {
 	struct wlr_output base;
+	struct wla_output_planes *planes;
 	struct wla_backend *backend;
 	struct wla_device *dev;
 	struct wla_connector *conn;
@@ -158,6 +192,42 @@ struct wla_fb *wla_fb_from_wlr_buffer(struct wla_backend *backend, struct wlr_bu
 /* At backend destroy, after every state is gone: detach every wrapper from
  * its buffer and free it. */
 void wla_backend_finish_fbs(struct wla_backend *backend);
+
+/* The wlr_buffer an fb of the glue wraps, NULL once it was destroyed. */
+struct wlr_buffer *wla_fb_wlr_buffer(struct wla_fb *fb);
+
+/* Planes (backend/wlr/planes.c). An output's plane ids are its planes'
+ * indices on their device, plus one (0 means "any"). */
+static inline uint32_t wla_output_plane_id(const struct wla_plane *plane)
+{
+	return (uint32_t)plane->index + 1;
+}
+bool wla_output_planes_init(struct wla_output *out);
+void wla_output_planes_finish(struct wla_output *out);
+struct wla_plane *wla_output_plane_by_id(struct wla_output *out, uint32_t id);
+/* Whether an offer waits for the next commit (which then needs the
+ * hardware even without a buffer). */
+bool wla_output_overlays_pending(const struct wla_output *out);
+/* Put the pending offer into a state the output builds (enabled: the
+ * output stays on). 0 or a negative errno, the offer's status saying why. */
+int wla_output_apply_overlays(struct wla_output *out, struct wla_atomic_state *state,
+	bool enabled);
+/* The check of a state with the offer gave ret: record each overlay's
+ * status (state NULL: the state could not be built). */
+void wla_output_overlays_checked(struct wla_output *out, const struct wla_atomic_state *state,
+	int ret);
+/* A commit succeeded: the offer is on screen (or dropped with the output
+ * off) and no longer pending. */
+void wla_output_overlays_committed(struct wla_output *out, bool enabled);
+/* Check the output's current state with primary on the primary plane
+ * (NULL: as it is) and the pending offer (or the helper's trial), quietly;
+ * with driver, the driver's whole-state check too (KMS: TEST_ONLY). 0 or a
+ * negative errno; the offer's status says which overlay was refused. */
+int wla_output_check_trial(struct wla_output *out, struct wlr_buffer *primary, bool driver);
+/* Size the offer's status for n overlays, all UNCHECKED; false on ENOMEM. */
+bool wla_output_status_reset(struct wla_output_planes *planes, size_t n);
+/* The helper's memory (backend/wlr/assign.c). */
+void wla_assign_finish(struct wla_output_planes *planes);
 
 /*
  * The control socket (backend/wlr/control.c), made when the backend starts
