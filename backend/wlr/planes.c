@@ -394,7 +394,7 @@ int wla_output_apply_overlays(struct wla_output *out, struct wla_atomic_state *s
 		if (ret < 0) {
 			return ret;
 		}
-		wla_atomic_set_fb_for_plane(ps, slot ? wla_fb_get(slot->fb) : NULL);
+		wla_atomic_set_fb_for_plane(ps, slot ? slot->fb : NULL);
 		if (slot) {
 			const struct wla_overlay *ov = &slot->ov;
 			ps->src_x = ov->src_x;

@@ -132,6 +132,8 @@ static void finish(void)
 	for (int i = 0; i < 3; i++) {
 		CHECK(f.primary_gone[i]);
 	}
+	/* No fb wrapper outlived its references (the backend says so). */
+	CHECK(!LOGGED("references and", "scanout references left at backend destroy"));
 	wla_image_destroy(f.capture);
 }
 
