@@ -103,7 +103,11 @@ wlr-randr --output Virtual-2 --pos 0,777 || fail "--pos refused"
 poll 100 'wlr-randr | grep -A9 "^Virtual-2" | grep -qx "  Position: 0,777"' ||
 	fail "Virtual-2 did not move"
 
-stop_tinywl
+# A window moving from an overlay plane to composition (Virtual-2 comes back
+# at 0,0 over Virtual-1 for a moment, and a window on two outputs is
+# composited) keeps its last buffer on the plane until the next latch: the
+# two-buffer pattern client may skip a frame then, which it says.
+stop_tinywl 'wla-pattern-client: no free buffer, frame skipped'
 
 # wlroots 0.15 leaks the buffer it rendered to test a modeset that the
 # backend refuses with a buffer too (output_ensure_buffer clears BUFFER from
