@@ -758,7 +758,8 @@ static void print_stats(struct probe_output *output, uint64_t *scratch)
 	}
 	printf("tinywl: stats output=%s frames_presented=%" PRIu64 " vblanks=%s"
 		" missed_vblanks=%s commits=%" PRIu64 " refused=%s seq_errors=%s"
-		" frames_committed=%" PRIu64 " frames_discarded=%s refused_queue_full=%s"
+		" frames_committed=%" PRIu64 " frames_discarded=%s frames_client_planes=%s"
+		" refused_queue_full=%s"
 		" interval_min_us=%s interval_p50_us=%s interval_p99_us=%s interval_max_us=%s"
 		" interval_mean_us=%s", output->wlr_output->name,
 		wla ? s.frames_presented : output->frames_presented,
@@ -768,6 +769,7 @@ static void print_stats(struct probe_output *output, uint64_t *scratch)
 		fmt_u64(b[3], output->seq_checked, output->seq_errors),
 		wla ? s.frames_committed : output->frames_committed,
 		fmt_u64(b[4], wla, wla ? s.frames_discarded : 0),
+		fmt_u64(b[11], wla, wla ? s.frames_client_planes : 0),
 		fmt_u64(b[5], wla, wla ? s.refused_queue_full : 0),
 		fmt_us(b[6], iv.n > 0, iv.min), fmt_us(b[7], iv.n > 0, iv.p50),
 		fmt_us(b[8], iv.n > 0, iv.p99), fmt_us(b[9], iv.n > 0, iv.max),

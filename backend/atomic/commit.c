@@ -706,6 +706,21 @@ static bool scans_out_client_buffer(const struct wla_crtc_entry *e)
 		pe->new_state->fb->client;
 }
 
+/* Whether the entry's state puts a client's own buffer on any plane of its
+ * CRTC. */
+static bool shows_client_buffer(const struct wla_crtc_entry *e)
+{
+	const struct wla_atomic_state *state = e->state;
+	for (size_t i = 0; i < state->dev->n_planes; i++) {
+		const struct wla_plane_entry *pe = &state->planes[i];
+		if (pe->ptr && pe->new_state->crtc == e->ptr && pe->new_state->fb &&
+				pe->new_state->fb->client) {
+			return true;
+		}
+	}
+	return false;
+}
+
 void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct timespec *when,
 	uint64_t refresh_ns, uint32_t flags)
 {
@@ -726,6 +741,9 @@ void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct tim
 		struct wla_present ev = event;
 		if (!scans_out_client_buffer(e)) {
 			ev.flags &= ~(uint32_t)WLA_PRESENT_ZERO_COPY;
+		}
+		if (shows_client_buffer(e)) {
+			ev.flags |= WLA_PRESENT_CLIENT_PLANE;
 		}
 		complete_entry(e, &ev);
 	}

@@ -262,13 +262,14 @@ static void list_connector(struct control_client *client, struct wla_connector *
 	reply(client, "output %s status=%s output=yes enabled=%d dpms=%s mode=%s modes=%s "
 		"size=%" PRId32 "x%" PRId32 "mm panel=%s commits=%" PRIu64
 		" frames_committed=%" PRIu64 " frames_presented=%" PRIu64
-		" frames_discarded=%" PRIu64 " refused=%" PRIu64 " refused_queue_full=%" PRIu64
+		" frames_discarded=%" PRIu64 " frames_client_planes=%" PRIu64 " refused=%" PRIu64
+		" refused_queue_full=%" PRIu64
 		" vblanks=%" PRIu64 " missed_vblanks=%" PRIu64 " last_seq=%" PRIu64
 		" interval_mean_ns=%.0f interval_p50_ns=%" PRIu64 " interval_p99_ns=%" PRIu64,
 		conn->name, status, o->enabled ? 1 : 0, o->enabled ? "on" : "off", cur,
 		modes[0] ? modes : "none", o->phys_width, o->phys_height, panel_text(out),
 		st.commits, st.frames_committed, st.frames_presented, st.frames_discarded,
-		st.refused, st.refused_queue_full, st.vblanks, st.missed_vblanks, st.last_seq,
+		st.frames_client_planes, st.refused, st.refused_queue_full, st.vblanks, st.missed_vblanks, st.last_seq,
 		st.interval_mean_ns, st.interval_p50_ns, st.interval_p99_ns);
 	free(modes);
 }
@@ -294,6 +295,47 @@ static void cmd_list(struct control_client *client, int argc, char **argv)
 	 * growing while they run (a leak check from outside). */
 	reply(client, "ok %zu connectors buffer_locks=%zu", n,
 		wla_backend_buffer_locks(&backend->base));
+}
+
+/* planes OUTPUT: what each plane of the output shows now (the current,
+ * not the latched, state): a line per plane, then ok. */
+static void cmd_planes(struct control_client *client, int argc, char **argv)
+{
+	if (argc != 2) {
+		reply(client, "error planes: expected planes OUTPUT");
+		return;
+	}
+	struct wla_output *out = wla_output_find_named(client->control->backend, argv[1]);
+	if (!out || !out->planes) {
+		reply(client, "error planes: no output %s", argv[1]);
+		return;
+	}
+	static const char *const types[] = {
+		[WLA_PLANE_PRIMARY] = "primary",
+		[WLA_PLANE_CURSOR] = "cursor",
+		[WLA_PLANE_OVERLAY] = "overlay",
+	};
+	for (size_t i = 0; i < out->planes->n; i++) {
+		const struct wla_plane *plane = out->planes->planes[i];
+		const struct wla_plane_state *ps = plane->state;
+		const struct wla_fb *fb = ps->fb;
+		if (!ps->crtc || !fb) {
+			reply(client, "plane %" PRIu32 " %s %s zpos=%u off", wla_output_plane_id(plane),
+				plane->name, types[plane->type], plane->zpos);
+			continue;
+		}
+		char fourcc[5] = { 0 };
+		for (int b = 0; b < 4; b++) {
+			char c = (char)((fb->format >> (8 * b)) & 0xff);
+			fourcc[b] = c >= 0x20 && c < 0x7f ? c : '?';
+		}
+		reply(client, "plane %" PRIu32 " %s %s zpos=%u fb=%" PRIu32 "x%" PRIu32 " format=%s "
+			"client=%d dst=%" PRId32 ",%" PRId32 ",%" PRIu32 "x%" PRIu32,
+			wla_output_plane_id(plane), plane->name, types[plane->type], plane->zpos,
+			fb->width, fb->height, fourcc, fb->client, ps->crtc_x, ps->crtc_y, ps->crtc_w,
+			ps->crtc_h);
+	}
+	reply(client, "ok %zu planes", out->planes->n);
 }
 
 static void cmd_plug(struct control_client *client, int argc, char **argv)
@@ -589,6 +631,7 @@ static const struct {
 	void (*run)(struct control_client *client, int argc, char **argv);
 } commands[] = {
 	{ "list", cmd_list },
+	{ "planes", cmd_planes },
 	{ "plug", cmd_plug },
 	{ "unplug", cmd_unplug },
 	{ "capture", cmd_capture },

@@ -787,6 +787,7 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 	};
 	if (ev->presented) {
 		out->stats.frames_presented++;
+		out->stats.frames_client_planes += (ev->flags & WLA_PRESENT_CLIENT_PLANE) != 0;
 		uint64_t t = wla_timespec_to_ns(&when);
 		if (out->last_present_ns) {
 			out->intervals[out->n_intervals++ % WLA_STATS_WINDOW] =

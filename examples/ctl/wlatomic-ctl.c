@@ -24,6 +24,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: wlatomic-ctl [-s SOCKET] [-t SECONDS] COMMAND [ARG...]\n"
 		"  list                       connectors, modes, state and statistics\n"
+		"  planes OUTPUT              what each plane of OUTPUT shows\n"
 		"  plug NAME MODE[,MODE...]   hot-plug a virtual connector (MODE: WxH[@HZ])\n"
 		"  unplug NAME                unplug it\n"
 		"  capture OUTPUT FILE.png    the next latched frame, cursor included; prints\n"

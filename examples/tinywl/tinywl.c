@@ -831,8 +831,10 @@ static void commit_with_planes(struct tinywl_output *output,
 			 * take it off. */
 			wlr_output_schedule_frame(view->plane_output);
 		}
+		/* On the primary plane too the scene neither draws it nor
+		 * sends it frame events. */
 		view->on_primary = on && l->primary;
-		view_set_on_plane(view, on && !l->primary);
+		view_set_on_plane(view, on);
 		view->plane_output = on ? wo : NULL;
 		primary = view->on_primary ? view : primary;
 		dirty |= view->plane_dirty;
@@ -858,7 +860,7 @@ static void commit_with_planes(struct tinywl_output *output,
 		struct wlr_surface *surface = primary->xdg_surface->surface;
 		wlr_output_attach_buffer(wo, &surface->buffer->base);
 		for (size_t i = 1; i < n; i++) {
-			if (views[i] != NULL && views[i]->on_plane) {
+			if (views[i] != NULL && views[i]->on_plane && !views[i]->on_primary) {
 				sample_overlay_surface(output, views[i]->xdg_surface->surface);
 			}
 		}
@@ -875,6 +877,8 @@ static void commit_with_planes(struct tinywl_output *output,
 		wlr_output_rollback(wo);
 		feedback_committed(output, false);
 		primary->on_primary = false; /* rendered by the scene below */
+		view_set_on_plane(primary, false);
+		primary->plane_output = NULL;
 	}
 	if (output->direct) {
 		/* The swapchain's buffers are older than the scene thinks. */

@@ -440,6 +440,9 @@ enum wla_present_flags {
 	 * buffer (wla_fb.client): otherwise what is zero-copy is the
 	 * compositor's own rendering, not a client's buffer. */
 	WLA_PRESENT_ZERO_COPY = 1 << 3,
+	/* Set by the core: the state put a client's own buffer on one of the
+	 * CRTC's planes (primary or overlay), scanned out without compositing. */
+	WLA_PRESENT_CLIENT_PLANE = 1 << 4,
 };
 
 struct wla_present {

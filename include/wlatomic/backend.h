@@ -37,6 +37,9 @@ struct wla_output_stats {
 	uint64_t frames_committed;   /* of those, commits with a buffer */
 	uint64_t frames_presented;   /* frames that latched (present, presented) */
 	uint64_t frames_discarded;   /* frames replaced while queued (mailbox) */
+	/* Of the frames presented, those whose state put a client's own buffer
+	 * on a plane (an overlay, or the primary: direct scan-out). */
+	uint64_t frames_client_planes;
 	uint64_t refused;            /* commits refused, for any reason */
 	uint64_t refused_queue_full; /* of those, because the flip queue was full */
 	uint64_t vblanks;            /* vblanks while the CRTC was active */

@@ -1,0 +1,120 @@
+#!/bin/bash
+# tinywl puts a window on an overlay plane, and what the screen shows is what
+# compositing would have shown.
+# Usage: test-tinywl-planes.sh CASE TINYWL WLATOMIC_CTL PATTERN_CLIENT
+#   overlay:      the pattern client's window is on an overlay plane (the
+#                 control socket's planes), in the client's own buffer, frames
+#                 keep coming at one per vblank; a capture equals, pixel for
+#                 pixel, the one of the same scene with --no-planes, where the
+#                 overlays stay off.
+#   zero-copy:    weston-presentation-shm's feedback says zero-copy for frames
+#                 on a plane, and never with --no-planes.
+#   fullscreen:   a window of the output's size is the primary plane's buffer.
+set -euo pipefail
+. "$(dirname "$0")/../integration/lib.sh"
+CASE=$1 TINYWL=$(realpath "$2") CTL=$(realpath "$3") CLIENT=$(realpath "$4")
+setup
+
+export WLA_CONTROL="$XDG_RUNTIME_DIR/control"
+ctl() { "$CTL" -s "$WLA_CONTROL" -t 10 "$@"; }
+tinywl=
+start_tinywl() { # ARGS...: tinywl in the background
+	rm -f "$WLA_CONTROL"
+	timeout -k 5 60 "$TINYWL" "$@" >"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
+	tinywl=$!
+	poll 200 '[ -S "$WLA_CONTROL" ]' || fail "tinywl did not start: $(cat "$TEST_DIR/stderr")"
+}
+stop_tinywl() {
+	kill "$tinywl"
+	wait "$tinywl" || fail "tinywl exited with status $? on SIGTERM: $(tail -n 20 "$TEST_DIR/stderr")"
+	tinywl=
+	check_no_sanitizer_report
+	local unexpected
+	unexpected=$(grep -v -e "${1:-^$}" "$TEST_DIR/stderr" | grep -v '\[INFO\]' || true)
+	[ -z "$unexpected" ] || fail "tinywl logged: $unexpected"
+}
+trap '[ -z "$tinywl" ] || kill "$tinywl" 2>/dev/null; rm -rf "$TEST_DIR"' EXIT
+overlay_line() { ctl planes Virtual-1 | grep ' overlay ' | grep -v ' off$' || true; }
+
+case $CASE in
+overlay)
+	export WLA_OUTPUTS='1280x720@60'
+	crc() { # the CRC of a capture of the scene
+		ctl capture Virtual-1 "$TEST_DIR/$1.png" | sed -n 's/.* crc32=\([0-9a-f]*\) .*/\1/p'
+	}
+	start_tinywl -s "$(shell_quote "$CLIENT") --frames 1000000" --window-pos 100,200 \
+		--cursor 900,600
+	poll 100 '[ -n "$(overlay_line)" ]' || fail "no overlay plane in use: $(ctl planes Virtual-1)"
+	line=$(overlay_line)
+	echo "on the plane: $line"
+	case $line in
+	*" fb=256x256 format="*" client=1 dst=100,200,256x256") ;;
+	*) fail "the overlay does not show the client's own buffer at its window: $line" ;;
+	esac
+	[ "$(echo "$line" | wc -l)" = 1 ] || fail "more than one overlay in use: $line"
+	# The client redraws at every frame event: one frame per vblank.
+	ctl wait Virtual-1 5 >/dev/null || fail "no frames"
+	seq0=$(ctl wait Virtual-1 1 | sed -n 's/.*seq=//p')
+	seq1=$(ctl wait Virtual-1 60 | sed -n 's/.*seq=//p')
+	[ $((seq1 - seq0)) -le 66 ] || fail "60 frames took $((seq1 - seq0)) vblanks"
+	with_planes=$(crc planes)
+	client_frames=$(ctl list | grep '^output Virtual-1 ' | tr ' ' '\n' |
+		sed -n 's/^frames_client_planes=//p')
+	echo "frames with the client's buffer on a plane: $client_frames"
+	[ "${client_frames:-0}" -ge 60 ] || fail "frames_client_planes is $client_frames"
+	stop_tinywl
+
+	start_tinywl --no-planes -s "$(shell_quote "$CLIENT") --frames 1000000" \
+		--window-pos 100,200 --cursor 900,600
+	ctl wait Virtual-1 10 >/dev/null || fail "no frames without planes"
+	[ -z "$(overlay_line)" ] || fail "--no-planes uses an overlay: $(overlay_line)"
+	composited=$(crc composited)
+	ctl list | grep -q '^output Virtual-1 .* frames_client_planes=0 ' ||
+		fail "frames with a client's buffer on a plane without planes: $(ctl list)"
+	stop_tinywl
+	echo "capture crc32: with planes $with_planes, composited $composited"
+	[ -n "$with_planes" ] && [ "$with_planes" = "$composited" ] ||
+		fail "the screen with the window on a plane differs from the composited one"
+	;;
+zero-copy)
+	PRESENTATION=$(command -v weston-presentation-shm) ||
+		skip "weston-presentation-shm is not installed (Debian package weston)"
+	export WLA_OUTPUTS='1280x720@60'
+	frames() { # FILE: the flag sets of weston-presentation-shm's feedback lines
+		sed -n 's/^ *[0-9]*: f2c .*\[\([a-z_ ]*\)\].*/\1/p' "$1"
+	}
+	for mode in planes composited; do
+		args=()
+		[ $mode = planes ] || args=(--no-planes)
+		start_tinywl "${args[@]}" -s "$(shell_quote "$PRESENTATION") -f >$(shell_quote \
+			"$TEST_DIR/$mode.txt")"
+		poll 200 '[ "$(frames "$TEST_DIR/$mode.txt" | wc -l)" -ge 60 ]' ||
+			fail "$mode: no presentation feedback: $(head -n 5 "$TEST_DIR/$mode.txt")"
+		stop_tinywl
+		n=$(frames "$TEST_DIR/$mode.txt" | wc -l)
+		z=$(frames "$TEST_DIR/$mode.txt" | grep -c z || true)
+		echo "$mode: $z of $n frames zero-copy"
+		eval "${mode}_z=$z ${mode}_n=$n"
+	done
+	# The window goes on a plane with the first frame tinywl places: all
+	# but the first few frames are zero-copy.
+	[ "$planes_z" -ge $((planes_n - 5)) ] || fail "with planes only $planes_z of $planes_n frames zero-copy"
+	[ "$composited_z" = 0 ] || fail "composited frames claim zero-copy ($composited_z)"
+	;;
+fullscreen)
+	# The pattern client's window is 256x256: an output of that size is
+	# covered by it, and its buffer is the primary plane's.
+	export WLA_OUTPUTS='256x256@60'
+	start_tinywl -s "$(shell_quote "$CLIENT") --frames 1000000" --cursor 1000,1000
+	poll 100 'ctl planes Virtual-1 | grep " primary " | grep -q "client=1 dst=0,0,256x256"' ||
+		fail "the window is not the primary plane's buffer: $(ctl planes Virtual-1)"
+	[ -z "$(overlay_line)" ] || fail "an overlay in use: $(overlay_line)"
+	ctl wait Virtual-1 30 >/dev/null || fail "no frames"
+	ctl capture Virtual-1 "$TEST_DIR/full.png" >/dev/null || fail "no capture"
+	stop_tinywl
+	;;
+*)
+	fail "unknown case $CASE"
+	;;
+esac
+echo PASS
