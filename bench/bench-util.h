@@ -8,8 +8,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -116,6 +118,75 @@ static inline int bench_wait_exit(pid_t pid, long timeout_ms, int *term_signal)
 		}
 		bench_sleep_ms(10);
 	}
+}
+
+/*
+ * Run tinywl-measured once: argv (argv[0] its path) in a private
+ * XDG_RUNTIME_DIR, the environment scrubbed, WLR_RENDERER=pixman, then
+ * env(data) in the child for the configuration's own variables. Its stats
+ * line ("tinywl: stats output=...") goes to line (cap bytes). false, with the
+ * reason and tinywl's stderr on stderr, if it failed, timed out or printed
+ * none. prog and name prefix the messages.
+ */
+static inline bool bench_run_stats(const char *prog, const char *name,
+	const char *const argv[], void (*env)(const void *data), const void *data,
+	long timeout_ms, char *line, size_t cap)
+{
+	char dir[] = "/tmp/wla-bench.XXXXXX";
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "%s: mkdtemp: %s\n", prog, strerror(errno));
+		return false;
+	}
+	char runtime[64], out_path[64], err_path[64];
+	snprintf(runtime, sizeof(runtime), "%s/runtime", dir);
+	snprintf(out_path, sizeof(out_path), "%s/stdout", dir);
+	snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
+	mkdir(runtime, 0700);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		bench_scrub_env();
+		setenv("XDG_RUNTIME_DIR", runtime, 1);
+		setenv("WLR_RENDERER", "pixman", 1);
+		env(data);
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) {
+			_exit(127);
+		}
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	bool ok = false;
+	int sig = 0;
+	int status = pid > 0 ? bench_wait_exit(pid, timeout_ms, &sig) : -1;
+	if (status == -1 && pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (status != 0) {
+		fprintf(stderr, "%s: %s: tinywl %s %d; its stderr:\n", prog, name,
+			status == -1 ? "timed out, status" : sig ? "killed by signal" : "exit status",
+			sig ? sig : status);
+		bench_print_file(err_path);
+	} else {
+		FILE *f = fopen(out_path, "r");
+		while (f && fgets(line, (int)cap, f)) {
+			if (strncmp(line, "tinywl: stats output=", 21) == 0) {
+				ok = true;
+				break;
+			}
+		}
+		if (f) {
+			fclose(f);
+		}
+		if (!ok) {
+			fprintf(stderr, "%s: %s: no stats line; tinywl's stderr:\n", prog, name);
+			bench_print_file(err_path);
+		}
+	}
+	bench_remove_tree(dir);
+	return ok;
 }
 
 static inline int bench_compare_double(const void *a, const void *b)

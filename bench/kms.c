@@ -79,78 +79,42 @@ static bool parse_line(const char *line, struct kms_result *r)
 	return true;
 }
 
+/* The environment of config c (in the child). */
+static void kms_env(const void *data)
+{
+	const struct kms_config *c = data;
+	if (c->wlroots) {
+		setenv("WLR_BACKENDS", "drm", 1);
+		setenv("LIBSEAT_BACKEND", "builtin", 1);
+	} else {
+		setenv("WLA_DRIVER", "kms", 1);
+		setenv("WLA_FLIP_DEPTH", c->flip_depth, 1);
+		setenv("WLA_CONTROL", "off", 1);
+	}
+}
+
 /* One run of tinywl in config c; false (reason on stderr) if it failed. */
 static bool run_once(const char *tinywl, const char *client, long frames,
 	const struct kms_config *c, struct kms_result *r, bool verbose)
 {
-	char dir[] = "/tmp/wla-bench-kms.XXXXXX";
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "wla-bench-kms: mkdtemp: %s\n", strerror(errno));
+	char startup[4200], n[32];
+	snprintf(startup, sizeof(startup), "'%s' --frames %ld", client,
+		frames + KMS_CLIENT_EXTRA_FRAMES);
+	snprintf(n, sizeof(n), "%ld", frames);
+	const char *argv[8] = { tinywl, "-s", startup, "--exit-after-frames", n };
+	if (c->wlroots) {
+		argv[5] = "--backend";
+		argv[6] = "auto";
+	}
+	char line[8192];
+	if (!bench_run_stats("wla-bench-kms", c->name, argv, kms_env, c, KMS_RUN_TIMEOUT_MS,
+			line, sizeof(line))) {
 		return false;
 	}
-	char runtime[64], out_path[64], err_path[64];
-	snprintf(runtime, sizeof(runtime), "%s/runtime", dir);
-	snprintf(out_path, sizeof(out_path), "%s/stdout", dir);
-	snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
-	mkdir(runtime, 0700);
-	pid_t pid = fork();
-	if (pid == 0) {
-		bench_scrub_env();
-		setenv("XDG_RUNTIME_DIR", runtime, 1);
-		setenv("WLR_RENDERER", "pixman", 1);
-		if (c->wlroots) {
-			setenv("WLR_BACKENDS", "drm", 1);
-			setenv("LIBSEAT_BACKEND", "builtin", 1);
-		} else {
-			setenv("WLA_DRIVER", "kms", 1);
-			setenv("WLA_FLIP_DEPTH", c->flip_depth, 1);
-			setenv("WLA_CONTROL", "off", 1);
-		}
-		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) {
-			_exit(127);
-		}
-		char startup[4200], n[32];
-		snprintf(startup, sizeof(startup), "'%s' --frames %ld", client,
-			frames + KMS_CLIENT_EXTRA_FRAMES);
-		snprintf(n, sizeof(n), "%ld", frames);
-		const char *argv[8] = { tinywl, "-s", startup, "--exit-after-frames", n };
-		if (c->wlroots) {
-			argv[5] = "--backend";
-			argv[6] = "auto";
-		}
-		execv(tinywl, (char *const *)argv);
-		_exit(127);
+	if (verbose) {
+		printf("  %s: %s", c->name, line);
 	}
-	bool ok = false;
-	int sig = 0;
-	int status = pid > 0 ? bench_wait_exit(pid, KMS_RUN_TIMEOUT_MS, &sig) : -1;
-	if (status != 0) {
-		fprintf(stderr, "wla-bench-kms: %s: tinywl %s %d; its stderr:\n", c->name,
-			sig ? "killed by signal" : "exit status", sig ? sig : status);
-		bench_print_file(err_path);
-	} else {
-		FILE *f = fopen(out_path, "r");
-		char line[8192];
-		while (f && fgets(line, sizeof(line), f)) {
-			if (strncmp(line, "tinywl: stats output=", 21) == 0) {
-				if (verbose) {
-					printf("  %s: %s", c->name, line);
-				}
-				ok = parse_line(line, r);
-				break;
-			}
-		}
-		if (f) {
-			fclose(f);
-		}
-		if (!ok) {
-			fprintf(stderr, "wla-bench-kms: %s: no stats line\n", c->name);
-		}
-	}
-	bench_remove_tree(dir);
-	return ok;
+	return parse_line(line, r);
 }
 
 static const char *fmt(char buf[32], int decimals, double v)

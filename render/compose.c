@@ -15,7 +15,7 @@
  */
 #define WLA_COMPOSE_MAX_SIZE 32767
 
-static bool check_layer(const struct wla_layer *l, size_t i, const struct wla_format_info *fmt)
+static bool check_layer(const struct wla_compose_layer *l, size_t i, const struct wla_format_info *fmt)
 {
 	if (!l->data) {
 		wlr_log(WLR_ERROR, "compose: layer %zu has no pixel data", i);
@@ -105,11 +105,24 @@ static pixman_op_t layer_op(const struct wla_format_info *fmt)
 #define WLA_COMPOSE_TILE 4096
 
 /* A layer shown 1:1 from a whole fb pixel on: its fb is composited as it is. */
-static bool composite_direct(pixman_image_t *dst_img, const struct wla_layer *l, size_t i,
+static bool composite_direct(pixman_image_t *dst_img, const struct wla_compose_layer *l, size_t i,
 	const struct wla_format_info *fmt, uint32_t src_x, uint32_t src_y, int32_t x0, int32_t y0,
 	size_t w, size_t h)
 {
 	uint32_t bpp = fmt->bytes_per_pixel;
+	if (layer_op(fmt) == PIXMAN_OP_SRC &&
+			pixman_image_get_format(dst_img) == fmt->pixman_format) {
+		/* A copy of rows: what pixman would do, with libc's memcpy,
+		 * which is faster for long rows (a full-screen primary). */
+		uint8_t *dst = (uint8_t *)pixman_image_get_data(dst_img);
+		size_t dst_stride = (size_t)pixman_image_get_stride(dst_img);
+		for (size_t y = 0; y < h; y++) {
+			memcpy(dst + (size_t)(y0 + (int32_t)y) * dst_stride + (size_t)x0 * bpp,
+				(const uint8_t *)l->data + (src_y + y) * l->stride + (size_t)src_x * bpp,
+				w * bpp);
+		}
+		return true;
+	}
 	/* Tiles start on a 32-bit word: pixman addresses rows in words. */
 	uint32_t px_per_word = 4 / bpp;
 	for (size_t ty = 0; ty < h; ty += WLA_COMPOSE_TILE) {
@@ -145,7 +158,7 @@ static bool composite_direct(pixman_image_t *dst_img, const struct wla_layer *l,
  * sampling picks into a one-row image in the fb's format, then composited
  * onto dst, so blending and format conversion stay pixman's.
  */
-static bool composite_rows(pixman_image_t *dst_img, const struct wla_layer *l, size_t i,
+static bool composite_rows(pixman_image_t *dst_img, const struct wla_compose_layer *l, size_t i,
 	const struct wla_format_info *fmt, const uint32_t *columns, int32_t x0, int32_t y0,
 	size_t w, size_t h)
 {
@@ -184,7 +197,7 @@ static bool composite_rows(pixman_image_t *dst_img, const struct wla_layer *l, s
 }
 
 static bool compose_layer(pixman_image_t *dst_img, const struct wla_image *dst,
-	const struct wla_layer *l, size_t i)
+	const struct wla_compose_layer *l, size_t i)
 {
 	char name[16];
 	const struct wla_format_info *fmt = wla_format_get(l->format);
@@ -227,7 +240,17 @@ static bool compose_layer(pixman_image_t *dst_img, const struct wla_image *dst,
 	return ok;
 }
 
-bool wla_compose(struct wla_image *dst, const struct wla_layer *layers, size_t n_layers)
+/* Whether layer l (NULL: none) is opaque and covers all of dst: it is then
+ * composited with SRC over every pixel. */
+static bool covers(const struct wla_image *dst, const struct wla_compose_layer *l)
+{
+	const struct wla_format_info *fmt = l ? wla_format_get(l->format) : NULL;
+	return fmt && !fmt->has_alpha && l->dst_x <= 0 && l->dst_y <= 0 &&
+		(int64_t)l->dst_x + l->dst_w >= (int64_t)dst->width &&
+		(int64_t)l->dst_y + l->dst_h >= (int64_t)dst->height;
+}
+
+bool wla_compose(struct wla_image *dst, const struct wla_compose_layer *layers, size_t n_layers)
 {
 	char name[16];
 	const struct wla_format_info *dst_fmt = wla_format_get(dst->format);
@@ -251,13 +274,18 @@ bool wla_compose(struct wla_image *dst, const struct wla_layer *layers, size_t n
 		return false;
 	}
 
-	/* Where no plane covers the CRTC, the display controller scans out black. */
-	pixman_color_t black = { .red = 0, .green = 0, .blue = 0, .alpha = 0xffff };
-	pixman_box32_t all = { 0, 0, (int32_t)dst->width, (int32_t)dst->height };
-	bool ok = pixman_image_fill_boxes(PIXMAN_OP_SRC, dst_img, &black, 1, &all);
-	if (!ok) {
-		wlr_log(WLR_ERROR, "compose: cannot clear %ux%u dst image", dst->width,
-			dst->height);
+	/* Where no plane covers the CRTC, the display controller scans out black;
+	 * a bottom layer without alpha that covers it all replaces every pixel
+	 * anyway (a full-screen primary: the clear would double the work). */
+	bool ok = true;
+	if (!covers(dst, n_layers > 0 ? &layers[0] : NULL)) {
+		pixman_color_t black = { .red = 0, .green = 0, .blue = 0, .alpha = 0xffff };
+		pixman_box32_t all = { 0, 0, (int32_t)dst->width, (int32_t)dst->height };
+		ok = pixman_image_fill_boxes(PIXMAN_OP_SRC, dst_img, &black, 1, &all);
+		if (!ok) {
+			wlr_log(WLR_ERROR, "compose: cannot clear %ux%u dst image", dst->width,
+				dst->height);
+		}
 	}
 
 	for (size_t i = 0; ok && i < n_layers; i++) {

@@ -2,12 +2,25 @@
 #include <stdlib.h>
 #include <wlr/util/log.h>
 #include "util.h"
+#include "render/compose.h"
 #include "wlatomic/capture.h"
 
 /* Matches the largest CRTC any current display controller drives. */
 #define WLA_IMAGE_MAX_SIZE 16384
 
+static struct wla_image *image_alloc(uint32_t width, uint32_t height, bool zeroed);
+
 WLA_EXPORT struct wla_image *wla_image_create(uint32_t width, uint32_t height)
+{
+	return image_alloc(width, height, true);
+}
+
+struct wla_image *wla_image_create_uninit(uint32_t width, uint32_t height)
+{
+	return image_alloc(width, height, false);
+}
+
+static struct wla_image *image_alloc(uint32_t width, uint32_t height, bool zeroed)
 {
 	if (width == 0 || height == 0 || width > WLA_IMAGE_MAX_SIZE ||
 			height > WLA_IMAGE_MAX_SIZE) {
@@ -24,7 +37,11 @@ WLA_EXPORT struct wla_image *wla_image_create(uint32_t width, uint32_t height)
 	image->height = height;
 	image->stride = width * 4;
 	image->format = DRM_FORMAT_XRGB8888;
-	image->data = calloc((size_t)height, image->stride);
+	/* Large blocks come back from the heap after the first is freed,
+	 * where calloc has to clear them: a pass over the image that a
+	 * composition writing every pixel does not need. */
+	size_t size = (size_t)height * image->stride;
+	image->data = zeroed ? calloc(1, size) : malloc(size);
 	if (!image->data) {
 		wlr_log(WLR_ERROR, "image: cannot allocate %ux%u pixels", width, height);
 		free(image);

@@ -175,7 +175,7 @@ static void fail_captures(struct wla_vdc_output *out)
 struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
 {
 	const struct wla_mode *mode = &out->scanout.mode;
-	struct wla_layer layers[WLA_VDC_PLANES];
+	struct wla_compose_layer layers[WLA_VDC_PLANES];
 	struct wla_fb *accessed[WLA_VDC_PLANES];
 	size_t n = 0;
 	bool ok = true;
@@ -194,7 +194,7 @@ struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
 			break;
 		}
 		accessed[n] = fb;
-		layers[n++] = (struct wla_layer){
+		layers[n++] = (struct wla_compose_layer){
 			.data = data,
 			.stride = stride,
 			.width = fb->width,
@@ -212,7 +212,8 @@ struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
 	}
 	struct wla_image *image = NULL;
 	if (ok) {
-		image = wla_image_create((uint32_t)mode->width, (uint32_t)mode->height);
+		/* wla_compose writes every pixel. */
+		image = wla_image_create_uninit((uint32_t)mode->width, (uint32_t)mode->height);
 	}
 	if (image && !wla_compose(image, layers, n)) {
 		wla_image_destroy(image);

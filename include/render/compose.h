@@ -12,7 +12,7 @@ struct wla_image;
  * already clipped source (16.16 fixed point, in fb pixels) and destination
  * (integer CRTC pixels) rectangles. The composer only reads data.
  */
-struct wla_layer {
+struct wla_compose_layer {
 	const void *data;
 	uint32_t stride;
 	uint32_t width, height; /* fb size */
@@ -29,6 +29,10 @@ struct wla_layer {
  * with SRC otherwise, and clipped to dst's size. Returns false (logged) on an
  * unknown format or allocation failure; dst is then undefined.
  */
-bool wla_compose(struct wla_image *dst, const struct wla_layer *layers, size_t n_layers);
+bool wla_compose(struct wla_image *dst, const struct wla_compose_layer *layers, size_t n_layers);
+
+/* wla_image_create without clearing the pixels: for an image wla_compose
+ * writes whole. */
+struct wla_image *wla_image_create_uninit(uint32_t width, uint32_t height);
 
 #endif

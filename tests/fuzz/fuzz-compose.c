@@ -40,7 +40,7 @@
 #define COORD_LIMIT 32767
 
 struct fb {
-	struct wla_layer layer;
+	struct wla_compose_layer layer;
 	uint32_t bpp;
 	size_t size;
 	uint8_t *pixels, *probe;
@@ -80,7 +80,7 @@ static void clip(int32_t pos, uint32_t len, uint32_t limit, int32_t *start, int3
 static bool read_layer(struct fuzz_input *in, struct fb *fb, uint32_t dst_w, uint32_t dst_h)
 {
 	const struct wla_format_info *fmt = format_at(fuzz_u8(in), false);
-	struct wla_layer *l = &fb->layer;
+	struct wla_compose_layer *l = &fb->layer;
 	fb->bpp = fmt->bytes_per_pixel;
 	l->format = fmt->drm_format;
 	l->width = 1 + fuzz_u16(in) % COORD_LIMIT;
@@ -139,7 +139,7 @@ static uint32_t probe_colour(size_t layer)
 /* Opaque probe pixels: the layer's colour inside the crop, poison outside. */
 static void fill_probe(struct fb *fb, size_t index)
 {
-	struct wla_layer *l = &fb->layer;
+	struct wla_compose_layer *l = &fb->layer;
 	for (uint32_t y = 0; y < l->height; y++) {
 		uint8_t *row = fb->probe + (size_t)y * l->stride;
 		for (uint32_t x = 0; x < l->width; x++) {
@@ -170,7 +170,7 @@ static uint32_t black_in(uint32_t dst_format)
 static void describe(const struct fb *fbs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct wla_layer *l = &fbs[i].layer;
+		const struct wla_compose_layer *l = &fbs[i].layer;
 		char name[16];
 		fprintf(stderr, "  layer %zu: %s fb %ux%u stride %u src %u,%u %ux%u (16.16) "
 			"dst %d,%d %ux%u\n", i, wla_format_name(l->format, name), l->width,
@@ -181,7 +181,7 @@ static void describe(const struct fb *fbs, size_t n)
 
 static void make_invalid(struct fb *fb, uint8_t kind)
 {
-	struct wla_layer *l = &fb->layer;
+	struct wla_compose_layer *l = &fb->layer;
 	switch (kind % 5) {
 	case 0:
 		l->src_x = (uint32_t)(((uint64_t)l->width << 16) - l->src_w + 1);
@@ -233,7 +233,7 @@ static void check_probe(const struct wla_image *dst, const struct fb *fbs, size_
 static void check_refused(struct wla_image *dst, struct fb *fbs, size_t n, size_t bad,
 	uint8_t kind)
 {
-	struct wla_layer layers[MAX_LAYERS];
+	struct wla_compose_layer layers[MAX_LAYERS];
 	make_invalid(&fbs[bad], kind);
 	for (size_t i = 0; i < n; i++) {
 		layers[i] = fbs[i].layer;
@@ -251,7 +251,7 @@ static void check_refused(struct wla_image *dst, struct fb *fbs, size_t n, size_
 static void check_composed(struct wla_image *dst, uint32_t dst_format, const struct fb *fbs,
 	size_t n)
 {
-	struct wla_layer layers[MAX_LAYERS], probes[MAX_LAYERS];
+	struct wla_compose_layer layers[MAX_LAYERS], probes[MAX_LAYERS];
 	for (size_t i = 0; i < n; i++) {
 		layers[i] = fbs[i].layer;
 		layers[i].data = fbs[i].pixels;

@@ -26,10 +26,10 @@ static inline struct wla_image *solid_fb(uint32_t w, uint32_t h, uint32_t v)
 }
 
 /* A layer showing all of fb 1:1 with its top-left corner at (x, y). */
-static inline struct wla_layer whole_layer(const struct wla_image *fb, uint32_t format,
+static inline struct wla_compose_layer whole_layer(const struct wla_image *fb, uint32_t format,
 	int32_t x, int32_t y)
 {
-	return (struct wla_layer){
+	return (struct wla_compose_layer){
 		.data = fb->data,
 		.stride = fb->stride,
 		.width = fb->width,

@@ -82,7 +82,7 @@ static void test_cursor_alpha_blends_over_primary(void)
 	 * 99.61 round to 40 and 100: R 0x40 + 40, G 0x40 + 100, B 0x40 + 127. */
 	set_px(cursor, 1, 1, 0x80404040);
 
-	struct wla_layer layers[] = {
+	struct wla_compose_layer layers[] = {
 		whole_layer(primary, DRM_FORMAT_XRGB8888, 0, 0),
 		whole_layer(cursor, DRM_FORMAT_ARGB8888, 1, 1),
 	};
@@ -127,7 +127,7 @@ static void test_overlay_cropped_and_scaled(void)
 	/* The 2x2 middle of the quadrant pattern, one pixel of each colour, shown
 	 * 4x as large at (4,4): each source pixel becomes a 4x4 block. */
 	struct wla_image *fb = quadrant_fb();
-	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 4, 4);
+	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 4, 4);
 	l.src_x = 1 << 16;
 	l.src_y = 1 << 16;
 	l.src_w = 2 << 16;
@@ -164,7 +164,7 @@ static void test_overlay_fractional_source_offset(void)
 	 */
 	static const uint32_t col[8] = { 1, 1, 2, 2, 2, 2, 3, 3 };
 	struct wla_image *fb = unique_fb(4, 4);
-	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
 	l.src_x = 0x18000;
 	l.src_y = 0x04000;
 	l.src_w = 0x20000;
@@ -186,7 +186,7 @@ static void test_overlay_downscaled(void)
 {
 	/* 6x6 onto 2x2: samples at (u + 0.5) * 3 = 1.5 and 4.5, fb pixels 1 and 4. */
 	struct wla_image *fb = unique_fb(6, 6);
-	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
 	l.dst_w = 2;
 	l.dst_h = 2;
 	struct wla_image *dst = wla_image_create(2, 2);
@@ -204,7 +204,7 @@ static void test_z_order_topmost_wins(void)
 	/* Red at (0,0), green at (2,2), blue at (4,4), each 6x6, on 12x12. */
 	struct wla_image *r = solid_fb(6, 6, RED), *g = solid_fb(6, 6, GREEN);
 	struct wla_image *b = solid_fb(6, 6, BLUE);
-	struct wla_layer layers[] = {
+	struct wla_compose_layer layers[] = {
 		whole_layer(r, DRM_FORMAT_XRGB8888, 0, 0),
 		whole_layer(g, DRM_FORMAT_XRGB8888, 2, 2),
 		whole_layer(b, DRM_FORMAT_XRGB8888, 4, 4),
@@ -222,7 +222,7 @@ static void test_z_order_topmost_wins(void)
 	CHECK_PIXEL(wla_image_pixel(dst, 0, 11), BLACK);
 
 	/* The same layers in the opposite order: red is now on top everywhere it is. */
-	struct wla_layer reversed[] = { layers[2], layers[1], layers[0] };
+	struct wla_compose_layer reversed[] = { layers[2], layers[1], layers[0] };
 	CHECK(wla_compose(dst, reversed, 3));
 	CHECK_PIXEL(wla_image_pixel(dst, 5, 5), 0xffff0000);
 	CHECK_PIXEL(wla_image_pixel(dst, 3, 3), 0xffff0000);
@@ -240,7 +240,7 @@ static void test_z_order_topmost_wins(void)
 static void check_clipped_at(int32_t x, int32_t y)
 {
 	struct wla_image *fb = unique_fb(4, 4);
-	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, x, y);
+	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, x, y);
 	struct wla_image *dst = wla_image_create(8, 8);
 	bool ok = wla_compose(dst, &l, 1);
 	if (!ok) {
@@ -297,7 +297,7 @@ static void test_clipping_scaled_layer_keeps_source_offset(void)
 	set_px(fb, 1, 0, GREEN);
 	set_px(fb, 0, 1, BLUE);
 	set_px(fb, 1, 1, WHITE);
-	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, -3, -3);
+	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, -3, -3);
 	l.dst_w = 8;
 	l.dst_h = 8;
 	struct wla_image *dst = wla_image_create(8, 8);
@@ -321,7 +321,7 @@ static void test_clipping_far_into_a_large_layer(void)
 	/* 4 pixels stretched over 32000 with only the last 4 on screen: all of them
 	 * must come from the last fb pixel, 31996.5 * 4 / 32000 = 3.9996. */
 	struct wla_image *fb = unique_fb(4, 1);
-	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, -31996, 0);
+	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, -31996, 0);
 	l.dst_w = 32000;
 	struct wla_image *dst = wla_image_create(4, 1);
 	CHECK(wla_compose(dst, &l, 1));
@@ -362,7 +362,7 @@ static void test_extreme_magnification_samples_inside_the_crop(void)
 	/* A crop 1/65536 px wide at the left edge of fb column 1, 100 px wide on
 	 * screen: every pixel must show column 1, not column 0 on its left. */
 	struct wla_image *fb = unique_fb(3, 3);
-	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
 	l.src_x = 1 << 16;
 	l.src_w = 1;
 	l.dst_w = 100;
@@ -389,7 +389,7 @@ static void test_a_crop_across_a_pixel_edge_shows_both_sides(void)
 	/* 100/65536 px across the edge between columns 0 and 1, half on each side,
 	 * onto 100 px: sample u sits at 65486 + u + 0.5 in 1/65536 px. */
 	struct wla_image *fb = unique_fb(3, 1);
-	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
 	l.src_x = (1 << 16) - 50;
 	l.src_w = 100;
 	l.dst_w = 100;
@@ -410,7 +410,7 @@ static void test_a_crop_across_a_pixel_edge_shows_both_sides(void)
  * src_x + src_w * (u + 0.5) / dst_w; on an exact pixel edge, the left one, as
  * pixman does). Returns false after the first wrong pixel.
  */
-static bool check_ratio_at(struct wla_image *dst, struct wla_layer l, int32_t dst_x)
+static bool check_ratio_at(struct wla_image *dst, struct wla_compose_layer l, int32_t dst_x)
 {
 	l.dst_x = dst_x;
 	if (!wla_compose(dst, &l, 1)) {
@@ -454,7 +454,7 @@ static void test_every_ratio_samples_inside_the_crop(void)
 	for (size_t a = 0; a < WLA_ARRAY_SIZE(src_xs); a++) {
 		for (size_t b = 0; b < WLA_ARRAY_SIZE(src_ws); b++) {
 			for (size_t c = 0; c < WLA_ARRAY_SIZE(dst_ws); c++) {
-				struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+				struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
 				l.src_x = src_xs[a];
 				l.src_w = src_ws[b];
 				l.dst_w = dst_ws[c];
@@ -492,7 +492,7 @@ static void test_unscaled_layers_of_the_largest_fbs_are_drawn(void)
 			memset(data + (size_t)y * stride + (size_t)cases[c].src_x * bpp, 0xff,
 				(size_t)w * bpp);
 		}
-		struct wla_layer l = {
+		struct wla_compose_layer l = {
 			.data = data, .stride = stride, .width = cases[c].w, .height = cases[c].h,
 			.format = cases[c].format,
 			.src_x = cases[c].src_x << 16, .src_y = cases[c].src_y << 16,
@@ -511,7 +511,7 @@ static void test_unscaled_layers_of_the_largest_fbs_are_drawn(void)
 static void test_empty_dst_rect_draws_nothing(void)
 {
 	struct wla_image *fb = solid_fb(2, 2, WHITE);
-	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
 	l.dst_w = 0;
 	struct wla_image *dst = wla_image_create(2, 2);
 	CHECK(wla_compose(dst, &l, 1));
@@ -525,7 +525,7 @@ static void test_invalid_layers_are_refused(void)
 	struct wla_image *fb = solid_fb(4, 4, WHITE);
 	struct wla_image *dst = wla_image_create(4, 4);
 
-	struct wla_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
+	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
 	l.src_x = 1 << 16; /* 1 + 4 wide reaches past the fb */
 	CHECK(!wla_compose(dst, &l, 1));
 	CHECK_LOGGED("layer 0", "src", "4x4 fb");
@@ -539,7 +539,7 @@ static void test_invalid_layers_are_refused(void)
 	harness_log_clear();
 	l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
 	l.dst_w = 40000;
-	struct wla_layer two[] = { whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0), l };
+	struct wla_compose_layer two[] = { whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0), l };
 	CHECK(!wla_compose(dst, two, 2));
 	CHECK_LOGGED("layer 1", "dst_w", "40000");
 

@@ -47,7 +47,7 @@ static bool compose_one(uint32_t format, const uint8_t bytes[4], uint32_t *out)
 	 * multiple of 4, as pixman wants. */
 	uint32_t fb = 0;
 	memcpy(&fb, bytes, 4);
-	struct wla_layer l = {
+	struct wla_compose_layer l = {
 		.data = &fb, .stride = 4, .width = 1, .height = 1, .format = format,
 		.src_w = 1 << 16, .src_h = 1 << 16, .dst_w = 1, .dst_h = 1,
 	};
@@ -134,7 +134,7 @@ static void test_format_names(void)
 static void test_unknown_format_is_refused_by_name(void)
 {
 	uint32_t fb[4] = { 0 };
-	struct wla_layer l = {
+	struct wla_compose_layer l = {
 		.data = fb, .stride = 8, .width = 2, .height = 2, .format = DRM_FORMAT_NV12,
 		.src_w = 2 << 16, .src_h = 2 << 16, .dst_w = 2, .dst_h = 2,
 	};
