@@ -43,6 +43,7 @@
 #include <wlr/util/log.h>
 
 #include <wlatomic/backend.h>
+#include <wlatomic/planes.h>
 #include <wlatomic/capture.h>
 #include <wlatomic/config.h>
 #include "util.h"
@@ -65,6 +66,10 @@ struct wlr_backend *__wrap_wla_backend_create(struct wl_display *display,
 	const struct wla_config *config);
 const char *__wrap_wl_display_add_socket_auto(struct wl_display *display);
 bool __wrap_wlr_scene_output_commit(struct wlr_scene_output *scene_output);
+int __real_wla_output_assign_layers(struct wlr_output *output, struct wla_layer *layers,
+	size_t n, struct wla_assign_stats *stats);
+int __wrap_wla_output_assign_layers(struct wlr_output *output, struct wla_layer *layers,
+	size_t n, struct wla_assign_stats *stats);
 struct wlr_output_mode *__wrap_wlr_output_preferred_mode(struct wlr_output *output);
 void __wrap_wl_display_run(struct wl_display *display);
 
@@ -72,6 +77,9 @@ struct probe_output {
 	struct wl_list link;
 	struct wlr_output *wlr_output;
 	uint64_t commits, frames_committed, frames_presented, renders;
+	/* Scene commits given whole-output damage so that frames keep coming
+	 * (a static client, or a frame asked for without damage). */
+	uint64_t forced_renders;
 	/* Vblank sequence check: seq must advance by the periods that passed. */
 	uint64_t seq_errors;
 	bool seq_seen, seq_checked;
@@ -115,6 +123,7 @@ static struct probe {
 	bool backend_auto, deadline, mode_set;
 	struct wla_config_mode mode;
 	long capture_after, exit_after_frames, stall_every, stall_ms, churn_ms;
+	long cpu_after; /* frames presented before CPU time is counted */
 
 	struct wl_display *display;
 	struct wlr_backend *backend;
@@ -330,7 +339,7 @@ static void record_present(struct probe_output *output,
 			output->latencies[output->n_latencies++ % PROBE_WINDOW] = when - start;
 		}
 	}
-	if (!output->cpu_started) {
+	if (!output->cpu_started && output->frames_presented >= (uint64_t)probe.cpu_after) {
 		output->cpu_started = true;
 		output->cpu_start_us = cpu_time_us();
 		output->cpu_start_frames = output->frames_presented;
@@ -594,9 +603,13 @@ bool __wrap_wlr_scene_output_commit(struct wlr_scene_output *scene_output)
 		return __real_wlr_scene_output_commit(scene_output);
 	}
 	/* wlr_scene commits nothing when nothing is damaged; a capture or an exit
-	 * after N frames must not wait forever on a static client. */
-	if (output == first_output() && frame_count_pending()) {
+	 * after N frames must not wait forever on a static client. A client
+	 * that redraws damages what it redraws, and only that is rendered, as
+	 * without the probe. */
+	if (output == first_output() && frame_count_pending() &&
+			!pixman_region32_not_empty(&scene_output->damage->current)) {
 		wlr_output_damage_add_whole(scene_output->damage);
+		output->forced_renders++;
 	}
 	/* Recorded before the commit: wlroots' headless backend sends the
 	 * present event from inside it. */
@@ -620,6 +633,23 @@ bool __wrap_wlr_scene_output_commit(struct wlr_scene_output *scene_output)
 		output->commit_failures++;
 	}
 	return ok;
+}
+
+/* A frame with planes starts with the layers' assignment: its latency runs
+ * from here (a frame the scene renders too restarts it there; one that
+ * commits the last rendered buffer again renders nothing). */
+int __wrap_wla_output_assign_layers(struct wlr_output *wlr_output, struct wla_layer *layers,
+	size_t n, struct wla_assign_stats *stats)
+{
+	struct probe_output *output = find_output(wlr_output);
+	if (output != NULL && !probe.run_ended) {
+		uint32_t key = wlr_output->commit_seq + 1;
+		output->commits_ring[key % PROBE_RING].commit_seq = key;
+		output->commits_ring[key % PROBE_RING].start_ns = now_ns();
+		output->commits_ring[key % PROBE_RING].start_valid = true;
+		output->commits_ring[key % PROBE_RING].done_valid = false;
+	}
+	return __real_wla_output_assign_layers(wlr_output, layers, n, stats);
 }
 
 static int handle_sigchld(int signal_number, void *data)
@@ -798,14 +828,14 @@ static void print_stats(struct probe_output *output, uint64_t *scratch)
 	printf(" jitter_p99_us=%s skipped_vblanks=%s latency_mean_us=%s latency_p99_us=%s"
 		" cpu_us_per_frame=%s event_lag_p99_us=%s event_lag_max_us=%s"
 		" early_presents=%s queued_gaps=%s unmatched_presents=%" PRIu64
-		" commit_failures=%" PRIu64 "\n",
+		" commit_failures=%" PRIu64 " forced_renders=%" PRIu64 "\n",
 		fmt_us(b[0], jitter.n > 0 && period > 0, jitter.p99),
 		fmt_u64(b[1], period > 0, skipped), fmt_mean_us(b[2], latency.n > 0, latency.mean),
 		fmt_us(b[3], latency.n > 0, latency.p99), cpu, fmt_us(b[4], lag.n > 0, lag.p99),
 		fmt_us(b[5], lag.n > 0, lag.max),
 		fmt_u64(b[6], output->presents_checked > 0, output->early_presents),
 		fmt_u64(b[7], output->gaps_checked > 0, output->queued_gaps),
-		output->unmatched_presents, output->commit_failures);
+		output->unmatched_presents, output->commit_failures, output->forced_renders);
 }
 
 /*
@@ -891,6 +921,8 @@ static void usage(void)
 		"                              after --capture-after frames, then exit (wla only)\n"
 		"      --capture-after N       frames presented before the capture (default 30)\n"
 		"      --exit-after-frames N   exit after N frames presented on the first output\n"
+		"      --cpu-after N           count CPU time from the frame after the Nth\n"
+		"                              presented one (default 0: the first): a warm-up\n"
 		"      --stall-every N         with --stall-ms: every Nth render of an output\n"
 		"      --stall-ms M            sleeps M ms (1..10000) right before its commit\n"
 		"      --churn-ms N            every N ms (10..600000) in turn: the first\n"
@@ -942,6 +974,8 @@ static int parse_probe_options(int *argc, char *argv[])
 		} else if (strcmp(opt, "--exit-after-frames") == 0) {
 			ok = val != NULL &&
 				wla_parse_long(val, 1, LONG_MAX, &probe.exit_after_frames);
+		} else if (strcmp(opt, "--cpu-after") == 0) {
+			ok = val != NULL && wla_parse_long(val, 0, LONG_MAX, &probe.cpu_after);
 		} else if (strcmp(opt, "--stall-every") == 0) {
 			ok = val != NULL && wla_parse_long(val, 1, LONG_MAX, &probe.stall_every);
 		} else if (strcmp(opt, "--stall-ms") == 0) {

@@ -891,7 +891,15 @@ static void commit_with_planes(struct tinywl_output *output,
 		}
 	}
 	uint32_t seq = wo->commit_seq;
-	wlr_scene_output_commit(scene_output);
+	/* Render only what the scene has changed, or a frame someone else
+	 * asked for (screencopy): a frame asked for by a window on a plane
+	 * (wlr_output_schedule_frame marks the output as needing one) is no
+	 * reason to, and would redraw the whole output (the swapchain's
+	 * buffers do not age while the last frame is committed again). */
+	if (pixman_region32_not_empty(&scene_output->damage->current) ||
+			(wo->needs_frame && !dirty) || output->last_primary == NULL) {
+		wlr_scene_output_commit(scene_output);
+	}
 	if (wo->commit_seq == seq && dirty) {
 		/* Nothing to render, but the planes changed: the last frame
 		 * again with them, or (its size is not the mode's any more, or
