@@ -83,9 +83,14 @@ static bool commit_primary(void)
 	return wlr_output_commit(f.output);
 }
 
-/* Commit a primary buffer and wait until it latched. */
+/* Commit a primary buffer (once wlroots takes one: the frame event came)
+ * and wait until it latched. */
 static bool frame(void)
 {
+	uint64_t end = now_ms() + 2000;
+	while (f.output->frame_pending && now_ms() < end) {
+		wl_event_loop_dispatch(f.loop, 5);
+	}
 	int want = f.presented + 1;
 	return commit_primary() && wait_presented(want);
 }
@@ -730,6 +735,97 @@ static void many_layers_cost_a_bounded_search(void)
 	finish();
 }
 
+/* A small deterministic generator (xorshift). */
+static uint32_t rnd(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return (uint32_t)(*state >> 11);
+}
+
+/* Random scenes, frame after frame: layers of random sizes, positions
+ * (partly or wholly off the output too), crops, scales, formats and
+ * opacity, sometimes refused by the driver. Whatever the helper offers, the
+ * commit takes (its checks are the commit's); what it places is shown; no
+ * buffer stays locked once the planes are off. */
+static void random_scenes_always_commit_what_the_helper_offers(void)
+{
+	CHECK(setup(3));
+	enum { BUFS = 12, FRAMES = 200 };
+	static const uint32_t formats[] = { DRM_FORMAT_XRGB8888, DRM_FORMAT_ARGB8888,
+		DRM_FORMAT_NV12, DRM_FORMAT_ABGR8888 };
+	struct test_buffer *b[BUFS];
+	bool gone[BUFS];
+	uint64_t state = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < BUFS; i++) {
+		int w = 1 + (int)(rnd(&state) % 200), h = 1 + (int)(rnd(&state) % 150);
+		b[i] = test_buffer_create(w, h, formats[rnd(&state) % 4], 0xff000000u | rnd(&state),
+			&gone[i]);
+	}
+	struct wla_output_plane planes[8];
+	wla_output_get_planes(f.output, planes, 8);
+	size_t base = locks();
+	int placed_total = 0, refused = 0;
+	for (int frame_no = 0; frame_no < FRAMES; frame_no++) {
+		struct wla_layer l[8];
+		size_t n = 1 + rnd(&state) % 7;
+		l[0] = layer_of(NULL, 0, 0, W, H);
+		for (size_t i = 1; i < n; i++) {
+			struct test_buffer *tb = b[rnd(&state) % BUFS];
+			uint32_t bw = (uint32_t)tb->base.width, bh = (uint32_t)tb->base.height;
+			l[i] = layer_of(tb, (int32_t)(rnd(&state) % (W + 80)) - 40,
+				(int32_t)(rnd(&state) % (H + 80)) - 40, 1 + rnd(&state) % 300,
+				1 + rnd(&state) % 200);
+			l[i].opaque = rnd(&state) % 2;
+			if (rnd(&state) % 3 == 0) {
+				uint32_t cw = 1 + rnd(&state) % bw, ch = 1 + rnd(&state) % bh;
+				l[i].src_x = (rnd(&state) % (bw - cw + 1)) << 16;
+				l[i].src_y = (rnd(&state) % (bh - ch + 1)) << 16;
+				l[i].src_w = cw << 16;
+				l[i].src_h = ch << 16;
+			}
+		}
+		vdc()->refuse_planes = rnd(&state) % 4 == 0 ?
+			1u << (planes[1 + rnd(&state) % 3].id - 1) : 0;
+		struct wla_assign_stats st;
+		int placed = wla_output_assign_layers(f.output, l, n, &st);
+		CHECK(placed >= 0 && placed <= 4);
+		CHECK(st.checks <= 16);
+		for (size_t i = 0; i < n; i++) {
+			CHECK(l[i].on_plane == (l[i].status == WLA_OVERLAY_OK));
+		}
+		placed_total += placed > 0 ? placed : 0;
+		/* The primary layer would be committed as the buffer; here the
+		 * compositor's own render stands for it. */
+		/* wlroots takes the next buffer once the frame event came. */
+		uint64_t end = now_ms() + 2000;
+		while (f.output->frame_pending && now_ms() < end) {
+			wl_event_loop_dispatch(f.loop, 5);
+		}
+		bool ok = commit_primary();
+		CHECK(ok);
+		if (!ok) {
+			refused++;
+			fprintf(stderr, "  frame %d: a commit of the helper's offer was refused\n",
+				frame_no);
+			break;
+		}
+	}
+	vdc()->refuse_planes = 0;
+	CHECK(placed_total > FRAMES / 2);
+	CHECK_INT(refused, 0);
+	CHECK_INT(wla_output_set_overlays(f.output, NULL, 0), 0);
+	CHECK(frame());
+	CHECK(frame());
+	CHECK_INT(locks(), base);
+	for (int i = 0; i < BUFS; i++) {
+		wlr_buffer_drop(&b[i]->base);
+		CHECK(gone[i]);
+	}
+	finish();
+}
+
 int main(void)
 {
 	harness_init();
@@ -744,5 +840,6 @@ int main(void)
 	RUN_TEST(a_steady_scene_reuses_the_last_placement);
 	RUN_TEST(a_refused_pair_is_learnt_and_remembered);
 	RUN_TEST(many_layers_cost_a_bounded_search);
+	RUN_TEST(random_scenes_always_commit_what_the_helper_offers);
 	HARNESS_EXIT();
 }
