@@ -356,8 +356,8 @@ static double thread_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-enum motion { STEADY, MOVING, RESHUFFLED };
-static const char *const motion_names[] = { "steady", "moving", "reshuffled" };
+enum motion { STEADY, MOVING, RESHUFFLED, REFUSING };
+static const char *const motion_names[] = { "steady", "moving", "reshuffled", "refusing" };
 
 /* Windows of the scene at frame f: 300x200, in a row that wraps; moving
  * shifts them by f % 8 pixels, reshuffled changes which overlap which. */
@@ -369,7 +369,7 @@ static void scene_layers(struct wla_layer *l, struct wlr_buffer **bufs, size_t n
 		int32_t x = 40 + (int32_t)(i % 5) * 360, y = 40 + (int32_t)(i / 5) * 300;
 		if (m == MOVING) {
 			x += (int32_t)(f % 8);
-		} else if (m == RESHUFFLED) {
+		} else if (m == RESHUFFLED || m == REFUSING) {
 			x = 40 + (int32_t)((i * 7 + (size_t)f * 3) % 16) * 100;
 			y = 40 + (int32_t)((i * 3 + (size_t)f) % 6) * 120;
 		}
@@ -378,6 +378,101 @@ static void scene_layers(struct wla_layer *l, struct wlr_buffer **bufs, size_t n
 			.dst_x = x, .dst_y = y, .dst_w = 300, .dst_h = 200, .opaque = true,
 		};
 	}
+}
+
+/*
+ * The peer search, as libliftoff 0.3 allocates (alloc.c, written here from
+ * its description): planes from the top down, at each every free layer
+ * tried and the partial placement tested at once (its TEST_ONLY: here
+ * wla_output_set_overlays and wlr_output_test), the bound best >= score +
+ * planes left, a layer only below the layers on higher planes and not under
+ * a composited layer that overlaps it; the last placement kept with one
+ * test when no layer moved. Counts its tests.
+ */
+struct liftoff_peer {
+	struct wlr_output *output;
+	const struct wla_output_plane *planes; /* overlays, top first */
+	size_t n_planes;
+	struct wla_layer *layers;
+	size_t n;
+	int cur[16], best[16]; /* plane index per layer, -1 */
+	size_t best_score;
+	uint64_t tests;
+	struct wla_layer last[16];
+	size_t n_last;
+};
+
+static bool peer_boxes_overlap(const struct wla_layer *a, const struct wla_layer *b)
+{
+	return a->dst_x < b->dst_x + (int32_t)b->dst_w && b->dst_x < a->dst_x + (int32_t)a->dst_w &&
+		a->dst_y < b->dst_y + (int32_t)b->dst_h && b->dst_y < a->dst_y + (int32_t)a->dst_h;
+}
+
+static bool peer_test(struct liftoff_peer *p, const int *alloc)
+{
+	struct wla_overlay ovs[16];
+	size_t m = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		if (alloc[i] >= 0) {
+			const struct wla_layer *l = &p->layers[i];
+			ovs[m++] = (struct wla_overlay){ .buffer = l->buffer, .dst_x = l->dst_x,
+				.dst_y = l->dst_y, .dst_w = l->dst_w, .dst_h = l->dst_h,
+				.z = (int32_t)i, .plane = p->planes[alloc[i]].id };
+		}
+	}
+	p->tests++;
+	return wla_output_set_overlays(p->output, ovs, m) == 0 && wlr_output_test(p->output);
+}
+
+static void peer_step(struct liftoff_peer *p, size_t plane, size_t score, size_t above)
+{
+	if (plane == p->n_planes) {
+		if (score > p->best_score) {
+			p->best_score = score;
+			memcpy(p->best, p->cur, sizeof(p->best));
+		}
+		return;
+	}
+	if (p->best_score >= score + (p->n_planes - plane)) {
+		return;
+	}
+	/* Layers below those on higher planes: indices under `above`. */
+	for (size_t i = 0; i < above; i++) {
+		if (!p->layers[i].buffer || p->cur[i] >= 0) {
+			continue;
+		}
+		bool covered = false;
+		for (size_t j = i + 1; j < p->n && !covered; j++) {
+			covered = p->cur[j] < 0 && peer_boxes_overlap(&p->layers[i], &p->layers[j]);
+		}
+		if (covered) {
+			continue;
+		}
+		p->cur[i] = (int)plane;
+		if (peer_test(p, p->cur)) {
+			peer_step(p, plane + 1, score + 1, i);
+		}
+		p->cur[i] = -1;
+	}
+	peer_step(p, plane + 1, score, above);
+}
+
+static void peer_frame(struct liftoff_peer *p)
+{
+	bool same = p->n_last == p->n;
+	for (size_t i = 0; same && i < p->n; i++) {
+		same = p->last[i].dst_x == p->layers[i].dst_x && p->last[i].dst_y == p->layers[i].dst_y;
+	}
+	memcpy(p->last, p->layers, p->n * sizeof(*p->layers));
+	p->n_last = p->n;
+	if (same && peer_test(p, p->best)) {
+		return;
+	}
+	for (size_t i = 0; i < 16; i++) {
+		p->cur[i] = p->best[i] = -1;
+	}
+	p->best_score = 0;
+	peer_step(p, 0, 0, p->n);
 }
 
 static bool bench_assign(long calls)
@@ -408,35 +503,85 @@ static bool bench_assign(long calls)
 	printf("\nThe layer-to-plane helper (wla_output_assign_layers), VDC with 8 overlay "
 		"planes, %ld calls per row;\nthe peer is one wlr_output_test of the same output: "
 		"%.2f us\n\n", calls, test_us);
-	printf("%-8s %-11s %10s %8s %10s %10s %10s %8s\n", "windows", "scene", "us/frame",
-		"x test", "checks/f", "driver/f", "cached/f", "placed");
+	printf("refusing: reshuffled, and two of the overlay planes refuse every layer (a limit "
+		"only the driver knows);\nliftoff-style: the same frames through a search as "
+		"libliftoff 0.3's (bench/planes.c, peer_step), its tests per frame\n\n");
+	printf("%-8s %-11s %10s %8s %10s %10s %10s %8s %12s %12s\n", "windows", "scene",
+		"us/frame", "x test", "checks/f", "driver/f", "cached/f", "placed", "peer us/f",
+		"peer tests/f");
 	static const size_t counts[] = { 1, 4, 8 };
 	bool ok = true;
-	for (size_t ci = 0; ci < 3; ci++) {
-		size_t n = counts[ci];
-		for (int m = STEADY; m <= RESHUFFLED; m++) {
-			struct wla_layer layers[9];
-			struct wla_assign_stats st;
-			uint64_t checks = 0, driver = 0, cached = 0;
-			int placed = 0;
-			/* The first call places; the rest are the frames. */
-			scene_layers(layers, bufs, n, (enum motion)m, 0);
-			wla_output_assign_layers(b.output, layers, n + 1, &st);
-			t0 = thread_us();
-			for (long f = 1; f <= calls; f++) {
-				scene_layers(layers, bufs, n, (enum motion)m, f);
-				placed = wla_output_assign_layers(b.output, layers, n + 1, &st);
-				checks += st.checks;
-				driver += st.driver_tests;
-				cached += st.cache_hits;
-			}
-			double us = (thread_us() - t0) / (double)calls;
-			ok &= placed >= 0;
-			printf("%-8zu %-11s %10.2f %8.2f %10.2f %10.2f %10.2f %8d\n", n,
-				motion_names[m], us, us / test_us, (double)checks / (double)calls,
-				(double)driver / (double)calls, (double)cached / (double)calls, placed);
+	struct wla_output_plane all[16], overlays[16];
+	size_t n_all = wla_output_get_planes(b.output, all, 16), n_ov = 0;
+	for (size_t k = n_all; k-- > 0;) {
+		if (all[k].type == WLA_OUTPUT_PLANE_OVERLAY) {
+			overlays[n_ov++] = all[k];
 		}
 	}
+	struct wla_output *wout = wl_container_of(b.output, wout, base);
+	struct wla_vdc *vdc = wla_vdc_from_device(wout->dev);
+	/* Every row of the helper first, then every row of the peer: the
+	 * peer's many offers would leave the heap to the helper's rows in
+	 * another state than the helper's own frames do. */
+	struct row {
+		double us, checks, driver, cached, peer_us, peer_tests;
+		int placed;
+	} rows[3][4];
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t ci = 0; ci < 3; ci++) {
+			size_t n = counts[ci];
+			for (int m = STEADY; m <= REFUSING; m++) {
+				struct row *row = &rows[ci][m];
+				vdc->refuse_planes = m == REFUSING ? (1u << (overlays[0].id - 1)) |
+					(1u << (overlays[3].id - 1)) : 0;
+				struct wla_layer layers[9];
+				if (pass == 1) {
+					/* The peer on the same frames, fewer: it is slow. */
+					long peer_calls = calls / 20 > 10 ? calls / 20 : 10;
+					struct liftoff_peer peer = { .output = b.output, .planes = overlays,
+						.n_planes = n_ov, .layers = layers + 1, .n = n };
+					scene_layers(layers, bufs, n, (enum motion)m, 0);
+					peer_frame(&peer);
+					peer.tests = 0;
+					t0 = thread_us();
+					for (long f = 1; f <= peer_calls; f++) {
+						scene_layers(layers, bufs, n, (enum motion)m, f);
+						peer_frame(&peer);
+					}
+					row->peer_us = (thread_us() - t0) / (double)peer_calls;
+					row->peer_tests = (double)peer.tests / (double)peer_calls;
+					continue;
+				}
+				struct wla_assign_stats st;
+				uint64_t checks = 0, driver = 0, cached = 0;
+				/* The first call places; the rest are the frames. */
+				scene_layers(layers, bufs, n, (enum motion)m, 0);
+				wla_output_assign_layers(b.output, layers, n + 1, &st);
+				t0 = thread_us();
+				for (long f = 1; f <= calls; f++) {
+					scene_layers(layers, bufs, n, (enum motion)m, f);
+					row->placed = wla_output_assign_layers(b.output, layers, n + 1, &st);
+					checks += st.checks;
+					driver += st.driver_tests;
+					cached += st.cache_hits;
+				}
+				row->us = (thread_us() - t0) / (double)calls;
+				row->checks = (double)checks / (double)calls;
+				row->driver = (double)driver / (double)calls;
+				row->cached = (double)cached / (double)calls;
+				ok &= row->placed >= 0;
+			}
+		}
+	}
+	for (size_t ci = 0; ci < 3; ci++) {
+		for (int m = STEADY; m <= REFUSING; m++) {
+			const struct row *row = &rows[ci][m];
+			printf("%-8zu %-11s %10.2f %8.2f %10.2f %10.2f %10.2f %8d %12.2f %12.2f\n",
+				counts[ci], motion_names[m], row->us, row->us / test_us, row->checks,
+				row->driver, row->cached, row->placed, row->peer_us, row->peer_tests);
+		}
+	}
+	vdc->refuse_planes = 0;
 	wla_output_set_overlays(b.output, NULL, 0);
 	vdc_frame(&b);
 	vdc_frame(&b);
@@ -545,7 +690,11 @@ int main(int argc, char *argv[])
 	}
 	wlr_log_init(WLR_ERROR, NULL);
 	bool ok = quick || bench_scenes(runs, frames, verbose);
+	/* Refused trials are no errors: the peer's tests would log each
+	 * (libliftoff logs refused TEST_ONLYs at debug level). */
+	wlr_log_init(WLR_SILENT, NULL);
 	ok &= bench_assign(calls);
+	wlr_log_init(WLR_ERROR, NULL);
 	ok &= bench_capture(calls < 64 ? calls : 64);
 	return ok ? 0 : 1;
 }

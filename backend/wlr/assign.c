@@ -40,8 +40,10 @@
 #define WLA_ASSIGN_MAX_LAYERS 64
 /* Search nodes per run, a bound on CPU whatever the layers. */
 #define WLA_ASSIGN_MAX_NODES 20000
-/* Refusals remembered across frames. */
+/* Refusals remembered across frames, and for how many frames (a refusal
+ * that depended on other planes, memory bandwidth say, is tried again). */
 #define WLA_ASSIGN_REFUSALS 64
+#define WLA_ASSIGN_REFUSAL_FRAMES 300
 
 /* What makes a layer's placement on a plane succeed or fail. */
 struct layer_key {
@@ -57,8 +59,10 @@ struct layer_key {
 
 struct refusal {
 	struct layer_key key;
+	uint64_t hash; /* of key: compared first */
 	uint32_t plane_id;
 	enum wla_overlay_status why;
+	uint64_t frame; /* when it was learnt */
 };
 
 struct last_layer {
@@ -70,6 +74,8 @@ struct last_layer {
 struct wla_assign_cache {
 	struct refusal refused[WLA_ASSIGN_REFUSALS];
 	size_t n_refused, next_refused;
+	uint64_t frame; /* assignments so far */
+	uint64_t last_refusal; /* frame of the newest refusal learnt */
 	struct last_layer *last;
 	size_t n_last;
 	bool has_last;
@@ -171,11 +177,28 @@ static enum wla_overlay_status prefilter(const struct run *r, const struct layer
 	return WLA_OVERLAY_OK;
 }
 
-static const struct refusal *find_refusal(const struct wla_assign_cache *c,
-	const struct layer_key *key, uint32_t plane_id)
+/* FNV-1a over the key's bytes (it is memset-initialised: no padding
+ * garbage). */
+static uint64_t key_hash(const struct layer_key *key)
 {
+	const unsigned char *b = (const unsigned char *)key;
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < sizeof(*key); i++) {
+		h = (h ^ b[i]) * 1099511628211ull;
+	}
+	return h;
+}
+
+static const struct refusal *find_refusal(const struct wla_assign_cache *c,
+	const struct layer_key *key, uint64_t hash, uint32_t plane_id)
+{
+	if (c->n_refused == 0 || c->frame - c->last_refusal >= WLA_ASSIGN_REFUSAL_FRAMES) {
+		return NULL; /* none, or all too old */
+	}
 	for (size_t i = 0; i < c->n_refused; i++) {
-		if (c->refused[i].plane_id == plane_id && key_equal(&c->refused[i].key, key)) {
+		if (c->refused[i].plane_id == plane_id && c->refused[i].hash == hash &&
+				c->frame - c->refused[i].frame < WLA_ASSIGN_REFUSAL_FRAMES &&
+				key_equal(&c->refused[i].key, key)) {
 			return &c->refused[i];
 		}
 	}
@@ -185,7 +208,8 @@ static const struct refusal *find_refusal(const struct wla_assign_cache *c,
 static void remember_refusal(struct wla_assign_cache *c, const struct layer_key *key,
 	uint32_t plane_id, enum wla_overlay_status why)
 {
-	if (find_refusal(c, key, plane_id)) {
+	uint64_t hash = key_hash(key);
+	if (find_refusal(c, key, hash, plane_id)) {
 		return;
 	}
 	struct refusal *slot = &c->refused[c->next_refused];
@@ -193,7 +217,9 @@ static void remember_refusal(struct wla_assign_cache *c, const struct layer_key 
 	if (c->n_refused < WLA_ASSIGN_REFUSALS) {
 		c->n_refused++;
 	}
-	*slot = (struct refusal){ .key = *key, .plane_id = plane_id, .why = why };
+	*slot = (struct refusal){ .key = *key, .hash = hash, .plane_id = plane_id, .why = why,
+		.frame = c->frame };
+	c->last_refusal = c->frame;
 }
 
 /* The search, top layer first: layer i on the highest plane below `limit`
@@ -494,12 +520,14 @@ static void describe_layers(struct run *r, size_t n)
 		struct layer *l = &r->layers[i];
 		const struct wla_layer *in = l->in;
 		l->why = WLA_OVERLAY_COMPOSITED;
-		l->key = (struct layer_key){
-			.has_buffer = in->buffer != NULL,
-			.dst_x = in->dst_x, .dst_y = in->dst_y,
-			.dst_w = in->dst_w, .dst_h = in->dst_h,
-			.opaque = in->opaque,
-		};
+		/* Compared and hashed as bytes: padding zeroed too. */
+		memset(&l->key, 0, sizeof(l->key));
+		l->key.has_buffer = in->buffer != NULL;
+		l->key.dst_x = in->dst_x;
+		l->key.dst_y = in->dst_y;
+		l->key.dst_w = in->dst_w;
+		l->key.dst_h = in->dst_h;
+		l->key.opaque = in->opaque;
 		struct wlr_box box = {
 			.x = in->dst_x, .y = in->dst_y,
 			.width = in->dst_w > INT32_MAX ? INT32_MAX : (int)in->dst_w,
@@ -530,11 +558,12 @@ static void describe_layers(struct run *r, size_t n)
 			continue;
 		}
 		bool first = true;
+		uint64_t hash = key_hash(&l->key);
 		for (size_t k = 0; k < r->n_overlays; k++) {
 			uint32_t id = wla_output_plane_id(r->overlays[k]);
 			enum wla_overlay_status why = prefilter(r, l, r->overlays[k]);
 			const struct refusal *known = why == WLA_OVERLAY_OK ?
-				find_refusal(c, &l->key, id) : NULL;
+				find_refusal(c, &l->key, hash, id) : NULL;
 			if (known) {
 				r->stats->cache_hits++;
 				why = known->why;
@@ -606,6 +635,7 @@ WLA_EXPORT int wla_output_assign_layers(struct wlr_output *output, struct wla_la
 		wlr_log(WLR_ERROR, "output %s: out of memory for plane assignment", output->name);
 		return -ENOMEM;
 	}
+	p->assign->frame++;
 	struct run r = {
 		.out = out,
 		.p = p,
