@@ -496,10 +496,32 @@ static void try_program(struct wla_crtc *crtc)
 }
 
 /* The point of no return and everything after it. */
+/* Which of the state's CRTCs it gives a client's own buffer (wla_fb.client),
+ * on the primary plane or on any: what their present events say, worked
+ * out now, while the state's plane states are sure to exist. */
+static void note_client_buffers(struct wla_atomic_state *state)
+{
+	wla_for_each_crtc_in_state(state, e) {
+		e->client_primary = e->client_plane = false;
+	}
+	wla_for_each_plane_in_state(state, pe) {
+		const struct wla_plane_state *ps = pe->new_state;
+		if (!ps->crtc || !ps->fb || !ps->fb->client) {
+			continue;
+		}
+		struct wla_crtc_entry *e = &state->crtcs[ps->crtc->index];
+		if (e->ptr) {
+			e->client_plane = true;
+			e->client_primary |= pe->ptr == e->ptr->primary;
+		}
+	}
+}
+
 static void commit_swapped(struct wla_atomic_state *state,
 	struct wla_crtc_entry **victims, struct wla_atomic_state *failed)
 {
 	struct wla_device *dev = state->dev;
+	note_client_buffers(state);
 	state->committed = true;
 	state->busy++;
 	state->commit_ns = dev->funcs->now ? dev->funcs->now(dev) : 0;
@@ -693,34 +715,6 @@ void wla_crtc_force_off(struct wla_crtc *crtc)
 	wla_device_deliver_events(crtc->dev);
 }
 
-/* Whether the entry's state puts a client's own buffer on its CRTC's
- * primary plane (its plane states live until the next latch). */
-static bool scans_out_client_buffer(const struct wla_crtc_entry *e)
-{
-	const struct wla_plane *primary = e->ptr->primary;
-	if (!primary) {
-		return false;
-	}
-	const struct wla_plane_entry *pe = &e->state->planes[primary->index];
-	return pe->ptr && pe->new_state->crtc == e->ptr && pe->new_state->fb &&
-		pe->new_state->fb->client;
-}
-
-/* Whether the entry's state puts a client's own buffer on any plane of its
- * CRTC. */
-static bool shows_client_buffer(const struct wla_crtc_entry *e)
-{
-	const struct wla_atomic_state *state = e->state;
-	for (size_t i = 0; i < state->dev->n_planes; i++) {
-		const struct wla_plane_entry *pe = &state->planes[i];
-		if (pe->ptr && pe->new_state->crtc == e->ptr && pe->new_state->fb &&
-				pe->new_state->fb->client) {
-			return true;
-		}
-	}
-	return false;
-}
-
 void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct timespec *when,
 	uint64_t refresh_ns, uint32_t flags)
 {
@@ -739,10 +733,10 @@ void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct tim
 		struct wla_crtc_entry *e = wl_container_of(crtc->queue.next, e, link);
 		assert(e->stage == WLA_QUEUE_ARMED);
 		struct wla_present ev = event;
-		if (!scans_out_client_buffer(e)) {
+		if (!e->client_primary) {
 			ev.flags &= ~(uint32_t)WLA_PRESENT_ZERO_COPY;
 		}
-		if (shows_client_buffer(e)) {
+		if (e->client_plane) {
 			ev.flags |= WLA_PRESENT_CLIENT_PLANE;
 		}
 		complete_entry(e, &ev);

@@ -515,6 +515,10 @@ struct wla_crtc_entry {
 	bool frame;   /* latch with want_event: counts against queue_depth */
 	bool program; /* commit_tail: this CRTC goes to the hardware now */
 	bool done;    /* completed */
+	/* Set at commit (the plane states may be gone by the latch): the state
+	 * puts a client's own buffer on the CRTC's primary plane, or on any of
+	 * its planes. */
+	bool client_primary, client_plane;
 	uint64_t commit_seq;
 	bool want_event;
 	struct wla_present event;
