@@ -80,6 +80,7 @@ struct probe_output {
 	/* Scene commits given whole-output damage so that frames keep coming
 	 * (a static client, or a frame asked for without damage). */
 	uint64_t forced_renders;
+	struct wlr_scene_output *scene_output; /* the last one committed */
 	/* Vblank sequence check: seq must advance by the periods that passed. */
 	uint64_t seq_errors;
 	bool seq_seen, seq_checked;
@@ -124,6 +125,7 @@ static struct probe {
 	struct wla_config_mode mode;
 	long capture_after, exit_after_frames, stall_every, stall_ms, churn_ms;
 	long cpu_after; /* frames presented before CPU time is counted */
+	bool no_forced_damage; /* the client redraws: frames come without help */
 
 	struct wl_display *display;
 	struct wlr_backend *backend;
@@ -602,11 +604,12 @@ bool __wrap_wlr_scene_output_commit(struct wlr_scene_output *scene_output)
 	if (output == NULL) {
 		return __real_wlr_scene_output_commit(scene_output);
 	}
+	output->scene_output = scene_output;
 	/* wlr_scene commits nothing when nothing is damaged; a capture or an exit
 	 * after N frames must not wait forever on a static client. A client
 	 * that redraws damages what it redraws, and only that is rendered, as
 	 * without the probe. */
-	if (output == first_output() && frame_count_pending() &&
+	if (output == first_output() && frame_count_pending() && !probe.no_forced_damage &&
 			!pixman_region32_not_empty(&scene_output->damage->current)) {
 		wlr_output_damage_add_whole(scene_output->damage);
 		output->forced_renders++;
@@ -643,6 +646,16 @@ int __wrap_wla_output_assign_layers(struct wlr_output *wlr_output, struct wla_la
 {
 	struct probe_output *output = find_output(wlr_output);
 	if (output != NULL && !probe.run_ended) {
+		/* tinywl with planes renders the scene only for damage: a static
+		 * scene that nothing asks a frame for gets some, as below, so
+		 * that frames keep coming while they are counted. */
+		if (output == first_output() && frame_count_pending() &&
+				!probe.no_forced_damage &&
+				output->scene_output != NULL && !wlr_output->needs_frame &&
+				!pixman_region32_not_empty(&output->scene_output->damage->current)) {
+			wlr_output_damage_add_whole(output->scene_output->damage);
+			output->forced_renders++;
+		}
 		uint32_t key = wlr_output->commit_seq + 1;
 		output->commits_ring[key % PROBE_RING].commit_seq = key;
 		output->commits_ring[key % PROBE_RING].start_ns = now_ns();
@@ -921,6 +934,8 @@ static void usage(void)
 		"                              after --capture-after frames, then exit (wla only)\n"
 		"      --capture-after N       frames presented before the capture (default 30)\n"
 		"      --exit-after-frames N   exit after N frames presented on the first output\n"
+		"      --no-forced-damage      never damage the scene to keep frames coming (for\n"
+		"                              a client that redraws all the time)\n"
 		"      --cpu-after N           count CPU time from the frame after the Nth\n"
 		"                              presented one (default 0: the first): a warm-up\n"
 		"      --stall-every N         with --stall-ms: every Nth render of an output\n"
@@ -982,6 +997,9 @@ static int parse_probe_options(int *argc, char *argv[])
 			ok = val != NULL && wla_parse_long(val, 1, 10000, &probe.stall_ms);
 		} else if (strcmp(opt, "--churn-ms") == 0) {
 			ok = val != NULL && wla_parse_long(val, 10, 600000, &probe.churn_ms);
+		} else if (strcmp(opt, "--no-forced-damage") == 0) {
+			takes_value = false;
+			probe.no_forced_damage = true;
 		} else {
 			takes_value = false;
 			probe.deadline |= strcmp(opt, "--deadline") == 0;
