@@ -83,6 +83,11 @@ struct wla_assign_cache {
 	uint64_t overlap_hash;
 };
 
+void wla_assign_forget(struct wla_output_planes *planes)
+{
+	planes->assign->has_last = false;
+}
+
 void wla_assign_finish(struct wla_output_planes *planes)
 {
 	if (planes->assign) {
@@ -102,6 +107,7 @@ struct layer {
 	uint32_t mask;      /* bit k: overlay plane k of the run can take it */
 	enum wla_overlay_status why; /* when mask is 0 */
 	uint64_t area;
+	bool has_dmabuf;
 };
 
 struct run {
@@ -110,7 +116,8 @@ struct run {
 	struct wla_plane *overlays[WLA_MAX_PLANES]; /* bottom to top */
 	size_t n_overlays;
 	struct layer *layers;
-	size_t n;
+	size_t n;     /* layers the search considers */
+	size_t n_all; /* layers given */
 	bool *overlap; /* n x n */
 	int32_t mode_w, mode_h;
 	struct wla_assign_stats *stats;
@@ -123,6 +130,7 @@ struct run {
 	int cur_plane[WLA_ASSIGN_MAX_LAYERS];
 	size_t nodes;
 	size_t max_placed; /* min(overlay planes, eligible layers) */
+	bool scans_out_cpu; /* the driver reads fbs with the CPU (the VDC) */
 };
 
 static bool key_equal(const struct layer_key *a, const struct layer_key *b)
@@ -150,6 +158,9 @@ static enum wla_overlay_status prefilter(const struct run *r, const struct layer
 {
 	const struct wla_fb *fb = l->fb;
 	const struct layer_key *k = &l->key;
+	if (!r->scans_out_cpu && !l->has_dmabuf) {
+		return WLA_OVERLAY_BUFFER; /* KMS: only a dmabuf is imported */
+	}
 	if (!wla_plane_supports(plane, fb->format, fb->modifier)) {
 		return WLA_OVERLAY_FORMAT;
 	}
@@ -308,19 +319,9 @@ static int check(struct run *r, struct wlr_buffer *primary, bool driver, size_t 
 	r->stats->checks++;
 	r->stats->driver_tests += driver;
 	int ret = wla_output_check_trial(r->out, primary, driver);
-	/* Pinned on one overlay when exactly one has a reason (a refusal of
-	 * the whole state gives them all HARDWARE). */
-	*refused = SIZE_MAX;
-	size_t decided = 0;
-	for (size_t i = 0; ret < 0 && i < r->p->n_trial; i++) {
-		if (r->p->status[i] != WLA_OVERLAY_UNCHECKED && r->p->status[i] != WLA_OVERLAY_OK) {
-			*refused = i;
-			decided++;
-		}
-	}
-	if (decided != 1) {
-		*refused = SIZE_MAX;
-	}
+	/* Pinned on one overlay only where the check named its plane (a
+	 * refusal of the whole state, KMS's TEST_ONLY, names none). */
+	*refused = ret < 0 && r->p->refused_slot < r->p->n_trial ? r->p->refused_slot : SIZE_MAX;
 	return ret;
 }
 
@@ -452,7 +453,8 @@ static bool reuse_last(struct run *r, struct wla_overlay_slot *slots, bool *chos
 	int *plane, bool *primary)
 {
 	struct wla_assign_cache *c = r->p->assign;
-	if (!c->has_last || c->n_last != r->n || c->mode_w != r->mode_w ||
+	if (!c->has_last || c->n_last != r->n || r->n_all > WLA_ASSIGN_MAX_LAYERS ||
+			c->mode_w != r->mode_w ||
 			c->mode_h != r->mode_h) {
 		return false;
 	}
@@ -528,12 +530,14 @@ static void describe_layers(struct run *r, size_t n)
 		l->key.dst_w = in->dst_w;
 		l->key.dst_h = in->dst_h;
 		l->key.opaque = in->opaque;
-		struct wlr_box box = {
-			.x = in->dst_x, .y = in->dst_y,
-			.width = in->dst_w > INT32_MAX ? INT32_MAX : (int)in->dst_w,
-			.height = in->dst_h > INT32_MAX ? INT32_MAX : (int)in->dst_h,
-		};
-		l->visible = wlr_box_intersection(&l->box, &box, &output_box);
+		/* Clipped to the output in 64 bits: dst may reach past INT32_MAX. */
+		int64_t x0 = in->dst_x > 0 ? in->dst_x : 0, y0 = in->dst_y > 0 ? in->dst_y : 0;
+		int64_t x1 = (int64_t)in->dst_x + in->dst_w, y1 = (int64_t)in->dst_y + in->dst_h;
+		x1 = x1 < output_box.width ? x1 : output_box.width;
+		y1 = y1 < output_box.height ? y1 : output_box.height;
+		l->visible = x1 > x0 && y1 > y0;
+		l->box = l->visible ? (struct wlr_box){ (int)x0, (int)y0, (int)(x1 - x0),
+			(int)(y1 - y0) } : (struct wlr_box){ 0 };
 		l->area = l->visible ? (uint64_t)l->box.width * (uint64_t)l->box.height : 0;
 		if (i >= r->n) {
 			continue; /* past the search's limit: composited */
@@ -545,6 +549,12 @@ static void describe_layers(struct run *r, size_t n)
 		if (!l->fb) {
 			continue;
 		}
+		if (l->fb->width > 32767 || l->fb->height > 32767) {
+			l->why = WLA_OVERLAY_SIZE;
+			continue;
+		}
+		struct wla_dmabuf dmabuf;
+		l->has_dmabuf = l->fb->impl->get_dmabuf && l->fb->impl->get_dmabuf(l->fb, &dmabuf);
 		l->key.format = l->fb->format;
 		l->key.modifier = l->fb->modifier;
 		l->key.width = l->fb->width;
@@ -636,17 +646,21 @@ WLA_EXPORT int wla_output_assign_layers(struct wlr_output *output, struct wla_la
 		return -ENOMEM;
 	}
 	p->assign->frame++;
+	uint32_t caps = out->dev->funcs->buffer_caps ?
+		out->dev->funcs->buffer_caps(out->dev) : WLA_BUFFER_CAP_DATA_PTR;
 	struct run r = {
 		.out = out,
 		.p = p,
 		.n = n,
+		.n_all = n,
 		.stats = stats,
+		.scans_out_cpu = (caps & (WLA_BUFFER_CAP_DATA_PTR | WLA_BUFFER_CAP_SHM)) != 0,
 		.mode_w = out->crtc->state->mode.width,
 		.mode_h = out->crtc->state->mode.height,
 	};
 	for (size_t k = 0; k < p->n; k++) {
-		if (p->planes[k]->type == WLA_PLANE_OVERLAY && (!p->planes[k]->state->crtc ||
-				p->planes[k]->state->crtc == out->crtc)) {
+		if (p->planes[k]->type == WLA_PLANE_OVERLAY &&
+				wla_output_plane_free(out, p->planes[k])) {
 			r.overlays[r.n_overlays++] = p->planes[k];
 		}
 	}

@@ -19,7 +19,13 @@ struct wla_wlr_fb {
 	struct wla_backend *backend;
 	struct wlr_addon addon;
 	bool has_addon;
-	struct wlr_buffer *access; /* the buffer begin_access opened */
+	/* CPU access: the buffer begin_access opened, how many accesses are
+	 * open (one fb may be on two planes of a composition), and what it
+	 * gave. */
+	struct wlr_buffer *access;
+	int accesses;
+	const void *access_data;
+	uint32_t access_stride;
 	struct wl_list link; /* wla_backend.fbs */
 };
 
@@ -59,12 +65,25 @@ static void fb_cleanup(struct wla_fb *base)
 static struct wlr_buffer *readable_buffer(struct wlr_buffer *buffer)
 {
 	struct wlr_client_buffer *client = buffer ? wlr_client_buffer_get(buffer) : NULL;
-	return client ? client->source : buffer;
+	if (!client) {
+		return buffer;
+	}
+	/* Only while something holds the source locked (the pixman renderer's
+	 * texture): else the client has been told it may reuse it (a GLES
+	 * renderer releases it once uploaded), and its pixels are the
+	 * client's again. */
+	return client->source && client->source->n_locks > 0 ? client->source : NULL;
 }
 
 static bool fb_begin_access(struct wla_fb *base, const void **data, uint32_t *stride)
 {
 	struct wla_wlr_fb *fb = wlr_fb_from_fb(base);
+	if (fb->accesses > 0) {
+		fb->accesses++;
+		*data = fb->access_data;
+		*stride = fb->access_stride;
+		return true;
+	}
 	struct wlr_buffer *buffer = readable_buffer(fb->buffer);
 	void *ptr;
 	uint32_t format;
@@ -74,16 +93,19 @@ static bool fb_begin_access(struct wla_fb *base, const void **data, uint32_t *st
 		return false;
 	}
 	fb->access = buffer;
-	*data = ptr;
-	*stride = (uint32_t)buf_stride;
+	fb->accesses = 1;
+	fb->access_data = *data = ptr;
+	fb->access_stride = *stride = (uint32_t)buf_stride;
 	return true;
 }
 
 static void fb_end_access(struct wla_fb *base)
 {
 	struct wla_wlr_fb *fb = wlr_fb_from_fb(base);
-	wlr_buffer_end_data_ptr_access(fb->access);
-	fb->access = NULL;
+	if (fb->accesses > 0 && --fb->accesses == 0) {
+		wlr_buffer_end_data_ptr_access(fb->access);
+		fb->access = NULL;
+	}
 }
 
 struct wlr_buffer *wla_fb_wlr_buffer(struct wla_fb *base)

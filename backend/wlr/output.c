@@ -749,6 +749,8 @@ static uint32_t present_flags(uint32_t flags)
 static void handle_disabled_idle(void *data)
 {
 	struct wla_output *out = data;
+	/* Off: an offer waiting for the next commit goes, as at a disable. */
+	wla_output_overlays_committed(out, false);
 	out->disabled_idle = NULL;
 	if (out->crtc->state->active || !out->base.enabled) {
 		return;

@@ -51,6 +51,7 @@ bool wla_output_planes_init(struct wla_output *out)
 		goto nomem;
 	}
 	out->planes = p;
+	p->refused_slot = SIZE_MAX;
 	struct wla_device *dev = out->dev;
 	for (size_t i = 0; i < dev->n_planes; i++) {
 		if (plane_of_output(out, dev->planes[i])) {
@@ -231,6 +232,16 @@ WLA_EXPORT int wla_output_set_overlays(struct wlr_output *output,
 			free(offer);
 			return -EINVAL;
 		}
+		if (ov->buffer->width > 32767 || ov->buffer->height > 32767) {
+			wlr_log(WLR_ERROR, "output %s: overlay %zu: buffer %dx%d is larger than "
+				"32767 pixels", output->name, i, ov->buffer->width, ov->buffer->height);
+			p->status[i] = WLA_OVERLAY_SIZE;
+			for (size_t j = 0; j <= i; j++) {
+				wla_fb_put(offer[j].fb);
+			}
+			free(offer);
+			return -EINVAL;
+		}
 		if (ov->src_w == 0 || ov->src_h == 0) {
 			offer[i].ov.src_x = offer[i].ov.src_y = 0;
 			offer[i].ov.src_w = (uint32_t)ov->buffer->width << 16;
@@ -257,6 +268,17 @@ WLA_EXPORT size_t wla_output_overlay_status(struct wlr_output *output,
 		status[i] = p->status[i];
 	}
 	return p->n_status;
+}
+
+bool wla_output_plane_free(const struct wla_output *out, const struct wla_plane *plane)
+{
+	if (plane->state->crtc == out->crtc) {
+		return true;
+	}
+	/* Off now, but maybe by a state of another CRTC that has not latched:
+	 * the plane is busy there until it has (KMS refuses it, the core
+	 * would order our state after that CRTC's queue). */
+	return !plane->state->crtc && !plane->commit;
 }
 
 bool wla_output_overlays_pending(const struct wla_output *out)
@@ -322,13 +344,15 @@ static bool map_planes(struct wla_output *out, struct wla_plane **assigned)
 			for (size_t j = 0; j < p->n && !plane; j++) {
 				struct wla_plane *c = p->planes[j];
 				if (c->type == WLA_PLANE_OVERLAY && (int64_t)c->zpos > below &&
-						!(reserved & (1u << c->index))) {
+						!(reserved & (1u << c->index)) &&
+						wla_output_plane_free(out, c)) {
 					plane = c;
 				}
 			}
 		}
-		/* A plane another CRTC shows is not ours to take. */
-		if (plane && plane->state->crtc && plane->state->crtc != out->crtc) {
+		/* A plane another CRTC shows, or left in a commit still in flight,
+		 * is not ours to take. */
+		if (plane && !wla_output_plane_free(out, plane)) {
 			plane = NULL;
 		}
 		if (!plane) {
@@ -354,8 +378,13 @@ int wla_output_apply_overlays(struct wla_output *out, struct wla_atomic_state *s
 	}
 	size_t n;
 	struct wla_overlay_slot *slots = slots_of(p, &n);
+	/* The status follows the offer applied (a refused later offer may
+	 * have sized it for itself). */
+	if (!wla_output_status_reset(p, n)) {
+		return -ENOMEM;
+	}
+	p->refused_slot = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
-		p->status[i] = WLA_OVERLAY_UNCHECKED;
 		slots[i].plane = NULL;
 	}
 	struct wla_plane *assigned[WLA_MAX_PLANES] = { 0 };
@@ -435,21 +464,29 @@ void wla_output_overlays_checked(struct wla_output *out, const struct wla_atomic
 	}
 	size_t n;
 	struct wla_overlay_slot *slots = slots_of(p, &n);
+	n = n < p->n_status ? n : p->n_status;
 	bool decided = false;
 	for (size_t i = 0; i < n; i++) {
 		decided |= p->status[i] != WLA_OVERLAY_UNCHECKED;
 	}
-	if (decided) {
-		return; /* refused before the check: the status says why */
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (ret == 0) {
-			p->status[i] = WLA_OVERLAY_OK;
-		} else if (state && slots[i].plane && slots[i].plane == state->refused_plane) {
-			p->status[i] = status_of(state->refused);
-		} else if (state && !state->refused_plane && state->refused == WLA_CHECK_DRIVER) {
-			p->status[i] = WLA_OVERLAY_HARDWARE;
+	if (!decided) {
+		for (size_t i = 0; i < n; i++) {
+			if (ret == 0) {
+				p->status[i] = WLA_OVERLAY_OK;
+			} else if (state && slots[i].plane &&
+					slots[i].plane == state->refused_plane) {
+				p->status[i] = status_of(state->refused);
+				p->refused_slot = i;
+			} else if (state && !state->refused_plane &&
+					state->refused == WLA_CHECK_DRIVER) {
+				p->status[i] = WLA_OVERLAY_HARDWARE;
+			}
 		}
+	}
+	/* A test or commit of the compositor's own refused: the helper's last
+	 * placement is not to be kept without a check. */
+	if (ret < 0 && !p->trial && p->assign) {
+		wla_assign_forget(p);
 	}
 }
 

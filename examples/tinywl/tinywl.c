@@ -83,6 +83,7 @@ struct tinywl_server {
 	struct wlr_scene *scene;
 	struct wlr_scene_rect *background;
 	struct wlr_presentation *presentation;
+	struct wlr_screencopy_manager_v1 *screencopy;
 	struct wlr_output_layout *output_layout;
 	struct wlr_output_manager_v1 *output_manager;
 	struct wl_list outputs; /* tinywl_output.link, in creation order */
@@ -738,14 +739,49 @@ static void handle_output_present(struct wl_listener *listener, void *data)
 	}
 }
 
+static void release_plane_views(struct tinywl_server *server, struct wlr_output *wo);
+
 static void handle_output_commit(struct wl_listener *listener, void *data)
 {
 	struct tinywl_output *output = wl_container_of(listener, output, commit);
 	struct wlr_output_event_commit *event = data;
+	if (!output->wlr_output->enabled) {
+		release_plane_views(output->server, output->wlr_output);
+	}
 	if (event->buffer != NULL && event->buffer != output->last_primary) {
 		wlr_buffer_unlock(output->last_primary);
 		output->last_primary = wlr_buffer_lock(event->buffer);
 	}
+}
+
+/* The views an output's planes showed are the scene's again (the output
+ * went off or away, or composites everything for now). */
+static void release_plane_views(struct tinywl_server *server, struct wlr_output *wo)
+{
+	struct tinywl_view *view;
+	wl_list_for_each(view, &server->views, link) {
+		if (view->plane_output == wo) {
+			view_set_on_plane(view, false);
+			view->on_primary = false;
+			view->plane_output = NULL;
+			view->plane_seq = 0;
+			/* Its owed frame event comes from the scene now. */
+			view->owed_frame = false;
+		}
+	}
+}
+
+/* Whether a screencopy client waits for this output's next frame: it copies
+ * the primary buffer only, so everything is composited for it. */
+static bool screencopy_waits(struct tinywl_server *server, struct wlr_output *wo)
+{
+	struct wlr_screencopy_frame_v1 *frame;
+	wl_list_for_each(frame, &server->screencopy->frames, link) {
+		if (frame->output == wo) {
+			return true;
+		}
+	}
+	return false;
 }
 
 /* A commit went out: the views on this output's planes wait for its
@@ -787,8 +823,16 @@ static void commit_with_planes(struct tinywl_output *output,
 	wl_list_for_each(node, &server->scene->node.state.children, state.link) {
 		struct tinywl_view *view = node->data;
 		if (node == &server->background->node || view == NULL ||
-				!view->xdg_surface->mapped || n == TINYWL_MAX_LAYERS + 1) {
+				!view->xdg_surface->mapped) {
 			continue;
+		}
+		if (n == TINYWL_MAX_LAYERS) {
+			/* More windows than layers: the rest, on top, are
+			 * composited, over anything below. */
+			layers[n] = (struct wla_layer){ .dst_w = (uint32_t)wo->width,
+				.dst_h = (uint32_t)wo->height };
+			views[n++] = NULL;
+			break;
 		}
 		if (view_layer(view, wo, ox, oy, &layers[n])) {
 			views[n++] = view;
@@ -804,7 +848,9 @@ static void commit_with_planes(struct tinywl_output *output,
 			first = i;
 		}
 	}
-	int placed = wla_output_assign_layers(wo, layers + first, n - first, NULL);
+	bool composite_all = screencopy_waits(server, wo);
+	int placed = composite_all ? wla_output_set_overlays(wo, NULL, 0) :
+		wla_output_assign_layers(wo, layers + first, n - first, NULL);
 	/* A view this output's planes showed that is not here any more (it
 	 * moved, or the output did) is the scene's again. */
 	struct tinywl_view *gone;
@@ -825,7 +871,10 @@ static void commit_with_planes(struct tinywl_output *output,
 	for (size_t i = 1; i < n; i++) {
 		struct tinywl_view *view = views[i];
 		const struct wla_layer *l = &layers[i];
-		bool on = i >= first && placed > 0 && l->on_plane;
+		if (view == NULL) {
+			continue;
+		}
+		bool on = !composite_all && i >= first && placed > 0 && l->on_plane;
 		if (on && view->plane_output != NULL && view->plane_output != wo) {
 			/* From another output's plane to ours: that one must
 			 * take it off. */
@@ -859,12 +908,12 @@ static void commit_with_planes(struct tinywl_output *output,
 	if (primary != NULL) {
 		struct wlr_surface *surface = primary->xdg_surface->surface;
 		wlr_output_attach_buffer(wo, &surface->buffer->base);
-		for (size_t i = 1; i < n; i++) {
-			if (views[i] != NULL && views[i]->on_plane && !views[i]->on_primary) {
-				sample_overlay_surface(output, views[i]->xdg_surface->surface);
-			}
-		}
 		if (wlr_output_test(wo)) {
+			for (size_t i = 1; i < n; i++) {
+				if (views[i] != NULL && views[i]->on_plane && !views[i]->on_primary) {
+					sample_overlay_surface(output, views[i]->xdg_surface->surface);
+				}
+			}
 			/* The client's buffer is the frame: zero-copy, as the
 			 * output's present event says. */
 			wlr_presentation_surface_sampled_on_output(server->presentation, surface, wo);
@@ -875,7 +924,6 @@ static void commit_with_planes(struct tinywl_output *output,
 			return;
 		}
 		wlr_output_rollback(wo);
-		feedback_committed(output, false);
 		primary->on_primary = false; /* rendered by the scene below */
 		view_set_on_plane(primary, false);
 		primary->plane_output = NULL;
@@ -1035,6 +1083,7 @@ static void handle_output_destroy(struct wl_listener *listener, void *data)
 {
 	struct tinywl_output *output = wl_container_of(listener, output, destroy);
 	remap_inputs(output->server, output->wlr_output);
+	release_plane_views(output->server, output->wlr_output);
 	if (output->deadline_timer != NULL) {
 		wl_event_source_remove(output->deadline_timer);
 	}
@@ -1494,7 +1543,7 @@ static bool server_init(struct tinywl_server *server)
 	add_listener(&server->output_power_set_mode, &power->events.set_mode,
 		handle_output_power_set_mode);
 	wlr_xdg_output_manager_v1_create(display, server->output_layout);
-	wlr_screencopy_manager_v1_create(display);
+	server->screencopy = wlr_screencopy_manager_v1_create(display);
 
 	server->scene = wlr_scene_create();
 	wlr_scene_attach_output_layout(server->scene, server->output_layout);

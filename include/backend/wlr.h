@@ -84,9 +84,11 @@ struct wla_output_planes {
 	 * the offer (fbs borrowed). */
 	struct wla_overlay_slot *trial;
 	size_t n_trial;
-	/* What the last test or commit said of each overlay of the offer. */
+	/* What the last test or commit said of each overlay of the offer, and
+	 * which one a refusal was pinned on (SIZE_MAX: none, or all). */
 	enum wla_overlay_status *status;
 	size_t n_status;
+	size_t refused_slot;
 	/* The assignment helper's memory (backend/wlr/assign.c). */
 	struct wla_assign_cache *assign;
 };
@@ -205,6 +207,8 @@ static inline uint32_t wla_output_plane_id(const struct wla_plane *plane)
 bool wla_output_planes_init(struct wla_output *out);
 void wla_output_planes_finish(struct wla_output *out);
 struct wla_plane *wla_output_plane_by_id(struct wla_output *out, uint32_t id);
+/* Whether the output may put an overlay on plane now. */
+bool wla_output_plane_free(const struct wla_output *out, const struct wla_plane *plane);
 /* Whether an offer waits for the next commit (which then needs the
  * hardware even without a buffer). */
 bool wla_output_overlays_pending(const struct wla_output *out);
@@ -228,6 +232,9 @@ int wla_output_check_trial(struct wla_output *out, struct wlr_buffer *primary, b
 bool wla_output_status_reset(struct wla_output_planes *planes, size_t n);
 /* The helper's memory (backend/wlr/assign.c). */
 void wla_assign_finish(struct wla_output_planes *planes);
+/* The compositor's own commit of an offer was refused: keep no placement
+ * without checking it again. */
+void wla_assign_forget(struct wla_output_planes *planes);
 
 /*
  * The control socket (backend/wlr/control.c), made when the backend starts

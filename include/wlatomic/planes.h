@@ -38,7 +38,7 @@ struct wla_output_plane {
 	uint32_t min_scale, max_scale;
 	/* The largest buffer, 0 if unlimited. */
 	uint32_t max_width, max_height;
-	/* The plane must cover the whole output, unscaled (most primaries). */
+	/* The plane must cover the whole output (most primaries). */
 	bool full_screen_only;
 	/* Formats with their modifiers; valid while the output exists. */
 	const struct wlr_drm_format_set *formats;
@@ -114,9 +114,14 @@ int wla_output_set_overlays(struct wlr_output *output, const struct wla_overlay 
 
 /*
  * What the last wlr_output_test or wlr_output_commit of the output said of
- * each overlay of the offer: status[i] for overlay i, up to n. Returns how
- * many overlays the offer had. A refused state stops at its first refusal:
- * that overlay has the reason, the ones after it WLA_OVERLAY_UNCHECKED.
+ * each overlay of the offer (or what wla_output_set_overlays said of a
+ * refused offer): status[i] for overlay i, up to n. Returns how many
+ * overlays that offer had. A refused state stops at its first refusal, in
+ * the order of the planes: the overlay on the refused plane has the reason
+ * and the others stay WLA_OVERLAY_UNCHECKED; a refusal of the whole state
+ * by the display controller (KMS TEST_ONLY) gives every overlay
+ * WLA_OVERLAY_HARDWARE, and one on the primary plane or the cursor gives
+ * none a reason. wla_output_assign_layers overwrites them with its trials.
  */
 size_t wla_output_overlay_status(struct wlr_output *output, enum wla_overlay_status *status,
 	size_t n);
@@ -154,14 +159,17 @@ struct wla_assign_stats {
  * Assign the n layers (bottom to top) of the output's next frame to its
  * planes, and offer the overlays (wla_output_set_overlays) for its next
  * commit. The result is in each layer's outputs; the return value is how
- * many layers are on planes, or a negative errno (logged) if the output is
- * not a wlatomic output. Layers with an unusable buffer are composited;
- * nothing is refused. The compositor then renders the layers that are not
- * on_plane (or commits the primary layer's buffer) and commits.
+ * many layers are on planes, or a negative errno (logged): -ENODEV if the
+ * output is not a wlatomic output, -ENOMEM. Layers with an unusable buffer
+ * are composited; nothing is refused. The compositor then renders the
+ * layers that are not on_plane (or commits the primary layer's buffer) and
+ * commits. A disabled output gets no offer and every layer
+ * WLA_OVERLAY_OUTPUT_OFF.
  *
- * The search tries at most a fixed number of candidate states per frame,
- * remembers refusals by buffer format, size and scale across frames, and
- * keeps the last frame's placement when only the buffers changed.
+ * The search tries at most 16 candidate states per frame, remembers for
+ * 300 frames which layer (buffer format, modifier, size, crop and
+ * rectangle) a plane refused, and keeps the last frame's placement when
+ * only the buffers changed, until a commit of it is refused.
  */
 int wla_output_assign_layers(struct wlr_output *output, struct wla_layer *layers, size_t n,
 	struct wla_assign_stats *stats);

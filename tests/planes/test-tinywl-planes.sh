@@ -1,7 +1,7 @@
 #!/bin/bash
 # tinywl puts a window on an overlay plane, and what the screen shows is what
 # compositing would have shown.
-# Usage: test-tinywl-planes.sh CASE TINYWL WLATOMIC_CTL PATTERN_CLIENT
+# Usage: test-tinywl-planes.sh CASE TINYWL WLATOMIC_CTL PATTERN_CLIENT PNG_INFO
 #   overlay:      the pattern client's window is on an overlay plane (the
 #                 control socket's planes), in the client's own buffer, frames
 #                 keep coming at one per vblank; a capture equals, pixel for
@@ -10,9 +10,13 @@
 #   zero-copy:    weston-presentation-shm's feedback says zero-copy for frames
 #                 on a plane, and never with --no-planes.
 #   fullscreen:   a window of the output's size is the primary plane's buffer.
+#   screencopy:   grim's screenshot (wlr-screencopy copies the primary buffer
+#                 only) still shows the window a plane showed: tinywl
+#                 composites while a copy waits; equal to the display's capture.
 set -euo pipefail
 . "$(dirname "$0")/../integration/lib.sh"
 CASE=$1 TINYWL=$(realpath "$2") CTL=$(realpath "$3") CLIENT=$(realpath "$4")
+PNG_INFO=$(realpath "$5")
 setup
 
 export WLA_CONTROL="$XDG_RUNTIME_DIR/control"
@@ -112,6 +116,24 @@ fullscreen)
 	ctl wait Virtual-1 30 >/dev/null || fail "no frames"
 	ctl capture Virtual-1 "$TEST_DIR/full.png" >/dev/null || fail "no capture"
 	stop_tinywl
+	;;
+screencopy)
+	command -v grim >/dev/null || skip "grim is not installed (Debian package grim)"
+	export WLA_OUTPUTS='1280x720@60'
+	# grim leaves the hardware cursor out: it is in a corner, left out of the
+	# comparison.
+	start_tinywl -s "$(shell_quote "$CLIENT") --frames 1000000" --window-pos 100,200 \
+		--cursor 1270,710
+	poll 100 '[ -n "$(overlay_line)" ]' || fail "no overlay plane in use: $(ctl planes Virtual-1)"
+	WAYLAND_DISPLAY=wayland-0 grim -o Virtual-1 "$TEST_DIR/grim.png" ||
+		fail "grim failed"
+	ctl capture Virtual-1 "$TEST_DIR/display.png" >/dev/null || fail "no capture"
+	# The window is back on a plane once the copy is done.
+	poll 100 '[ -n "$(overlay_line)" ]' || fail "the window did not go back on a plane"
+	stop_tinywl
+	diff=$("$PNG_INFO" "$TEST_DIR/grim.png" "$TEST_DIR/display.png" 1200,640,80,80)
+	echo "grim against the display: $diff"
+	[ "$diff" = differ=0 ] || fail "grim's screenshot lacks what the planes showed: $diff"
 	;;
 *)
 	fail "unknown case $CASE"
