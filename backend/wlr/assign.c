@@ -284,6 +284,20 @@ static void search(struct run *r, int i, int limit, size_t count, uint64_t area)
 	search(r, i - 1, limit, count, area);
 }
 
+/* Layer i as an overlay on the run's overlay plane k (no buffer set). */
+static struct wla_overlay overlay_of(const struct run *r, size_t i, int k)
+{
+	const struct layer_key *key = &r->layers[i].key;
+	return (struct wla_overlay){
+		.dst_x = key->dst_x, .dst_y = key->dst_y,
+		.dst_w = key->dst_w, .dst_h = key->dst_h,
+		.src_x = key->src_x, .src_y = key->src_y,
+		.src_w = key->src_w, .src_h = key->src_h,
+		.z = (int32_t)i,
+		.plane = wla_output_plane_id(r->overlays[k]),
+	};
+}
+
 /* Make the helper's trial the chosen overlays. false on ENOMEM. */
 static bool set_trial(struct run *r, struct wla_overlay_slot *slots, const bool *chosen,
 	const int *plane)
@@ -293,17 +307,9 @@ static bool set_trial(struct run *r, struct wla_overlay_slot *slots, const bool 
 		if (!chosen[i]) {
 			continue;
 		}
-		const struct layer *l = &r->layers[i];
 		slots[m++] = (struct wla_overlay_slot){
-			.ov = {
-				.dst_x = l->key.dst_x, .dst_y = l->key.dst_y,
-				.dst_w = l->key.dst_w, .dst_h = l->key.dst_h,
-				.src_x = l->key.src_x, .src_y = l->key.src_y,
-				.src_w = l->key.src_w, .src_h = l->key.src_h,
-				.z = (int32_t)i,
-				.plane = wla_output_plane_id(r->overlays[plane[i]]),
-			},
-			.fb = l->fb,
+			.ov = overlay_of(r, i, plane[i]),
+			.fb = r->layers[i].fb,
 		};
 	}
 	r->p->trial = slots;
@@ -603,16 +609,8 @@ static int offer(struct run *r, const bool *chosen, const int *plane)
 		if (!chosen[i]) {
 			continue;
 		}
-		const struct layer *l = &r->layers[i];
-		ovs[m++] = (struct wla_overlay){
-			.buffer = l->in->buffer,
-			.dst_x = l->key.dst_x, .dst_y = l->key.dst_y,
-			.dst_w = l->key.dst_w, .dst_h = l->key.dst_h,
-			.src_x = l->key.src_x, .src_y = l->key.src_y,
-			.src_w = l->key.src_w, .src_h = l->key.src_h,
-			.z = (int32_t)i,
-			.plane = wla_output_plane_id(r->overlays[plane[i]]),
-		};
+		ovs[m] = overlay_of(r, i, plane[i]);
+		ovs[m++].buffer = r->layers[i].in->buffer;
 	}
 	return wla_output_set_overlays(&r->out->base, ovs, m);
 }
