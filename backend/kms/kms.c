@@ -894,8 +894,8 @@ static int kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *sta
 			return 0;
 		}
 		char objs[256];
-		wlr_log(WLR_ERROR, "kms %s: the device is gone; the state of %s is refused",
-			kms->path, describe_state(state, objs, sizeof(objs)));
+		wlr_log(state->quiet ? WLR_DEBUG : WLR_ERROR, "kms %s: the device is gone; the "
+			"state of %s is refused", kms->path, describe_state(state, objs, sizeof(objs)));
 		return -ENODEV;
 	}
 	clear_stash(kms);
@@ -915,8 +915,8 @@ static int kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *sta
 	} else if (ret < 0 && kms->writeback.usable) {
 		char objs[256];
 		bool modeset = state->allow_modeset && needs_modeset(state, state_mask(state));
-		wlr_log(modeset ? WLR_ERROR : WLR_DEBUG, "kms %s: the kernel refused the state "
-			"(TEST_ONLY%s) of %s: %s (errno %d)", kms->path,
+		wlr_log(modeset && !state->quiet ? WLR_ERROR : WLR_DEBUG, "kms %s: the kernel "
+			"refused the state (TEST_ONLY%s) of %s: %s (errno %d)", kms->path,
 			modeset ? ", ALLOW_MODESET" : "", describe_state(state, objs, sizeof(objs)),
 			strerror(-ret), -ret);
 	}

@@ -346,7 +346,8 @@ static bool has_driver_check(const struct wla_output *out)
 static void place(struct run *r, struct wla_overlay_slot *slots, bool *chosen, int *plane)
 {
 	bool driver = has_driver_check(r->out);
-	while (r->stats->checks < WLA_ASSIGN_MAX_CHECKS) {
+	/* A candidate costs the core's check and, with a driver's, its test. */
+	while (r->stats->checks + (driver ? 2u : 1u) <= WLA_ASSIGN_MAX_CHECKS) {
 		r->best_count = 0;
 		r->best_area = 0;
 		r->nodes = 0;
@@ -430,7 +431,7 @@ static bool try_primary(struct run *r, struct wla_overlay_slot *slots, const boo
 			return false;
 		}
 	}
-	if (r->stats->checks >= WLA_ASSIGN_MAX_CHECKS ||
+	if (r->stats->checks + (has_driver_check(r->out) ? 2u : 1u) > WLA_ASSIGN_MAX_CHECKS ||
 			!set_trial(r, slots, chosen, plane)) {
 		return false;
 	}
