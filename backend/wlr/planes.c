@@ -411,8 +411,7 @@ int wla_output_apply_overlays(struct wla_output *out, struct wla_atomic_state *s
 				slot = &slots[i];
 			}
 		}
-		if (!slot && plane->state->crtc != out->crtc &&
-				!wla_atomic_new_plane_state(state, plane)) {
+		if (!slot && plane->state->crtc != out->crtc) {
 			continue; /* off, or another output's: leave it alone */
 		}
 		struct wla_plane_state *ps = wla_atomic_get_plane_state(state, plane);
