@@ -854,7 +854,7 @@ static void handle_idle(struct wla_crtc *crtc, void *data)
 	}
 }
 
-static bool add_formats(struct wlr_drm_format_set *set, const struct wla_plane *plane)
+bool wla_plane_add_formats_to(struct wlr_drm_format_set *set, const struct wla_plane *plane)
 {
 	for (size_t i = 0; i < plane->n_formats; i++) {
 		const struct wla_format *f = &plane->formats[i];
@@ -966,8 +966,8 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 	out->dev = dev;
 	out->conn = conn;
 	out->crtc = crtc;
-	if (!add_formats(&out->primary_formats, crtc->primary) ||
-			(crtc->cursor && !add_formats(&out->cursor_formats, crtc->cursor))) {
+	if (!wla_plane_add_formats_to(&out->primary_formats, crtc->primary) ||
+			(crtc->cursor && !wla_plane_add_formats_to(&out->cursor_formats, crtc->cursor))) {
 		wlr_log(WLR_ERROR, "output %s: out of memory for formats", conn->name);
 		wlr_drm_format_set_finish(&out->primary_formats);
 		wlr_drm_format_set_finish(&out->cursor_formats);

@@ -60,17 +60,10 @@ bool wla_output_planes_init(struct wla_output *out)
 	}
 	qsort(p->planes, p->n, sizeof(p->planes[0]), compare_zpos);
 	for (size_t i = 0; i < p->n; i++) {
-		const struct wla_plane *plane = p->planes[i];
-		for (size_t f = 0; f < plane->n_formats; f++) {
-			const struct wla_format *fmt = &plane->formats[f];
-			for (size_t m = 0; m < fmt->n_modifiers; m++) {
-				if (!wlr_drm_format_set_add(&p->formats[i], fmt->format,
-						fmt->modifiers[m])) {
-					goto nomem;
-				}
-			}
+		if (!wla_plane_add_formats_to(&p->formats[i], p->planes[i])) {
+			goto nomem;
 		}
-		p->n_overlays += plane->type == WLA_PLANE_OVERLAY;
+		p->n_overlays += p->planes[i]->type == WLA_PLANE_OVERLAY;
 	}
 	return true;
 nomem:

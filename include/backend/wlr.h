@@ -195,6 +195,9 @@ struct wla_fb *wla_fb_from_wlr_buffer(struct wla_backend *backend, struct wlr_bu
  * its buffer and free it. */
 void wla_backend_finish_fbs(struct wla_backend *backend);
 
+/* Add every format and modifier of plane to set; false on ENOMEM. */
+bool wla_plane_add_formats_to(struct wlr_drm_format_set *set, const struct wla_plane *plane);
+
 /* The wlr_buffer an fb of the glue wraps, NULL once it was destroyed. */
 struct wlr_buffer *wla_fb_wlr_buffer(struct wla_fb *fb);
 
