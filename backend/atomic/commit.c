@@ -60,9 +60,55 @@ static void maybe_free(struct wla_atomic_state *state)
 	}
 }
 
+/*
+ * The driver may read the plane and connector states of a state it holds
+ * armed until that state latched. A completed state whose old object state
+ * is such a state's new one (a plane off in both, a connector, so that the
+ * two were not ordered on a CRTC) hands it over: the armed state frees it,
+ * fb and all, when it is freed itself.
+ */
+static struct wla_atomic_state *armed_owner_of(struct wla_atomic_state *state,
+	const void *object_state, bool plane, unsigned index)
+{
+	struct wla_atomic_state *other;
+	wl_list_for_each(other, &state->dev->states, link) {
+		if (other == state || !other->swapped || other->pending_crtcs == 0) {
+			continue;
+		}
+		if (plane ? other->planes[index].new_state == object_state :
+				other->connectors[index].new_state == object_state) {
+			return other;
+		}
+	}
+	return NULL;
+}
+
+static void adopt_replaced_states(struct wla_atomic_state *state)
+{
+	wla_for_each_plane_in_state(state, e) {
+		struct wla_atomic_state *owner =
+			armed_owner_of(state, e->old_state, true, e->ptr->index);
+		if (owner) {
+			assert(!owner->planes[e->ptr->index].adopted);
+			owner->planes[e->ptr->index].adopted = true;
+			e->old_state = NULL;
+		}
+	}
+	wla_for_each_connector_in_state(state, e) {
+		struct wla_atomic_state *owner =
+			armed_owner_of(state, e->old_state, false, e->ptr->index);
+		if (owner) {
+			assert(!owner->connectors[e->ptr->index].adopted);
+			owner->connectors[e->ptr->index].adopted = true;
+			e->old_state = NULL;
+		}
+	}
+}
+
 /* Every CRTC of the state completed: what it replaced has left the screen. */
 static void state_completed(struct wla_atomic_state *state)
 {
+	adopt_replaced_states(state);
 	wla_for_each_crtc_in_state(state, e) {
 		if (e->ptr->commit == state) {
 			e->ptr->commit = NULL;
@@ -222,7 +268,9 @@ static struct wla_crtc_entry *replaceable_frame(struct wla_crtc *crtc)
  * A plane or connector whose current state was swapped in by a state still
  * waiting for the driver: this state replaces (and once it completes frees)
  * that state's new object state, which the driver has yet to read, so it
- * must come after it. Put it on the queues of that state's CRTCs.
+ * must come after it. Put it on the queues of that state's CRTCs. (An owner
+ * the driver holds armed keeps what this state replaces alive itself:
+ * adopt_replaced_states.)
  */
 static int add_ordering_crtcs(struct wla_atomic_state *state)
 {
@@ -239,8 +287,6 @@ static int add_ordering_crtcs(struct wla_atomic_state *state)
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		/* Once the driver was handed the owner everywhere, it holds what
-		 * it reads of it (planes on a CRTC are pulled in with it). */
 		bool waiting = false;
 		wla_for_each_crtc_in_state(owners[i], c) {
 			waiting |= c->stage == WLA_QUEUE_WAITING;
@@ -609,6 +655,11 @@ static void sync_latches(struct wla_device *dev)
 static int commit_common(struct wla_atomic_state *state, bool nonblock)
 {
 	assert(!state->committed && !state->swapped);
+	if (state->removed[0]) {
+		wlr_log(WLR_ERROR, "device %s: %s was removed after an atomic state named it; "
+			"commit refused", state->dev->name, state->removed);
+		return -ENODEV;
+	}
 	struct wla_crtc_entry *victims[WLA_MAX_CRTCS];
 	/* A state turning a CRTC off cancels what is queued there: what
 	 * already latched must be reported as such first. */
@@ -688,6 +739,17 @@ static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed)
 					-ENOMEM;
 			}
 		}
+		/* Planes left on an off CRTC would keep their fbs locked. */
+		for (size_t i = 0; ret == 0 && i < dev->n_planes; i++) {
+			struct wla_plane *plane = dev->planes[i];
+			if (plane && plane->state->crtc == crtc) {
+				struct wla_plane_state *ps = wla_atomic_get_plane_state(state, plane);
+				ret = ps ? wla_atomic_set_crtc_for_plane(state, ps, NULL) : -ENOMEM;
+				if (ret == 0) {
+					wla_atomic_set_fb_for_plane(ps, NULL);
+				}
+			}
+		}
 	}
 	if (ret == 0) {
 		state->allow_modeset = true;
@@ -709,7 +771,8 @@ static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed)
 void wla_crtc_force_off(struct wla_crtc *crtc)
 {
 	sync_latches(crtc->dev);
-	if (crtc->state->active || !wl_list_empty(&crtc->queue)) {
+	if (crtc->state->enable || crtc->state->active || crtc->state->connector_mask ||
+			crtc->state->plane_mask || !wl_list_empty(&crtc->queue)) {
 		force_off(crtc, NULL);
 	}
 	wla_device_deliver_events(crtc->dev);

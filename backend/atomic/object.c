@@ -165,6 +165,62 @@ void wla_device_init(struct wla_device *dev, const struct wla_driver_funcs *func
 	dev->funcs = funcs;
 	dev->name = name;
 	wl_list_init(&dev->events);
+	wl_list_init(&dev->states);
+}
+
+enum object_kind {
+	OBJECT_CRTC,
+	OBJECT_PLANE,
+	OBJECT_CONNECTOR,
+};
+
+/*
+ * Take the object at index out of every atomic state. A committed state
+ * owns its entry's old object state (the object is off, so its fb can
+ * go); the new one is the object's current state or a later state's old
+ * one, freed by their owners. A state not committed yet owns its new one.
+ */
+static void forget_object(struct wla_device *dev, enum object_kind kind, unsigned index,
+	const void *ptr, const char *name)
+{
+	struct wla_atomic_state *state;
+	wl_list_for_each(state, &dev->states, link) {
+		bool named = false;
+		if (kind == OBJECT_CRTC && state->crtcs[index].ptr == ptr) {
+			struct wla_crtc_entry *e = &state->crtcs[index];
+			assert(!state->swapped || (e->done && !e->event_queued));
+			wla_crtc_state_destroy(state->swapped ? e->old_state : e->new_state);
+			e->ptr = NULL;
+			e->old_state = e->new_state = NULL;
+			named = true;
+		} else if (kind == OBJECT_PLANE && state->planes[index].ptr == ptr) {
+			struct wla_plane_entry *e = &state->planes[index];
+			struct wla_plane_state *owned = state->swapped ? e->old_state : e->new_state;
+			wla_plane_state_cleanup_fb(owned);
+			wla_plane_state_destroy(owned);
+			if (e->adopted) {
+				wla_plane_state_cleanup_fb(e->new_state);
+				wla_plane_state_destroy(e->new_state);
+				e->adopted = false;
+			}
+			e->ptr = NULL;
+			e->old_state = e->new_state = NULL;
+			named = true;
+		} else if (kind == OBJECT_CONNECTOR && state->connectors[index].ptr == ptr) {
+			struct wla_connector_entry *e = &state->connectors[index];
+			wla_connector_state_destroy(state->swapped ? e->old_state : e->new_state);
+			if (e->adopted) {
+				wla_connector_state_destroy(e->new_state);
+				e->adopted = false;
+			}
+			e->ptr = NULL;
+			e->old_state = e->new_state = NULL;
+			named = true;
+		}
+		if (named && !state->committed && !state->removed[0]) {
+			snprintf(state->removed, sizeof(state->removed), "%s", name);
+		}
+	}
 }
 
 /* The first free index of a table, or max if it is full. */
@@ -279,10 +335,12 @@ bool wla_device_add_connector(struct wla_device *dev, struct wla_connector *conn
 void wla_device_remove_crtc(struct wla_device *dev, struct wla_crtc *crtc)
 {
 	assert(dev->crtcs[crtc->index] == crtc);
-	assert(wl_list_empty(&crtc->queue) && !crtc->commit && !crtc->state->active);
+	assert(wl_list_empty(&crtc->queue) && !crtc->state->active);
 	/* Events not yet delivered (a handler removed the CRTC while the
 	 * device delivers) go with it: nobody is left to hear them. */
 	wla_crtc_drop_events(crtc);
+	forget_object(dev, OBJECT_CRTC, crtc->index, crtc, crtc->name);
+	crtc->commit = NULL;
 	wla_crtc_state_destroy(crtc->state);
 	crtc->state = NULL;
 	dev->crtcs[crtc->index] = NULL;
@@ -291,7 +349,8 @@ void wla_device_remove_crtc(struct wla_device *dev, struct wla_crtc *crtc)
 void wla_device_remove_plane(struct wla_device *dev, struct wla_plane *plane)
 {
 	assert(dev->planes[plane->index] == plane);
-	assert(!plane->commit);
+	forget_object(dev, OBJECT_PLANE, plane->index, plane, plane->name);
+	plane->commit = NULL;
 	/* Off by now: the driver stopped scanning it out, so the scanout
 	 * reference can go. */
 	wla_plane_state_cleanup_fb(plane->state);
@@ -309,7 +368,8 @@ void wla_device_remove_plane(struct wla_device *dev, struct wla_plane *plane)
 void wla_device_remove_connector(struct wla_device *dev, struct wla_connector *conn)
 {
 	assert(dev->connectors[conn->index] == conn);
-	assert(!conn->commit);
+	forget_object(dev, OBJECT_CONNECTOR, conn->index, conn, conn->name);
+	conn->commit = NULL;
 	wla_connector_state_destroy(conn->state);
 	conn->state = NULL;
 	free(conn->modes);

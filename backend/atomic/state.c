@@ -16,6 +16,7 @@ struct wla_atomic_state *wla_atomic_state_alloc(struct wla_device *dev)
 	}
 	state->dev = dev;
 	dev->live_states++;
+	wl_list_insert(&dev->states, &state->link);
 	return state;
 }
 
@@ -31,12 +32,20 @@ void wla_atomic_state_free(struct wla_atomic_state *state)
 	}
 	wla_for_each_plane_in_state(state, e) {
 		wla_plane_state_destroy(state->swapped ? e->old_state : e->new_state);
+		if (e->adopted) {
+			wla_plane_state_cleanup_fb(e->new_state);
+			wla_plane_state_destroy(e->new_state);
+		}
 	}
 	wla_for_each_connector_in_state(state, e) {
 		wla_connector_state_destroy(state->swapped ? e->old_state : e->new_state);
+		if (e->adopted) {
+			wla_connector_state_destroy(e->new_state);
+		}
 	}
 	assert(state->dev->live_states > 0);
 	state->dev->live_states--;
+	wl_list_remove(&state->link);
 	free(state);
 }
 

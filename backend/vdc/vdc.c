@@ -227,20 +227,27 @@ struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
 	return image;
 }
 
-static void serve_captures(struct wla_vdc_output *out)
+/* Serve the captures asked for before the vblank at t with what it put on
+ * screen (the scanout set); later ones wait for a later vblank, as do those
+ * asked for from a callback. */
+static void serve_captures(struct wla_vdc_output *out, uint64_t t)
 {
-	if (wl_list_empty(&out->captures)) {
-		return;
-	}
-	/* Captures asked for from a callback wait for the next vblank. */
 	struct wl_list list;
 	wl_list_init(&list);
-	wl_list_insert_list(&list, &out->captures);
-	wl_list_init(&out->captures);
+	struct wla_capture *cap, *tmp;
+	wl_list_for_each_safe(cap, tmp, &out->captures, link) {
+		if (cap->asked_ns < t) {
+			wl_list_remove(&cap->link);
+			wl_list_insert(list.prev, &cap->link);
+		}
+	}
+	if (wl_list_empty(&list)) {
+		return;
+	}
 	struct wla_image *image = wla_vdc_compose(out);
 	uint64_t seq = out->seq;
 	while (!wl_list_empty(&list)) {
-		struct wla_capture *cap = wl_container_of(list.next, cap, link);
+		cap = wl_container_of(list.next, cap, link);
 		wl_list_remove(&cap->link);
 		cap->func(cap, image, seq, cap->data);
 		free(cap);
@@ -257,7 +264,6 @@ static void serve_captures(struct wla_vdc_output *out)
  */
 static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 {
-	bool captured = false;
 	out->busy++;
 	while (out->running && vblank_time(out, out->next_index) <= now) {
 		uint64_t k = out->next_index;
@@ -301,13 +307,14 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 		}
 		/* After the core's books: a capture callback may commit. The
 		 * scanout set is this latch's, whatever was armed since. */
-		if (!captured && out->running && serve) {
-			serve_captures(out);
-			captured = true;
+		if (out->running && serve) {
+			serve_captures(out, t);
 		}
 	}
-	if (out->running && !captured && serve) {
-		serve_captures(out);
+	/* The last vblank that passed, whoever counted it (a sync counts
+	 * without serving): captures asked for before it are due. */
+	if (out->running && serve) {
+		serve_captures(out, vblank_time(out, out->next_index - 1));
 	}
 	update_timer(out);
 	output_unbusy(out);
@@ -687,6 +694,7 @@ struct wla_capture *wla_vdc_capture(struct wla_vdc_output *out, wla_capture_func
 		return NULL;
 	}
 	catch_up(out);
+	cap->asked_ns = vdc_now(out->vdc);
 	cap->dev = &out->vdc->dev;
 	cap->driver_data = out;
 	cap->func = func;

@@ -398,6 +398,9 @@ struct wla_capture {
 		void *data);
 	void *data;
 	void *driver_data;
+	/* When it was asked for (the driver's clock): it is served at the
+	 * first vblank after that. */
+	uint64_t asked_ns;
 };
 
 /* Connector hot-plug, told to whoever listens (the glue). */
@@ -423,6 +426,9 @@ struct wla_device {
 	size_t n_connectors;
 	/* Atomic states allocated and not yet freed: a leak check. */
 	size_t live_states;
+	/* Those states (struct wla_atomic_state.link): removing an object
+	 * takes it out of every one of them. */
+	struct wl_list states;
 	/* struct wla_crtc_entry.event_link of completed entries whose present
 	 * event is still to be delivered, oldest first. */
 	struct wl_list events;
@@ -467,7 +473,10 @@ bool wla_device_add_plane(struct wla_device *dev, struct wla_plane *plane);
 bool wla_device_add_connector(struct wla_device *dev, struct wla_connector *conn);
 /* Take an object out of dev (it is off, nothing queued on it) and free its
  * current state and what the core allocated for it (formats, modes). The
- * object itself belongs to the driver. */
+ * object itself belongs to the driver. No atomic state names it afterwards:
+ * a committed state that still waits on other CRTCs drops the object's
+ * entry (and the old object state it owned, its fb released: the object is
+ * off), and a state not committed yet drops it and is refused at commit. */
 void wla_device_remove_crtc(struct wla_device *dev, struct wla_crtc *crtc);
 /* Forget the CRTC's events not yet delivered (wla_device_remove_crtc). */
 void wla_crtc_drop_events(struct wla_crtc *crtc);
@@ -529,11 +538,15 @@ struct wla_crtc_entry {
 struct wla_plane_entry {
 	struct wla_plane *ptr;
 	struct wla_plane_state *old_state, *new_state;
+	/* The state owns new_state too: a state that replaced it completed
+	 * while this one was still armed (freed with this state). */
+	bool adopted;
 };
 
 struct wla_connector_entry {
 	struct wla_connector *ptr;
 	struct wla_connector_state *old_state, *new_state;
+	bool adopted; /* as for planes */
 };
 
 /* What wla_atomic_check refused, for callers that try alternatives (plane
@@ -582,6 +595,11 @@ struct wla_atomic_state {
 	/* The core is working on it: not freed before it lets go. */
 	unsigned busy;
 	bool committed;
+	/* wla_device.states */
+	struct wl_list link;
+	/* Not committed yet and an object of it was removed (named here): a
+	 * commit is refused with -ENODEV. */
+	char removed[40];
 };
 
 /* A new empty state for dev, owned by the caller; NULL on ENOMEM. */
@@ -688,9 +706,11 @@ void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct tim
 	uint64_t refresh_ns, uint32_t flags);
 /* Deliver the queued present events, oldest first. Handlers may commit. */
 void wla_device_deliver_events(struct wla_device *dev);
-/* Turn crtc off now (its connector unrouted, planes off), cancelling what is
- * queued on it: for a driver that lost the CRTC, an unplugged connector, or
- * destroy. Never fails. Events are delivered before it returns. */
+/* Turn crtc off now (enable and active cleared, its connectors unrouted, the
+ * planes on it off and their fbs released), cancelling what is queued on it:
+ * for a driver that lost the CRTC, an unplugged connector, or destroy.
+ * Never fails (without memory it logs and leaves the CRTC as it was). Events
+ * are delivered before it returns. */
 void wla_crtc_force_off(struct wla_crtc *crtc);
 
 /*

@@ -1,6 +1,7 @@
 /*
  * Regression tests for defects found by outside review and fuzzing of the
- * atomic core and the VDC (issues 9 and 10), each a sequence of public calls.
+ * atomic core and the VDC (issues 9, 10 and 28), each a sequence of public
+ * calls.
  * After every step the queue's books are checked against the queue itself.
  */
 #include <drm_fourcc.h>
@@ -136,6 +137,9 @@ static void check_books(struct rf *f)
 {
 	for (size_t c = 0; c < f->dev->n_crtcs; c++) {
 		struct wla_crtc *crtc = f->dev->crtcs[c];
+		if (!crtc) {
+			continue; /* unplugged */
+		}
 		unsigned queued = 0, armed = 0, frames = 0, waiting = 0;
 		bool seen_waiting = false;
 		struct wla_crtc_entry *e;
@@ -862,6 +866,272 @@ static void a_frame_after_a_cursor_update_latches_with_it(void)
 	rf_finish(&f);
 }
 
+/* Issue 28 a: one state enables two CRTCs; the first output is unplugged
+ * before the state latched on the second. */
+static void unplugging_one_output_of_a_state_spanning_two_leaves_the_other_latching(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 2, 1, false));
+	struct wla_fb *fb0 = rf_fb(&f, W, H, 0xff000001), *fb1 = rf_fb(&f, W, H, 0xff000002);
+	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
+	state->allow_modeset = true;
+	for (size_t i = 0; i < 2; i++) {
+		struct wla_vdc_output *o = out_of(&f, i);
+		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, &o->crtc);
+		cs->enable = cs->active = true;
+		cs->mode = o->connector.modes[0];
+		cs->want_event = true;
+		cs->commit_seq = 1 + i;
+		wla_atomic_set_crtc_for_connector(state,
+			wla_atomic_get_connector_state(state, &o->connector), &o->crtc);
+		struct wla_plane_state *ps = wla_atomic_get_plane_state(state, &o->primary);
+		wla_atomic_set_crtc_for_plane(state, ps, &o->crtc);
+		wla_atomic_set_fb_for_plane(ps, i ? fb1 : fb0);
+		wla_plane_state_set_full(ps, 0, 0);
+	}
+	CHECK_INT(wla_atomic_commit(state), 0);
+	struct wla_vdc_output *o1 = out_of(&f, 1);
+	wla_vdc_unplug(out_of(&f, 0));
+	CHECK(f.vdc->outputs[0] == NULL);
+	CHECK_INT(locks(&f, fb0), 0);
+	CHECK_INT(ev_of(&f, 1)->presented, false);
+	/* The state still latches on the second output, and nothing of it
+	 * names the removed objects any more (AddressSanitizer: no
+	 * use-after-free in the completion). */
+	rf_advance(&f, vblank60(T0, 1));
+	CHECK(ev_of(&f, 2)->presented);
+	CHECK_INT(ev_of(&f, 2)->seq, 1);
+	CHECK(o1->scanout.planes[0] && o1->scanout.planes[0]->fb == fb1);
+	CHECK_INT(locks(&f, fb1), 1);
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
+/* Issue 28 a: a frame of the second output carries the first output's
+ * (unrouted) connector unchanged, and one its CRTC, off; both are
+ * unplugged while the frame waits for its vblank. */
+static void unplugging_objects_a_queued_state_carries_unchanged_drops_them_from_it(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 3, 1, false));
+	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000003);
+	CHECK_INT(enable(&f, 2, fb, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	struct wla_crtc *crtc2 = crtc_of(&f, 2);
+	struct wla_atomic_state *state = frame_state(&f, crtc2, 2, crtc2->primary, fb);
+	CHECK(wla_atomic_get_connector_state(state, &out_of(&f, 0)->connector));
+	CHECK(wla_atomic_get_crtc_state(state, crtc_of(&f, 1)));
+	CHECK_INT(commit_nb(state), 0);
+	CHECK(out_of(&f, 0)->connector.commit == state);
+	CHECK(crtc_of(&f, 1)->commit == state);
+	wla_vdc_unplug(out_of(&f, 0));
+	wla_vdc_unplug(out_of(&f, 1));
+	rf_advance(&f, vblank60(T0, 2));
+	CHECK(ev_of(&f, 2)->presented);
+	CHECK_INT(ev_of(&f, 2)->seq, 2);
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
+/* Issue 28 a: a state built before an unplug and committed after it is
+ * refused, naming the object that went. */
+static void a_state_naming_an_unplugged_object_is_refused_at_commit(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 2, 1, false));
+	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000004);
+	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
+	state->allow_modeset = true;
+	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, &o->crtc);
+	cs->enable = cs->active = true;
+	cs->mode = o->connector.modes[0];
+	wla_atomic_set_crtc_for_connector(state,
+		wla_atomic_get_connector_state(state, &o->connector), &o->crtc);
+	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, &o->primary);
+	wla_atomic_set_crtc_for_plane(state, ps, &o->crtc);
+	wla_atomic_set_fb_for_plane(ps, fb);
+	wla_plane_state_set_full(ps, 0, 0);
+	wla_vdc_unplug(o);
+	harness_log_clear();
+	CHECK_INT(wla_atomic_commit(state), -ENODEV);
+	CHECK_LOGGED("was removed", "commit refused");
+	wla_atomic_state_free(state);
+	CHECK_INT(locks(&f, fb), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
+/* Issue 28 b: a state with a plane and no CRTC, the plane's current state
+ * being the armed state's: it is not freed before that state latched. */
+static void an_armed_states_plane_state_lives_until_it_latched(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_vdc_output *o = out_of(&f, 0);
+	CHECK_INT(wla_atomic_set_config(&o->crtc, &o->connector, &o->connector.modes[0], NULL,
+		1), 0);
+	CHECK_INT(o->crtc.armed, 1);
+	struct wla_crtc_entry *armed = wl_container_of(o->crtc.queue.next, armed, link);
+	struct wla_atomic_state *a = armed->state;
+	const struct wla_plane_state *held = a->planes[o->primary.index].new_state;
+	/* The issue's sequence: the legacy disable of the plane. */
+	CHECK_INT(wla_atomic_disable_plane(&o->primary), 0);
+	/* It holds no CRTC: complete at once, but what it replaced is the
+	 * armed state's, which a driver may read until it latched. */
+	CHECK(held->plane == &o->primary && held->crtc == NULL);
+	CHECK(a->planes[o->primary.index].adopted);
+	CHECK_INT(f.dev->live_states, 1);
+	/* And once more: the second replaces the first's, not the armed one's. */
+	CHECK_INT(wla_atomic_disable_plane(&o->primary), 0);
+	CHECK(held->plane == &o->primary);
+	rf_advance(&f, vblank60(T0, 1));
+	CHECK(ev_of(&f, 1)->presented);
+	rf_advance(&f, vblank60(T0, 2));
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
+static void note_capture(struct wla_capture *cap, const struct wla_image *image, uint64_t seq,
+	void *data)
+{
+	struct rf *f = data;
+	f->hook_calls++;
+	f->evs[MAX_EV - 1].seq = seq;
+	f->evs[MAX_EV - 1].presented = image != NULL;
+}
+
+/* Issue 28 c: a capture is the frame on screen after the next vblank,
+ * never one of a vblank before the request. */
+static void a_capture_waits_for_the_next_vblank(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000005);
+	CHECK_INT(enable(&f, 0, fb, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	rf_advance(&f, vblank60(T0, 5)); /* idle: the timer stopped */
+	f.now = vblank60(T0, 5) + 1000;
+	CHECK(wla_vdc_capture(out_of(&f, 0), note_capture, &f));
+	rf_advance(&f, vblank60(T0, 5) + 2000);
+	CHECK_INT(f.hook_calls, 0);
+	rf_advance(&f, vblank60(T0, 6) - 1);
+	CHECK_INT(f.hook_calls, 0);
+	rf_advance(&f, vblank60(T0, 6));
+	CHECK_INT(f.hook_calls, 1);
+	CHECK_INT(f.evs[MAX_EV - 1].seq, 6);
+	CHECK(f.evs[MAX_EV - 1].presented);
+	/* The same with the vblank counted by a sync (a commit turning the
+	 * output off would) and not by the timer. */
+	f.now = vblank60(T0, 6) + 1000;
+	CHECK(wla_vdc_capture(out_of(&f, 0), note_capture, &f));
+	rf_advance(&f, vblank60(T0, 7) - 1);
+	CHECK_INT(f.hook_calls, 1);
+	rf_advance(&f, vblank60(T0, 8));
+	CHECK_INT(f.hook_calls, 2);
+	CHECK(f.evs[MAX_EV - 1].seq >= 7);
+	rf_finish(&f);
+}
+
+/* Issue 28 d: forcing off a CRTC that is enabled but not active unroutes
+ * its connector and turns its planes off, their fbs released. */
+static void force_off_of_an_enabled_inactive_crtc_unroutes_and_releases(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000006);
+	struct wla_vdc_output *o = out_of(&f, 0);
+	CHECK_INT(enable(&f, 0, fb, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
+	state->allow_modeset = true;
+	wla_atomic_get_crtc_state(state, &o->crtc)->active = false;
+	CHECK_INT(wla_atomic_commit(state), 0);
+	CHECK(o->crtc.state->enable && !o->crtc.state->active);
+	CHECK(o->connector.state->crtc == &o->crtc);
+	CHECK_INT(locks(&f, fb), 1);
+	wla_crtc_force_off(&o->crtc);
+	CHECK(!o->crtc.state->enable);
+	CHECK(o->connector.state->crtc == NULL);
+	CHECK(o->primary.state->crtc == NULL && o->primary.state->fb == NULL);
+	CHECK_INT(o->crtc.state->plane_mask, 0);
+	CHECK_INT(o->crtc.state->connector_mask, 0);
+	CHECK_INT(locks(&f, fb), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
+static void check_unrouted_at_removal(struct wla_device *dev, struct wla_connector *conn,
+	void *data)
+{
+	struct rf *f = data;
+	f->hook_calls++;
+	CHECK(conn->state->crtc == NULL);
+	struct wla_vdc_output *o = conn->driver_data;
+	CHECK(!o->crtc.state->enable && !o->crtc.state->active);
+	for (size_t i = 0; i < o->n_planes; i++) {
+		CHECK(o->zorder[i]->state->fb == NULL);
+	}
+}
+
+/* Issue 28 d: the unplug of such a CRTC's connector tells the listener
+ * with everything already off. */
+static void unplugging_an_enabled_inactive_output_tells_the_listener_it_is_off(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000007);
+	struct wla_vdc_output *o = out_of(&f, 0);
+	CHECK_INT(enable(&f, 0, fb, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
+	state->allow_modeset = true;
+	wla_atomic_get_crtc_state(state, &o->crtc)->active = false;
+	CHECK_INT(wla_atomic_commit(state), 0);
+	f.dev->listener.connector_removed = check_unrouted_at_removal;
+	f.dev->listener.data = &f;
+	wla_vdc_unplug(o);
+	CHECK_INT(f.hook_calls, 1);
+	CHECK_INT(locks(&f, fb), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
+/* Issue 28 e: every size and rate the configuration takes has a timing
+ * the VDC shows at exactly that rate. */
+static void every_small_mode_the_parser_takes_has_a_timing(void)
+{
+	static const int32_t rates[] = { 1000, 1001, 1040, 1500, 2000, 23976, 30000, 60000,
+		144000, 240000 };
+	int failures = 0;
+	for (int32_t w = 1; w <= 24; w++) {
+		for (int32_t h = 1; h <= 24; h++) {
+			for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+				struct wla_mode m;
+				const char *why = NULL;
+				if (!wla_vdc_mode(&m, w, h, rates[r]) || !wla_mode_valid(&m, &why) ||
+						m.refresh_mhz != rates[r]) {
+					if (failures++ < 5) {
+						fprintf(stderr, "  %dx%d@%d mHz: %s (%d mHz)\n", w, h,
+							rates[r], why ? why : "no timing", m.refresh_mhz);
+					}
+				}
+			}
+		}
+	}
+	CHECK_INT(failures, 0);
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "test", "[output]\nname = Virtual-1\nmode = 1x1@1\n"), 0);
+	struct wla_vdc *vdc = wla_vdc_create(NULL, &cfg, NULL, NULL);
+	CHECK(vdc != NULL);
+	if (vdc) {
+		CHECK_INT(vdc->outputs[0]->connector.modes[0].refresh_mhz, 1000);
+		wla_vdc_destroy(vdc);
+	}
+}
+
 int main(void)
 {
 	harness_init();
@@ -883,5 +1153,13 @@ int main(void)
 	RUN_TEST(three_queued_frames_after_a_stall_latch_one_per_vblank_each_with_its_own);
 	RUN_TEST(an_idle_output_stops_its_vblanks_and_keeps_the_count);
 	RUN_TEST(a_frame_after_a_cursor_update_latches_with_it);
+	RUN_TEST(unplugging_one_output_of_a_state_spanning_two_leaves_the_other_latching);
+	RUN_TEST(unplugging_objects_a_queued_state_carries_unchanged_drops_them_from_it);
+	RUN_TEST(a_state_naming_an_unplugged_object_is_refused_at_commit);
+	RUN_TEST(an_armed_states_plane_state_lives_until_it_latched);
+	RUN_TEST(a_capture_waits_for_the_next_vblank);
+	RUN_TEST(force_off_of_an_enabled_inactive_crtc_unroutes_and_releases);
+	RUN_TEST(unplugging_an_enabled_inactive_output_tells_the_listener_it_is_off);
+	RUN_TEST(every_small_mode_the_parser_takes_has_a_timing);
 	HARNESS_EXIT();
 }
