@@ -83,11 +83,16 @@ static void cursor_sent(struct wla_output *out)
 
 /* A wlr_output_mode of ours, with the connector's timing it stands for
  * (wlroots' modes carry only size and rate, and a connector may list two
- * timings of one size and rate). */
+ * timings of one size and rate). custom: committed as a custom mode, not
+ * one of the connector's. */
 struct wla_output_mode {
 	struct wlr_output_mode base;
 	struct wla_mode mode;
+	bool custom;
 };
+
+/* Custom modes an output's list keeps (custom_mode_committed). */
+#define WLA_OUTPUT_CUSTOM_MODES_MAX 8
 
 /* The timing of one of the output's own modes; false if mode is not one. */
 static bool listed_mode(struct wla_output *out, const struct wlr_output_mode *mode,
@@ -441,29 +446,72 @@ static struct wlr_output_mode *find_mode(struct wla_output *out, const struct wl
 }
 
 /*
+ * The custom entry a new custom mode takes over once the list holds
+ * WLA_OUTPUT_CUSTOM_MODES_MAX of them: the least recently committed one
+ * that is not current. NULL while there is room (or none to take).
+ */
+static struct wla_output_mode *custom_mode_to_reuse(struct wla_output *out)
+{
+	struct wla_output_mode *oldest = NULL;
+	size_t n = 0;
+	struct wlr_output_mode *m;
+	wl_list_for_each(m, &out->base.modes, link) {
+		struct wla_output_mode *om = wl_container_of(m, om, base);
+		if (!om->custom) {
+			continue;
+		}
+		n++;
+		if (!oldest && m != out->base.current_mode) {
+			oldest = om;
+		}
+	}
+	return n >= WLA_OUTPUT_CUSTOM_MODES_MAX ? oldest : NULL;
+}
+
+/*
  * A custom mode joins the output's list, as wlroots' DRM backend does it:
  * wlroots 0.15 wants a current mode from the list wherever there is a list
  * (wlr-output-management asserts it), and off and on again (DPMS) must
- * find the same timing. The same timing twice is one entry. spare, taken
- * before the commit, becomes the entry or is freed.
+ * find the same timing. The same timing twice is one entry. The list keeps
+ * the custom modes in the order they were last committed, at most
+ * WLA_OUTPUT_CUSTOM_MODES_MAX of them: past that, the oldest one not current
+ * is rewritten in place rather than freed, since wlroots' output management
+ * hands the entries to its clients and never takes them back (a client's
+ * old mode object then names the new timing: no dangling pointer), and a
+ * compositor that resizes a custom mode at will (at each window resize, a
+ * VNC or nested output) would otherwise grow the list without end. spare,
+ * taken before the commit when there was neither an entry nor one to
+ * reuse, becomes the entry or is freed.
  */
 static void custom_mode_committed(struct wla_output *out, const struct wla_mode *timing,
 	struct wla_output_mode *spare)
 {
 	struct wlr_output_mode *m = find_mode(out, timing);
-	if (!m) {
-		assert(spare);
-		spare->mode = *timing;
-		spare->mode.preferred = false;
-		spare->base.width = timing->width;
-		spare->base.height = timing->height;
-		spare->base.refresh = timing->refresh_mhz;
-		wl_list_insert(out->base.modes.prev, &spare->base.link);
-		m = &spare->base;
-		spare = NULL;
+	struct wla_output_mode *entry = m ? wl_container_of(m, entry, base) : NULL;
+	if (!entry) {
+		entry = custom_mode_to_reuse(out);
+		if (!entry) {
+			assert(spare);
+			entry = spare;
+			spare = NULL;
+		} else {
+			wl_list_remove(&entry->base.link);
+		}
+		entry->mode = *timing;
+		entry->mode.preferred = false;
+		entry->custom = true;
+		entry->base.width = timing->width;
+		entry->base.height = timing->height;
+		entry->base.refresh = timing->refresh_mhz;
+		entry->base.preferred = false;
+		wl_list_insert(out->base.modes.prev, &entry->base.link);
+	} else if (entry->custom) {
+		/* The most recently committed custom mode goes last. */
+		wl_list_remove(&entry->base.link);
+		wl_list_insert(out->base.modes.prev, &entry->base.link);
 	}
 	free(spare);
-	wlr_output_update_mode(&out->base, m);
+	wlr_output_update_mode(&out->base, &entry->base);
 }
 
 static void update_wlr_state(struct wla_output *out, const struct wla_output_request *req,
@@ -502,7 +550,8 @@ static bool output_commit(struct wlr_output *wlr_output)
 	struct wla_output_mode *spare = NULL;
 	if (ret == 0 && (wlr_output->pending.committed & WLR_OUTPUT_STATE_MODE) &&
 			wlr_output->pending.mode_type == WLR_OUTPUT_STATE_MODE_CUSTOM &&
-			!find_mode(out, &req.mode) && !(spare = calloc(1, sizeof(*spare)))) {
+			!find_mode(out, &req.mode) && !custom_mode_to_reuse(out) &&
+			!(spare = calloc(1, sizeof(*spare)))) {
 		wlr_log(WLR_ERROR, "output %s: out of memory for custom mode %" PRId32 "x%" PRId32,
 			wlr_output->name, req.mode.width, req.mode.height);
 		ret = -ENOMEM;
