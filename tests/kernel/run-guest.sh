@@ -128,6 +128,7 @@ job=$(mktemp -d "$cache/job.XXXXXX")
 log=$job/console.log
 keep_job=true
 qemu_pid=""
+sock_dir=""
 
 # The console without carriage returns and the firmware's terminal escapes.
 clean_log() {
@@ -142,6 +143,9 @@ console_tail() {
 cleanup() {
 	if [ -n "$qemu_pid" ]; then
 		kill "$qemu_pid" 2>/dev/null || true
+	fi
+	if [ -n "$sock_dir" ]; then
+		rm -rf "$sock_dir"
 	fi
 	if ! $keep_job; then
 		rm -rf "$job"
@@ -158,6 +162,28 @@ interrupted() {
 }
 trap cleanup EXIT
 trap interrupted INT TERM
+
+# qemu's monitor is a UNIX socket, and a socket's path must fit sun_path (107
+# bytes): the job lies under the build tree or the cache, as deep as the
+# checkout, so the socket gets a private (0700) folder of its own where the
+# path is short, removed on exit. Without one the guest runs without a
+# monitor, which only the dump at a timeout needs.
+monitor_name=monitor.sock
+for base in "${XDG_RUNTIME_DIR:-}" /tmp; do
+	# The folder mktemp makes: BASE/wla-guest.XXXXXX/monitor.sock.
+	if [ -n "$base" ] && [ -d "$base" ] && [ -w "$base" ] &&
+		[ $(($(printf %s "$base/wla-guest.XXXXXX/$monitor_name" | wc -c))) -le 107 ]; then
+		sock_dir=$(mktemp -d "$base/wla-guest.XXXXXX") && break
+		sock_dir=""
+	fi
+done
+monitor=""
+if [ -n "$sock_dir" ]; then
+	monitor=$sock_dir/$monitor_name
+else
+	echo "guest: no short private folder for qemu's monitor socket (tried" \
+		"XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-unset} and /tmp): running without a monitor"
+fi
 
 {
 	echo '#!/bin/bash'
@@ -223,9 +249,14 @@ qemu_args=(
 	-nographic -no-reboot -vga none -nic none
 	-kernel "$kernel" -initrd "$initramfs"
 	-append "console=ttyS0 loglevel=5 nokaslr panic=-1 edd=off wla.vkms=$vkms wla.gpio_lines=$gpio_lines"
-	-monitor "unix:$job/monitor.sock,server=on,wait=off"
 	-virtfs "$(virtfs / host)" -virtfs "$(virtfs "$job" wlajob)"
 )
+if [ -n "$monitor" ]; then
+	# qemu wants commas doubled here too.
+	qemu_args+=(-monitor "unix:${monitor//,/,,},server=on,wait=off")
+else
+	qemu_args+=(-monitor none)
+fi
 if [ "$accel" = kvm ]; then
 	qemu_args+=(-cpu host)
 fi
@@ -235,8 +266,8 @@ fi
 # guest spinning, halted for good or waiting on a lost interrupt can be told
 # apart (the kernel is booted without KASLR: RIP maps to /boot/System.map-*).
 monitor_dump() {
-	[ -S "$job/monitor.sock" ] || return 0
-	/usr/bin/python3 - "$job/monitor.sock" <<-'PY' >"$job/monitor.log" 2>&1 || true
+	[ -n "$monitor" ] && [ -S "$monitor" ] || return 0
+	/usr/bin/python3 - "$monitor" <<-'PY' >"$job/monitor.log" 2>&1 || true
 	import socket, sys, time
 	s = socket.socket(socket.AF_UNIX)
 	s.settimeout(5)
