@@ -61,13 +61,14 @@ static void maybe_free(struct wla_atomic_state *state)
 }
 
 /*
- * The driver may read the plane and connector states of a state it holds
- * armed until that state latched. A completed state whose old object state
- * is such a state's new one (a plane off in both, a connector, so that the
- * two were not ordered on a CRTC) hands it over: the armed state frees it,
- * fb and all, when it is freed itself.
+ * The driver may read the plane and connector states of a state it was
+ * handed until that state latched on every CRTC. A completed state whose old
+ * object state is the new one of a state that has not (a plane off in both,
+ * a connector: the two were not ordered on a CRTC) hands it over: that
+ * state frees it, fb and all, when it is freed itself. With a state over
+ * several CRTCs this keeps the fb locked until the last of them latched.
  */
-static struct wla_atomic_state *armed_owner_of(struct wla_atomic_state *state,
+static struct wla_atomic_state *pending_owner_of(struct wla_atomic_state *state,
 	const void *object_state, bool plane, unsigned index)
 {
 	struct wla_atomic_state *other;
@@ -87,7 +88,7 @@ static void adopt_replaced_states(struct wla_atomic_state *state)
 {
 	wla_for_each_plane_in_state(state, e) {
 		struct wla_atomic_state *owner =
-			armed_owner_of(state, e->old_state, true, e->ptr->index);
+			pending_owner_of(state, e->old_state, true, e->ptr->index);
 		if (owner) {
 			assert(!owner->planes[e->ptr->index].adopted);
 			owner->planes[e->ptr->index].adopted = true;
@@ -96,7 +97,7 @@ static void adopt_replaced_states(struct wla_atomic_state *state)
 	}
 	wla_for_each_connector_in_state(state, e) {
 		struct wla_atomic_state *owner =
-			armed_owner_of(state, e->old_state, false, e->ptr->index);
+			pending_owner_of(state, e->old_state, false, e->ptr->index);
 		if (owner) {
 			assert(!owner->connectors[e->ptr->index].adopted);
 			owner->connectors[e->ptr->index].adopted = true;
@@ -739,17 +740,6 @@ static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed)
 					-ENOMEM;
 			}
 		}
-		/* Planes left on an off CRTC would keep their fbs locked. */
-		for (size_t i = 0; ret == 0 && i < dev->n_planes; i++) {
-			struct wla_plane *plane = dev->planes[i];
-			if (plane && plane->state->crtc == crtc) {
-				struct wla_plane_state *ps = wla_atomic_get_plane_state(state, plane);
-				ret = ps ? wla_atomic_set_crtc_for_plane(state, ps, NULL) : -ENOMEM;
-				if (ret == 0) {
-					wla_atomic_set_fb_for_plane(ps, NULL);
-				}
-			}
-		}
 	}
 	if (ret == 0) {
 		state->allow_modeset = true;
@@ -771,8 +761,9 @@ static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed)
 void wla_crtc_force_off(struct wla_crtc *crtc)
 {
 	sync_latches(crtc->dev);
-	if (crtc->state->enable || crtc->state->active || crtc->state->connector_mask ||
-			crtc->state->plane_mask || !wl_list_empty(&crtc->queue)) {
+	/* Enabled but inactive too: its connectors and planes go (the check
+	 * turns off the planes of a CRTC that is disabled). */
+	if (crtc->state->enable || crtc->state->active || !wl_list_empty(&crtc->queue)) {
 		force_off(crtc, NULL);
 	}
 	wla_device_deliver_events(crtc->dev);

@@ -101,14 +101,10 @@ bool wla_mode_cvt(struct wla_mode *mode, int32_t width, int32_t height, int32_t 
 	 * not bound to CVT's 250 kHz steps). */
 	uint64_t px = (uint64_t)htotal * (uint64_t)vtotal;
 	uint64_t clock = (px * (uint64_t)refresh_mhz + 500000) / 1000000;
-	if (clock > UINT32_MAX) {
+	if (clock == 0 || clock > UINT32_MAX) {
+		/* 0: below 500 Hz of pixels (a few pixels at about 1 Hz); a
+		 * caller free to blank longer widens the line (wla_vdc_mode). */
 		return false;
-	}
-	if (clock == 0) {
-		/* Below 500 Hz of pixels (a few pixels at about 1 Hz): the
-		 * smallest clock, faster than asked; a caller free to blank
-		 * longer (wla_vdc_mode) widens the line back to the rate. */
-		clock = 1;
 	}
 	*mode = (struct wla_mode){
 		.width = width,

@@ -146,6 +146,23 @@ static void update_timer(struct wla_vdc_output *out)
 
 static void output_free_memory(struct wla_vdc_output *out);
 
+/* A capture, and the image taken at the vblank it was due when that vblank
+ * was counted where no callback may run (a sync, a write over the armed
+ * state): served at the next point that may. */
+struct vdc_capture {
+	struct wla_capture base;
+	bool taken;
+	struct wla_image *image; /* NULL: taken, but not composable */
+	uint64_t seq;
+};
+
+static void capture_free(struct wla_capture *cap)
+{
+	struct vdc_capture *vc = wl_container_of(cap, vc, base);
+	wla_image_destroy(vc->image);
+	free(vc);
+}
+
 /* The end of a section that ran callbacks: false if one unplugged the
  * output, which is gone now. */
 static bool output_unbusy(struct wla_vdc_output *out)
@@ -165,9 +182,12 @@ static void fail_captures(struct wla_vdc_output *out)
 	out->busy++;
 	while (!wl_list_empty(&out->captures)) {
 		struct wla_capture *cap = wl_container_of(out->captures.next, cap, link);
+		struct vdc_capture *vc = wl_container_of(cap, vc, base);
 		wl_list_remove(&cap->link);
-		cap->func(cap, NULL, out->seq, cap->data);
-		free(cap);
+		/* One taken before the output went off has its frame. */
+		cap->func(cap, vc->taken ? vc->image : NULL, vc->taken ? vc->seq : out->seq,
+			cap->data);
+		capture_free(cap);
 	}
 	output_unbusy(out);
 }
@@ -227,30 +247,57 @@ struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
 	return image;
 }
 
-/* Serve the captures asked for before the vblank at t with what it put on
- * screen (the scanout set); later ones wait for a later vblank, as do those
- * asked for from a callback. */
-static void serve_captures(struct wla_vdc_output *out, uint64_t t)
+/*
+ * The captures asked for before the vblank at t get what it put on screen
+ * (the scanout set, seq its number); later ones wait for a later vblank, as
+ * do those asked for from a callback. With call false (no callback may run
+ * here) their images are taken now and served at the next call (a wake-up,
+ * vdc_deliver); with call true those taken earlier go first.
+ */
+static void serve_captures(struct wla_vdc_output *out, uint64_t t, bool call)
 {
-	struct wl_list list;
-	wl_list_init(&list);
+	struct wl_list taken, due;
+	wl_list_init(&taken);
+	wl_list_init(&due);
 	struct wla_capture *cap, *tmp;
 	wl_list_for_each_safe(cap, tmp, &out->captures, link) {
-		if (cap->asked_ns < t) {
-			wl_list_remove(&cap->link);
-			wl_list_insert(list.prev, &cap->link);
+		struct vdc_capture *vc = wl_container_of(cap, vc, base);
+		if (vc->taken) {
+			if (call) {
+				wl_list_remove(&cap->link);
+				wl_list_insert(taken.prev, &cap->link);
+			}
+		} else if (cap->asked_ns < t) {
+			if (call) {
+				wl_list_remove(&cap->link);
+				wl_list_insert(due.prev, &cap->link);
+			} else {
+				vc->taken = true;
+				vc->image = wla_vdc_compose(out);
+				vc->seq = out->seq;
+			}
 		}
 	}
-	if (wl_list_empty(&list)) {
+	if (!call) {
+		return;
+	}
+	while (!wl_list_empty(&taken)) {
+		cap = wl_container_of(taken.next, cap, link);
+		struct vdc_capture *vc = wl_container_of(cap, vc, base);
+		wl_list_remove(&cap->link);
+		cap->func(cap, vc->image, vc->seq, cap->data);
+		capture_free(cap);
+	}
+	if (wl_list_empty(&due)) {
 		return;
 	}
 	struct wla_image *image = wla_vdc_compose(out);
 	uint64_t seq = out->seq;
-	while (!wl_list_empty(&list)) {
-		cap = wl_container_of(list.next, cap, link);
+	while (!wl_list_empty(&due)) {
+		cap = wl_container_of(due.next, cap, link);
 		wl_list_remove(&cap->link);
 		cap->func(cap, image, seq, cap->data);
-		free(cap);
+		capture_free(cap);
 	}
 	wla_image_destroy(image);
 }
@@ -282,8 +329,12 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 		}
 		if (out->armed_ns + out->vdc->latch_slack_ns > t) {
 			/* Committed too late for this vblank (or after it): a miss
-			 * if it is a frame (a cursor update is no frame). */
+			 * if it is a frame (a cursor update is no frame). What is
+			 * on screen stays: captures due are served with it. */
 			out->counters.missed += out->armed_frame && out->armed_ns < t;
+			if (out->running) {
+				serve_captures(out, t, serve);
+			}
 			continue;
 		}
 		bool latched_frame = out->armed_frame;
@@ -307,14 +358,14 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 		}
 		/* After the core's books: a capture callback may commit. The
 		 * scanout set is this latch's, whatever was armed since. */
-		if (out->running && serve) {
-			serve_captures(out, t);
+		if (out->running) {
+			serve_captures(out, t, serve);
 		}
 	}
-	/* The last vblank that passed, whoever counted it (a sync counts
-	 * without serving): captures asked for before it are due. */
-	if (out->running && serve) {
-		serve_captures(out, vblank_time(out, out->next_index - 1));
+	/* The last vblank that passed (the idle skip counts several at once,
+	 * with nothing changing on screen). */
+	if (out->running) {
+		serve_captures(out, vblank_time(out, out->next_index - 1), serve);
 	}
 	update_timer(out);
 	output_unbusy(out);
@@ -399,6 +450,9 @@ static void pass_unlatched_vblanks(struct wla_vdc_output *out, uint64_t now)
 	out->counters.missed += out->armed_frame && last >= first_missed ?
 		last - first_missed + 1 : 0;
 	out->next_index = last + 1;
+	/* The write changes what the next latch shows: captures due at these
+	 * vblanks take what is on screen now. */
+	serve_captures(out, vblank_time(out, last), false);
 }
 
 static void output_enable(struct wla_vdc_output *out, const struct wla_mode *mode,
@@ -559,6 +613,11 @@ static void vdc_deliver(struct wla_device *dev)
 		struct wla_vdc_output *out = vdc->outputs[i];
 		if (out && !out->running) {
 			fail_captures(out);
+		} else if (out && !out->busy) {
+			/* Captures taken where no callback could run. */
+			out->busy++;
+			serve_captures(out, 0, true);
+			output_unbusy(out);
 		}
 	}
 }
@@ -688,11 +747,12 @@ struct wla_capture *wla_vdc_capture(struct wla_vdc_output *out, wla_capture_func
 			out->vdc->destroying ? "being destroyed" : "off");
 		return NULL;
 	}
-	struct wla_capture *cap = calloc(1, sizeof(*cap));
-	if (!cap) {
+	struct vdc_capture *vc = calloc(1, sizeof(*vc));
+	if (!vc) {
 		wlr_log(WLR_ERROR, "%s: out of memory for a capture", out->crtc.name);
 		return NULL;
 	}
+	struct wla_capture *cap = &vc->base;
 	catch_up(out);
 	cap->asked_ns = vdc_now(out->vdc);
 	cap->dev = &out->vdc->dev;
@@ -710,7 +770,7 @@ void wla_vdc_capture_cancel(struct wla_capture *cap)
 		return;
 	}
 	wl_list_remove(&cap->link);
-	free(cap);
+	capture_free(cap);
 }
 
 static struct wla_capture *vdc_capture(struct wla_device *dev, struct wla_crtc *crtc,
@@ -889,7 +949,13 @@ static void output_free(struct wla_vdc_output *out)
 bool wla_vdc_mode(struct wla_mode *mode, int32_t width, int32_t height, int32_t refresh_mhz)
 {
 	if (!wla_mode_cvt(mode, width, height, refresh_mhz, false)) {
-		return false;
+		/* A mode too small for a 1 kHz clock at its rate (1x1@1):
+		 * CVT's blanking at 1 kHz, the line widened below. */
+		if (!wla_mode_cvt(mode, width, height, WLA_MODE_MAX_REFRESH_MHZ, false)) {
+			return false;
+		}
+		mode->clock_khz = 1;
+		wla_mode_update_refresh(mode);
 	}
 	/* A kHz pixel clock steps the refresh by 1e6 / (htotal * vtotal) mHz:
 	 * more than 1 mHz for small modes. A virtual controller may blank as

@@ -398,8 +398,9 @@ struct wla_capture {
 		void *data);
 	void *data;
 	void *driver_data;
-	/* When it was asked for (the driver's clock): it is served at the
-	 * first vblank after that. */
+	/* When it was asked for, on the driver's clock (the VDC's; KMS
+	 * serves the next writeback job instead): served with the first
+	 * vblank after that. */
 	uint64_t asked_ns;
 };
 
@@ -539,7 +540,7 @@ struct wla_plane_entry {
 	struct wla_plane *ptr;
 	struct wla_plane_state *old_state, *new_state;
 	/* The state owns new_state too: a state that replaced it completed
-	 * while this one was still armed (freed with this state). */
+	 * while this one had not (pending_owner_of; freed with this state). */
 	bool adopted;
 };
 
@@ -597,9 +598,9 @@ struct wla_atomic_state {
 	bool committed;
 	/* wla_device.states */
 	struct wl_list link;
-	/* Not committed yet and an object of it was removed (named here): a
-	 * commit is refused with -ENODEV. */
-	char removed[40];
+	/* Not committed yet and an object of it was removed (its name, as
+	 * long as a connector's may be): a commit is refused with -ENODEV. */
+	char removed[sizeof(((struct wla_connector *)0)->name)];
 };
 
 /* A new empty state for dev, owned by the caller; NULL on ENOMEM. */

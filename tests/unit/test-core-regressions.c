@@ -1021,8 +1021,7 @@ static void a_capture_waits_for_the_next_vblank(void)
 	CHECK_INT(f.hook_calls, 1);
 	CHECK_INT(f.evs[MAX_EV - 1].seq, 6);
 	CHECK(f.evs[MAX_EV - 1].presented);
-	/* The same with the vblank counted by a sync (a commit turning the
-	 * output off would) and not by the timer. */
+	/* A second request: not the frame of a vblank before it either. */
 	f.now = vblank60(T0, 6) + 1000;
 	CHECK(wla_vdc_capture(out_of(&f, 0), note_capture, &f));
 	rf_advance(&f, vblank60(T0, 7) - 1);
@@ -1132,6 +1131,79 @@ static void every_small_mode_the_parser_takes_has_a_timing(void)
 	}
 }
 
+static uint32_t captured_pixel;
+
+static void note_capture_pixel(struct wla_capture *cap, const struct wla_image *image,
+	uint64_t seq, void *data)
+{
+	struct rf *f = data;
+	f->hook_calls++;
+	f->evs[MAX_EV - 1].seq = seq;
+	captured_pixel = image ? wla_image_pixel(image, 1, 1) : 0;
+}
+
+/* Issue 28 c, after review: a frame armed too late for the vblank after the
+ * request latches one later, and the output is looked at only then: the
+ * capture still gets the vblank after the request, with what it showed. */
+static void a_capture_gets_the_vblank_after_it_even_when_a_late_frame_latches_next(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 1, false));
+	struct wla_fb *a = rf_fb(&f, W, H, 0xff0000aa), *b = rf_fb(&f, W, H, 0xff0000bb);
+	CHECK_INT(enable(&f, 0, a, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	f.now = vblank60(T0, 1) + 1000;
+	CHECK(wla_vdc_capture(out_of(&f, 0), note_capture_pixel, &f));
+	f.now = vblank60(T0, 2) - 50000; /* inside the 200 us slack: misses V2 */
+	CHECK_INT(flip(&f, 0, b, 2), 0);
+	rf_advance(&f, vblank60(T0, 3));
+	CHECK_INT(f.hook_calls, 1);
+	CHECK_INT(f.evs[MAX_EV - 1].seq, 2);
+	CHECK_PIXEL(captured_pixel, 0xff0000aa);
+	rf_finish(&f);
+}
+
+/* Issue 28 c, after review: the vblank after the request is counted by a
+ * sync (a commit turning another output off), where no callback may run,
+ * and a new frame latches before the next wake-up: the capture has the
+ * image of the vblank it was due at. */
+static void a_capture_due_at_a_vblank_counted_by_a_sync_keeps_that_vblanks_frame(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 2, 1, false));
+	struct wla_fb *a = rf_fb(&f, W, H, 0xff0000aa), *b = rf_fb(&f, W, H, 0xff0000bb),
+		*c = rf_fb(&f, W, H, 0xff0000cc), *d = rf_fb(&f, W, H, 0xff0000dd);
+	CHECK_INT(enable(&f, 0, a, 1), 0);
+	CHECK_INT(enable(&f, 1, d, 100), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	f.now = vblank60(T0, 1) + 1000;
+	CHECK(wla_vdc_capture(out_of(&f, 0), note_capture_pixel, &f));
+	f.now = vblank60(T0, 1) + 2000;
+	CHECK_INT(flip(&f, 0, b, 2), 0);
+	f.now = vblank60(T0, 2) + 1000;
+	struct wla_vdc_output *o1 = out_of(&f, 1);
+	CHECK_INT(wla_atomic_set_config(&o1->crtc, &o1->connector, NULL, NULL, 101), 0);
+	f.now = vblank60(T0, 2) + 2000;
+	CHECK_INT(flip(&f, 0, c, 3), 0);
+	rf_advance(&f, vblank60(T0, 3));
+	CHECK_INT(f.hook_calls, 1);
+	CHECK_INT(f.evs[MAX_EV - 1].seq, 2);
+	CHECK_PIXEL(captured_pixel, 0xff0000bb);
+	rf_finish(&f);
+}
+
+/* Issue 28 e, after review: a tiny mode at about 1 Hz has no CVT timing at
+ * its rate (a kHz clock is too fast for it): CVT says so, as KMS needs;
+ * only the VDC, which may blank as long as it likes, widens the line. */
+static void cvt_refuses_a_mode_whose_clock_rounds_to_zero(void)
+{
+	struct wla_mode m;
+	CHECK(!wla_mode_cvt(&m, 1, 1, 1000, false));
+	CHECK(!wla_mode_cvt(&m, 4, 3, 1000, false));
+	CHECK(wla_vdc_mode(&m, 4, 3, 1000));
+	CHECK_INT(m.refresh_mhz, 1000);
+}
+
 int main(void)
 {
 	harness_init();
@@ -1161,5 +1233,8 @@ int main(void)
 	RUN_TEST(force_off_of_an_enabled_inactive_crtc_unroutes_and_releases);
 	RUN_TEST(unplugging_an_enabled_inactive_output_tells_the_listener_it_is_off);
 	RUN_TEST(every_small_mode_the_parser_takes_has_a_timing);
+	RUN_TEST(a_capture_gets_the_vblank_after_it_even_when_a_late_frame_latches_next);
+	RUN_TEST(a_capture_due_at_a_vblank_counted_by_a_sync_keeps_that_vblanks_frame);
+	RUN_TEST(cvt_refuses_a_mode_whose_clock_rounds_to_zero);
 	HARNESS_EXIT();
 }
