@@ -9,7 +9,9 @@
  * render takes, so the outcome does not depend on how loaded the machine
  * is. A frame committed in time for a vblank latches at it, from the first
  * frame on, at flip depth 1 and 3; a render slower than a period misses
- * exactly the vblanks it overran.
+ * exactly the vblanks it overran. The same loop then runs on the real clock
+ * for 120 frames: whatever the machine's load, each frame must latch at the
+ * first vblank its commit was in time for, behind the frame before it.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 #include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "harness.h"
+#include "util.h"
 #include "vblank-grid.h"
 
 #define MHZ_60 60000
@@ -31,6 +34,7 @@
 #define T0 UINT64_C(7000000000)
 #define FRAMES 600
 #define MAX_PRESENTS (FRAMES + 16)
+#define REAL_FRAMES 120
 
 struct mini {
 	struct wl_display *display;
@@ -53,7 +57,12 @@ struct mini {
 	unsigned commit_failures;
 	unsigned presented;
 	uint64_t seqs[MAX_PRESENTS];
+	uint64_t commit_seqs[MAX_PRESENTS];
 	uint64_t epoch;
+	/* Real clock: when each commit (by wlroots' commit_seq) was made, a
+	 * bound on each side of the core's commit time. */
+	bool real;
+	uint64_t commit_before[MAX_PRESENTS], commit_after[MAX_PRESENTS];
 };
 
 static uint64_t mini_clock(void *data)
@@ -80,8 +89,15 @@ static void render_and_commit(struct mini *m)
 	wlr_renderer_begin(m->renderer, m->output->width, m->output->height);
 	wlr_renderer_clear(m->renderer, color);
 	wlr_renderer_end(m->renderer);
+	uint64_t before = wla_clock_monotonic_ns(NULL);
 	if (!wlr_output_commit(m->output)) {
 		m->commit_failures++;
+	}
+	/* wlroots 0.15 numbers a commit by its commit_seq after it. */
+	uint32_t cs = m->output->commit_seq;
+	if (cs < MAX_PRESENTS) {
+		m->commit_before[cs] = before;
+		m->commit_after[cs] = wla_clock_monotonic_ns(NULL);
 	}
 	struct wla_crtc *crtc = &mini_vdc(m)->outputs[0]->crtc;
 	if (crtc->pending_frames > m->max_queued) {
@@ -92,7 +108,7 @@ static void render_and_commit(struct mini *m)
 static void handle_frame(struct wl_listener *listener, void *data)
 {
 	struct mini *m = wl_container_of(listener, m, frame);
-	if (m->frames_rendered < FRAMES) {
+	if (m->frames_rendered < (m->real ? REAL_FRAMES : FRAMES)) {
 		render_and_commit(m);
 	}
 }
@@ -102,7 +118,11 @@ static void handle_present(struct wl_listener *listener, void *data)
 	struct mini *m = wl_container_of(listener, m, present);
 	const struct wlr_output_event_present *ev = data;
 	if (ev->presented && m->presented < MAX_PRESENTS) {
+		m->commit_seqs[m->presented] = ev->commit_seq;
 		m->seqs[m->presented++] = ev->seq;
+	}
+	if (m->real && m->presented >= REAL_FRAMES) {
+		wl_display_terminate(m->display);
 	}
 }
 
@@ -131,9 +151,11 @@ static bool mini_init(struct mini *m, uint32_t depth)
 		return false;
 	}
 	m->wla = wla_backend_from_wlr(m->backend);
-	m->now = T0;
-	mini_vdc(m)->now = mini_clock;
-	mini_vdc(m)->now_data = m;
+	if (!m->real) {
+		m->now = T0;
+		mini_vdc(m)->now = mini_clock;
+		mini_vdc(m)->now_data = m;
+	}
 	m->renderer = wlr_renderer_autocreate(m->backend);
 	m->allocator = m->renderer ? wlr_allocator_autocreate(m->backend, m->renderer) : NULL;
 	if (!m->allocator) {
@@ -227,6 +249,75 @@ static void check_run(uint32_t depth, bool with_modeset,
 	mini_finish(&m);
 }
 
+/*
+ * Real time: the loop runs on the event loop's own vblank timers. The VDC's
+ * seq counts vblanks since the output was enabled (on the grid from its
+ * epoch); a frame committed at c latches at the first vblank k with
+ * t(k) >= c + slack and k after the previous frame's. The core's commit
+ * time lies between the two clock readings around wlr_output_commit.
+ */
+static uint64_t first_vblank_at_or_after(uint64_t epoch, uint64_t t)
+{
+	uint64_t k = vblank_grid_count(epoch, MHZ_60, t);
+	return vblank_grid_ns(epoch, MHZ_60, k) >= t ? k : k + 1;
+}
+
+static void check_real_run(uint32_t depth)
+{
+	struct mini m;
+	memset(&m, 0, sizeof(m));
+	m.real = true;
+	if (!mini_init(&m, depth)) {
+		CHECK(!"no backend, renderer or allocator");
+		mini_finish(&m);
+		return;
+	}
+	CHECK(enable(&m));
+	struct wla_vdc_output *out = mini_vdc(&m)->outputs[0];
+	uint64_t seq0 = out->seq, slack = mini_vdc(&m)->latch_slack_ns;
+	wl_display_run(m.display);
+	CHECK_INT(m.commit_failures, 0);
+	CHECK(m.presented >= REAL_FRAMES);
+	unsigned wrong = 0, late = 0, checked = 0;
+	uint64_t prev = 0;
+	for (unsigned i = 0; i < m.presented && i < MAX_PRESENTS; i++) {
+		uint64_t cs = m.commit_seqs[i], k = m.seqs[i] - seq0;
+		if (cs >= MAX_PRESENTS || !m.commit_before[cs]) {
+			continue;
+		}
+		uint64_t lo = first_vblank_at_or_after(m.epoch, m.commit_before[cs] + slack);
+		uint64_t hi = first_vblank_at_or_after(m.epoch, m.commit_after[cs] + slack);
+		if (i > 0) {
+			lo = lo > prev + 1 ? lo : prev + 1;
+			hi = hi > prev + 1 ? hi : prev + 1;
+		}
+		late += i > 0 && k > prev + 1;
+		checked++;
+		if (k < lo || k > hi) {
+			if (wrong++ < 3) {
+				fprintf(stderr, "  commit %" PRIu64 " latched at vblank %" PRIu64
+					", in time for %" PRIu64 "..%" PRIu64 "\n", cs, k, lo, hi);
+			}
+		}
+		prev = k;
+	}
+	CHECK_INT(wrong, 0);
+	CHECK(checked >= REAL_FRAMES - 1);
+	printf("depth %u: %u frames, %u after a gap, each at the first vblank it was in time for\n",
+		depth, m.presented, late);
+	mini_finish(&m);
+}
+
+static void real_time_frames_latch_at_the_first_vblank_they_make_at_depth_1(void)
+{
+	check_real_run(1);
+}
+
+static void real_time_frames_latch_at_the_first_vblank_they_make_at_depth_3(void)
+{
+	check_real_run(3);
+}
+
 /* Renders as wlroots' shm allocator gives them on this machine: the first
  * use of each swapchain buffer faults its pages in (10 to 15 ms measured
  * for 1920x1080 under load), later renders are quick. */
@@ -275,5 +366,8 @@ int main(void)
 	RUN_TEST(no_gap_at_depth_3_with_three_frames_queued_behind_the_modeset);
 	RUN_TEST(no_gap_at_depth_3_with_first_renders_just_inside_a_period);
 	RUN_TEST(a_render_longer_than_a_period_misses_one_vblank);
+	RUN_TEST(real_time_frames_latch_at_the_first_vblank_they_make_at_depth_1);
+	RUN_TEST(real_time_frames_latch_at_the_first_vblank_they_make_at_depth_3);
 	HARNESS_EXIT();
 }
+
