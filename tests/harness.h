@@ -8,9 +8,11 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <wlr/util/log.h>
 
 #define HARNESS_LOG_LINES 256
@@ -113,6 +115,62 @@ static inline void harness_init(void)
 	harness_verbose = getenv("HARNESS_VERBOSE") != NULL;
 	wlr_log_init(WLR_DEBUG, harness_log_func);
 }
+
+/*
+ * Waiting on real time. A test that waits for something polls for it with a
+ * deadline, never sleeps a fixed time and then checks. Every deadline is
+ * multiplied by WLA_TEST_TIME_SCALE (a number > 0, default 1), which
+ * sanitized builds and slow machines set, as the shell tests' wait_until
+ * (tests/integration/lib.sh) does; a bad value fails the test.
+ */
+static inline double harness_time_scale(void)
+{
+	static double scale;
+	if (scale == 0) {
+		const char *text = getenv("WLA_TEST_TIME_SCALE");
+		scale = 1;
+		if (text && *text) {
+			char *end;
+			double v = strtod(text, &end);
+			if (*end || !(v > 0) || v > 1e6) {
+				fprintf(stderr, "FAIL: WLA_TEST_TIME_SCALE='%s': expected a number > 0\n",
+					text);
+				exit(1);
+			}
+			scale = v;
+		}
+	}
+	return scale;
+}
+
+/* CLOCK_MONOTONIC in ns. */
+static inline uint64_t harness_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* ms, scaled, in ns. */
+static inline uint64_t harness_scaled_ns(uint64_t ms)
+{
+	return (uint64_t)((double)ms * 1e6 * harness_time_scale());
+}
+
+/*
+ * HARNESS_WAIT_UNTIL(loop, cond, ms): dispatch the wl_event_loop loop (5 ms
+ * at most at a time) until cond holds or ms times the scale have passed;
+ * the value of cond then. The one way a C test waits on real time (the
+ * caller includes wayland-server-core.h).
+ */
+#define HARNESS_WAIT_UNTIL(loop, cond, ms) \
+	({ \
+		uint64_t harness_end_ = harness_now_ns() + harness_scaled_ns(ms); \
+		while (!(cond) && harness_now_ns() < harness_end_) { \
+			wl_event_loop_dispatch((loop), 5); \
+		} \
+		(cond); \
+	})
 
 #define RUN_TEST(fn) \
 	do { \

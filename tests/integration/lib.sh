@@ -2,7 +2,26 @@
 # Every test gets a private XDG_RUNTIME_DIR and a scrubbed WLA_* environment
 # so that neither the developer's session nor another test can leak in.
 
-# Seconds a single tinywl run may take before it counts as hung.
+# Every wait of a test is for a condition, with a deadline in seconds that
+# WLA_TEST_TIME_SCALE multiplies (a factor > 0, default 1; sanitized builds
+# and slow machines set it, .ci/test does for its sanitized build).
+WLA_TEST_TIME_SCALE=${WLA_TEST_TIME_SCALE:-1}
+if ! [[ "$WLA_TEST_TIME_SCALE" =~ ^[0-9]*\.?[0-9]+$ ]] ||
+		! awk -v s="$WLA_TEST_TIME_SCALE" 'BEGIN { exit !(s > 0) }'; then
+	echo "FAIL: WLA_TEST_TIME_SCALE='$WLA_TEST_TIME_SCALE': expected a number > 0" >&2
+	exit 1
+fi
+export WLA_TEST_TIME_SCALE
+
+# scaled SECONDS: SECONDS times the scale, rounded up to whole seconds, for
+# deadlines handed to other programs (timeout(1), wlatomic-ctl -t, a
+# client's --timeout).
+scaled() {
+	awk -v s="$1" -v k="$WLA_TEST_TIME_SCALE" \
+		'BEGIN { t = s * k; n = int(t); if (n < t) n++; print n }'
+}
+
+# Seconds a single tinywl run may take before it counts as hung (scaled).
 TINYWL_TIMEOUT=${TINYWL_TIMEOUT:-30}
 
 skip() {
@@ -36,7 +55,7 @@ run_tinywl() {
 	local tinywl=$1
 	shift
 	STATUS=0
-	timeout -k 5 "$TINYWL_TIMEOUT" "$tinywl" "$@" >"$TEST_DIR/stdout" \
+	timeout -k 5 "$(scaled "$TINYWL_TIMEOUT")" "$tinywl" "$@" >"$TEST_DIR/stdout" \
 		2>"$TEST_DIR/stderr" || STATUS=$?
 	echo "--- tinywl $* (exit status $STATUS)"
 	echo "--- stdout"
@@ -45,7 +64,7 @@ run_tinywl() {
 	cat "$TEST_DIR/stderr"
 	echo "---"
 	if [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; then
-		fail "tinywl did not finish within ${TINYWL_TIMEOUT}s"
+		fail "tinywl did not finish within $(scaled "$TINYWL_TIMEOUT") s"
 	fi
 	if [ "$STATUS" -ge 128 ]; then
 		fail "tinywl was killed by signal $((STATUS - 128))"
@@ -75,17 +94,30 @@ stats_field() {
 	printf '%s\n' "$value"
 }
 
-# poll STEPS CONDITION: evaluate the shell CONDITION (a string, evaluated
-# afresh each time) every 50 ms until it holds, STEPS times, then once more;
-# its last status.
-poll() {
-	local steps=$1
-	shift
-	for _ in $(seq "$steps"); do
-		eval "$1" && return 0
+# wait_until SECONDS CONDITION: evaluate the shell CONDITION (a string,
+# evaluated afresh each time, which may record what it sees) until it holds
+# or SECONDS times WLA_TEST_TIME_SCALE have passed on the clock (not counted
+# in steps: a slow condition does not stretch the deadline), then once more
+# after the deadline; its last status. The one way a test waits.
+wait_until() {
+	local _wu_end
+	_wu_end=$(($(_wla_now_us) + $(awk -v s="$1" -v k="$WLA_TEST_TIME_SCALE" \
+		'BEGIN { printf "%d", s * k * 1000000 }')))
+	while [ "$(_wla_now_us)" -lt "$_wu_end" ]; do
+		eval "$2" && return 0
 		sleep 0.05
 	done
-	eval "$1"
+	eval "$2"
+}
+_wla_now_us() {
+	local t=$EPOCHREALTIME
+	printf '%s\n' "${t/[.,]/}"
+}
+
+# poll STEPS CONDITION: the older form (STEPS of 50 ms), still used by the
+# kernel tier's scripts: wait_until with STEPS / 20 seconds.
+poll() {
+	wait_until "$(awk -v n="$1" 'BEGIN { printf "%g", n / 20 }')" "$2"
 }
 
 # A command line for tinywl -s: the path quoted for /bin/sh.
