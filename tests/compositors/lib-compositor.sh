@@ -77,17 +77,11 @@ start_compositor() {
 		UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
 		WLR_BACKENDS="${COMPOSITOR_BACKENDS:-wlatomic}" WLR_RENDERER=pixman \
 		WLA_CONTROL="$WLA_CONTROL" "${wla_env[@]}" ${COMPOSITOR_ENV[@]+"${COMPOSITOR_ENV[@]}"} \
-		timeout -k 5 "${COMPOSITOR_TIMEOUT:-60}" "$@" \
+		timeout -k 5 "$(scaled "${COMPOSITOR_TIMEOUT:-60}")" "$@" \
 		>"$TEST_DIR/$name.out" 2>"$TEST_DIR/$name.err" &
 	COMPOSITOR_PID=$!
-	local i
-	for i in $(seq 200); do
-		if [ -S "$WLA_CONTROL" ] && ls "$RUN"/wayland-* >/dev/null 2>&1; then
-			break
-		fi
-		kill -0 "$COMPOSITOR_PID" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_until 10 '{ [ -S "$WLA_CONTROL" ] && ls "$RUN"/wayland-* >/dev/null 2>&1; } ||
+		! kill -0 "$COMPOSITOR_PID" 2>/dev/null' || true
 	if ! [ -S "$WLA_CONTROL" ] && [ -z "${NO_CONTROL:-}" ]; then
 		cat "$TEST_DIR/$name.err"
 		fail "$name did not start on wlatomic (no control socket)"
@@ -108,9 +102,10 @@ stop_compositor() {
 	fi
 }
 
-# ctl ARGS...: wlatomic-ctl as the compositor's user.
+# ctl ARGS...: wlatomic-ctl as the compositor's user, its deadline for a
+# reply (30 s by default) scaled.
 ctl() {
-	as_user "$CTL" -s "$WLA_CONTROL" "$@"
+	as_user "$CTL" -s "$WLA_CONTROL" -t "$(scaled 30)" "$@"
 }
 
 # list_field OUTPUT FIELD: a field of OUTPUT's line in the control socket's list.
@@ -137,15 +132,9 @@ stop_clients() {
 	for name in "$@"; do
 		pkill -TERM -u "$TEST_USER" -x "$name" 2>/dev/null || true
 	done
-	for _ in $(seq 100); do
-		local left=0
-		for name in "$@"; do
-			pgrep -u "$TEST_USER" -x "$name" >/dev/null && left=1
-		done
-		[ $left = 0 ] && return 0
-		sleep 0.05
-	done
-	fail "$* did not end"
+	_stop_pattern=$(IFS='|'; echo "$*")
+	wait_until 5 '! pgrep -u "$TEST_USER" -x "$_stop_pattern" >/dev/null' ||
+		fail "$* did not end"
 }
 
 # list_line OUTPUT: OUTPUT's line of the control socket's list (one request,
@@ -163,17 +152,41 @@ buffer_locks() {
 }
 
 # wait_idle OUTPUT: until OUTPUT presents no frame for a quarter second (the
-# compositor has drawn what it had to), 10 s at most.
+# compositor has drawn what it had to; the quarter second scaled), 10 s at
+# most.
 wait_idle() {
-	local before after
-	before=$(list_field "$1" frames_presented)
-	for _ in $(seq 40); do
-		sleep 0.25
-		after=$(list_field "$1" frames_presented)
-		[ "$after" = "$before" ] && return 0
-		before=$after
-	done
-	fail "$1 still presents frames after 10 s"
+	_idle_frames=$(list_field "$1" frames_presented)
+	_idle_since=$(_wla_now_us)
+	_idle_output=$1
+	wait_until 10 '_idle_step "$_idle_output"' || fail "$1 still presents frames after $(scaled 10) s"
+}
+_idle_step() {
+	local now frames
+	now=$(_wla_now_us)
+	frames=$(list_field "$1" frames_presented)
+	if [ "$frames" != "$_idle_frames" ]; then
+		_idle_frames=$frames _idle_since=$now
+		return 1
+	fi
+	awk -v d="$((now - _idle_since))" -v k="$WLA_TEST_TIME_SCALE" \
+		'BEGIN { exit !(d >= 250000 * k) }'
+}
+
+# start_presentation LOG: weston-presentation-shm as the test user, its
+# lines in LOG (its stderr in LOG.err: written unbuffered, it would cut a
+# line of the buffered stdout at exit); finish_presentation LOG FRAMES: wait
+# until LOG has FRAMES per-frame lines (20 s at most: a count, not a time),
+# then end it with SIGINT, its clean exit.
+start_presentation() {
+	as_user weston-presentation-shm >"$1" 2>"$1.err" &
+	_pres_pid=$!
+}
+finish_presentation() {
+	_pres_log=$1 _pres_frames=$2
+	wait_until 20 '[ "$(grep -c ": f2c" "$_pres_log")" -ge "$_pres_frames" ]' || true
+	# $! is the subshell of as_user's background job; the client its child.
+	pkill -INT -P "$_pres_pid" 2>/dev/null || true
+	wait "$_pres_pid" || true
 }
 
 # solid_png PATH W H RRGGBB: a PNG of one colour, to compare captures with.

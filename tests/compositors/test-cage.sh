@@ -52,11 +52,8 @@ start_cage() {
 # itself, with status 0, within 10 s.
 end_cage() {
 	pkill -TERM -u "$TEST_USER" -x "$1" || fail "cage's client $1 is not running"
-	for _ in $(seq 200); do
-		kill -0 "$COMPOSITOR_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$COMPOSITOR_PID" 2>/dev/null && fail "cage did not exit when its client $1 did"
+	wait_until 10 '! kill -0 "$COMPOSITOR_PID" 2>/dev/null' ||
+		fail "cage did not exit when its client $1 did"
 	local status=0
 	wait "$COMPOSITOR_PID" || status=$?
 	COMPOSITOR_PID=
@@ -75,19 +72,20 @@ capture() {
 # given) and at least MIN differ inside it, 10 s at most. Clients map and
 # resize in their own time.
 wait_screen() {
-	local out=- inside=-
-	for _ in $(seq 40); do
-		capture "$1" "$2"
-		out=$(differ "$RUN/$2.png" "$3" ${5:+"$5"})
-		inside=0
-		if [ -n "${6:-}" ]; then
-			inside=$(($(differ "$RUN/$2.png" "$3") - out))
-		fi
-		[ "$out" -le "$4" ] && [ "$inside" -ge "${6:-0}" ] && return 0
-		sleep 0.25
-	done
-	fail "$1 does not show what was expected: $out pixels differ from $(basename "$3")" \
-		"${5:+outside $5, $inside inside}"
+	_ws_out=- _ws_inside=-
+	_ws_args=("$@")
+	wait_until 10 '_screen_once "${_ws_args[@]}"' && return 0
+	fail "$1 does not show what was expected: $_ws_out pixels differ from $(basename "$3")" \
+		"${5:+outside $5, $_ws_inside inside}"
+}
+_screen_once() {
+	capture "$1" "$2"
+	_ws_out=$(differ "$RUN/$2.png" "$3" ${5:+"$5"})
+	_ws_inside=0
+	if [ -n "${6:-}" ]; then
+		_ws_inside=$(($(differ "$RUN/$2.png" "$3") - _ws_out))
+	fi
+	[ "$_ws_out" -le "$4" ] && [ "$_ws_inside" -ge "${6:-0}" ]
 }
 
 # no_refusals OUTPUT...: the backend refused none of their commits (cage's
@@ -131,6 +129,9 @@ output)
 	# its preferred mode; the configured modes are listed.
 	export WLA_OUTPUTS='1920x1080@60,1280x720@60;1024x768@75'
 	start_cage -- weston-simple-shm
+	# cage lights its outputs up in its own time after its sockets exist.
+	wait_until 10 '[ "$(list_field Virtual-1 enabled)" = 1 ] &&
+		[ "$(list_field Virtual-2 enabled)" = 1 ]' || true
 	line=$(list_line Virtual-1)
 	[ "$(field "$line" enabled)" = 1 ] || fail "Virtual-1 is off: $line"
 	[ "$(field "$line" mode)" = 1920x1080@60.000 ] || fail "Virtual-1's mode: $line"
@@ -143,7 +144,8 @@ output)
 	paced Virtual-1 60
 	# Its window is on Virtual-1 (cage's view starts at the layout's
 	# origin); Virtual-2, right of it, shows cage's background.
-	[ "$(list_field Virtual-2 frames_presented)" -ge 1 ] || fail "Virtual-2 presented nothing"
+	wait_until 5 '[ "$(list_field Virtual-2 frames_presented)" -ge 1 ]' ||
+		fail "Virtual-2 presented nothing"
 	solid_png "$TEST_DIR/black2.png" 1024 768 $BLACK
 	capture Virtual-2 v2
 	grep -q '^ok captured 1024x768 ' "$TEST_DIR/v2.reply" || fail "$(cat "$TEST_DIR/v2.reply")"
@@ -201,10 +203,10 @@ clients)
 	wait_screen Virtual-1 foot "$TEST_DIR/blue.png" $((1920 * 40)) 0,0,200,40 20
 	# weston-presentation-shm shows its window (250x250, on top).
 	as_user weston-info >"$TEST_DIR/info" 2>&1 || fail "weston-info failed"
-	as_user timeout 5 weston-presentation-shm >"$TEST_DIR/pres.log" 2>&1 & pres=$!
+	start_presentation "$TEST_DIR/pres.log"
 	wait_screen Virtual-1 pres "$RUN/foot.png" 0 0,0,250,250 $((250 * 250 / 2))
 	if grep -q "interface: 'wp_presentation'" "$TEST_DIR/info"; then
-		wait $pres || true
+		finish_presentation "$TEST_DIR/pres.log" 300
 		check_presentation "$TEST_DIR/pres.log" 16666667 120
 	else
 		# cage 0.1.4 does not offer presentation-time (cage 0.1.5
@@ -226,12 +228,8 @@ hotplug)
 	wait_idle Virtual-1
 	locks0=$(buffer_locks)
 	ctl plug HP-1 1024x768@75,800x600 >/dev/null || fail "plug failed"
-	for _ in $(seq 100); do
-		line=$(list_line HP-1)
-		[ "$(field "$line" enabled)" = 1 ] && [ "$(field "$line" frames_presented)" -ge 1 ] &&
-			break
-		sleep 0.05
-	done
+	wait_until 5 'line=$(list_line HP-1) && [ "$(field "$line" enabled)" = 1 ] &&
+		[ "$(field "$line" frames_presented)" -ge 1 ]' || true
 	[ "$(field "$line" enabled)" = 1 ] || fail "cage did not light up HP-1: $line"
 	[ "$(field "$line" frames_presented)" -ge 1 ] || fail "HP-1 presents no frames: $line"
 	[ "$(field "$line" mode)" = 1024x768@75.000 ] || fail "HP-1's mode: $line"
@@ -242,13 +240,14 @@ hotplug)
 	grep -q '^ok captured 1024x768 ' "$TEST_DIR/hp.reply" || fail "$(cat "$TEST_DIR/hp.reply")"
 	wait_screen Virtual-1 foot2 "$TEST_DIR/blue.png" $((1920 * 40)) 0,0,200,40
 	wait_idle HP-1
-	[ "$(buffer_locks)" -gt "$locks0" ] || fail "HP-1's frame holds no buffer lock"
+	wait_until 5 '[ "$(buffer_locks)" -gt "$locks0" ]' || fail "HP-1's frame holds no buffer lock"
 	ctl unplug HP-1 >/dev/null || fail "unplug failed"
 	[ -z "$(list_line HP-1)" ] || fail "the control socket still lists HP-1"
 	ctl list | tail -n 1 | grep -q '^ok 1 connectors ' || fail "$(ctl list | tail -n 1)"
 	# foot shrinks back to Virtual-1 and cage stays idle there.
 	wait_screen Virtual-1 foot3 "$TEST_DIR/blue.png" $((1920 * 40)) 0,0,200,40
 	wait_idle Virtual-1
+	wait_until 5 '[ "$(buffer_locks)" = "$locks0" ]' || true
 	locks1=$(buffer_locks)
 	[ "$locks1" = "$locks0" ] || fail "buffer locks went from $locks0 to $locks1 over a plug cycle"
 	[ "$locks0" = 1 ] || fail "$locks0 buffer locks on one idle output (its current frame: 1)"

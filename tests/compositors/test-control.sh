@@ -11,6 +11,9 @@ command -v weston-simple-shm >/dev/null || skip "weston-simple-shm is not instal
 command -v python3 >/dev/null || skip "python3 is not installed"
 export WLA_CONTROL="$XDG_RUNTIME_DIR/control"
 export CTL PNGINFO TEST_DIR
+# The steps' scripts wait with lib.sh's wait_until.
+LIB=$(realpath "$(dirname "$0")/../integration/lib.sh")
+export LIB
 
 # The steps run as tinywl's startup command; tinywl exits with their status.
 steps() {
@@ -24,10 +27,12 @@ steps() {
 cat >"$TEST_DIR/raw.py" <<'PY'
 import os, socket, sys, time
 path = os.environ['WLA_CONTROL']
+# Deadlines are scaled as lib.sh's wait_until scales them.
+scale = float(os.environ.get('WLA_TEST_TIME_SCALE', '1'))
 def conn():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
-    s.settimeout(10)
+    s.settimeout(10 * scale)
     return s
 def lines(s):
     data = b''
@@ -79,22 +84,29 @@ elif case == 'hangup':
         s = conn()
         s.sendall(req)
         s.close()
-    time.sleep(0.3)
+    # Served on: a request after them is answered (they are gone by
+    # then: their hangups were ready before it).
+    s = conn()
+    s.sendall(b'list\n')
+    expect(lines(s), 'ok 1 connectors buffer_locks=')
 elif case == 'many':
     # 32 clients are served at once; more are told and closed.
     socks = [conn() for _ in range(40)]
-    time.sleep(0.3)
-    refused = 0
+    refused = set()
     for s in socks:
         s.setblocking(False)
-        try:
-            d = s.recv(100)
-            if d.startswith(b'error too many clients'):
-                refused += 1
-        except BlockingIOError:
-            pass
-    if refused != 8:
-        sys.exit(f'FAIL: {refused} of 40 clients refused, expected 8')
+    deadline = time.monotonic() + 10 * scale
+    while len(refused) < 8 and time.monotonic() < deadline:
+        for i, s in enumerate(socks):
+            try:
+                d = s.recv(100)
+                if d.startswith(b'error too many clients'):
+                    refused.add(i)
+            except BlockingIOError:
+                pass
+        time.sleep(0.02)
+    if len(refused) != 8 or refused != set(range(32, 40)):
+        sys.exit(f'FAIL: clients {sorted(refused)} of 40 refused, expected the last 8')
     for s in socks[:32]:
         s.setblocking(True)
         s.settimeout(10)
@@ -109,14 +121,14 @@ elif case == 'flood':
     s = conn()
     s.setblocking(False)
     sent, stuck_since = 0, None
-    deadline = time.time() + 20
-    while time.time() < deadline:
+    deadline = time.monotonic() + 20 * scale
+    while time.monotonic() < deadline:
         try:
             sent += s.send(b'list\n' * 1000)
             stuck_since = None
         except BlockingIOError:
-            stuck_since = stuck_since or time.time()
-            if time.time() - stuck_since > 1.0:
+            stuck_since = stuck_since or time.monotonic()
+            if time.monotonic() - stuck_since > 1.0 * scale:
                 break
             time.sleep(0.01)
         except (BrokenPipeError, ConnectionResetError):
@@ -158,15 +170,34 @@ grep -q '^output HP-1 status=connected output=yes enabled=1 dpms=on mode=1024x76
 "$CTL" list >"$TEST_DIR/r"
 grep -q HP-1 "$TEST_DIR/r" && fail "HP-1 still listed"
 grep -Eqx 'ok 1 connectors buffer_locks=[0-9]+' "$TEST_DIR/r" || fail "list after unplug"
-# A wait on an output that is unplugged meanwhile is told so.
+# A wait on an output that is unplugged meanwhile is told so. The wait is
+# sent (the file sent says so) before another client's wait for 2 frames
+# of HP-2: once that one is answered, two vblanks later, the compositor
+# has read the first.
+. "$LIB"
 "$CTL" plug HP-2 640x480 >/dev/null
-(rc=0; "$CTL" wait HP-2 100000 >"$TEST_DIR/w" 2>&1 || rc=$?; echo $rc >"$TEST_DIR/wrc") &
+python3 -c 'import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.environ["WLA_CONTROL"])
+s.sendall(b"wait HP-2 100000\n")
+open(sys.argv[1], "w").close()
+data = b""
+while not data.endswith(b"\n"):
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+sys.stdout.write(data.decode(errors="replace"))' "$TEST_DIR/sent" >"$TEST_DIR/w" 2>&1 &
 waiter=$!
-sleep 0.3
+wait_until 10 '[ -e "$TEST_DIR/sent" ]' || fail "the wait on HP-2 was not sent"
+"$CTL" wait HP-2 2 >/dev/null || fail "HP-2 presents no frame"
 "$CTL" unplug HP-2 >/dev/null
 wait $waiter
 grep -q '^error wait: output HP-2 went away after' "$TEST_DIR/w" || fail "wait on unplugged: $(cat "$TEST_DIR/w")"
-[ "$(cat "$TEST_DIR/wrc")" = 1 ] || fail "wlatomic-ctl status on error"
+# wlatomic-ctl's status on an error reply.
+rc=0; "$CTL" wait HP-2 1 >"$TEST_DIR/w" 2>&1 || rc=$?
+grep -q '^error wait: no output named HP-2' "$TEST_DIR/w" || fail "wait on a gone output: $(cat "$TEST_DIR/w")"
+[ "$rc" = 1 ] || fail "wlatomic-ctl status on error: $rc"
 echo "steps done"
 EOS
 	grep -q "control: listening on $WLA_CONTROL" "$TEST_DIR/stderr" ||
@@ -211,7 +242,7 @@ in-use)
 	# A second compositor on the same path is refused clearly and runs on.
 	cat >"$TEST_DIR/second.sh" <<EOS
 set -u
-XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR WLA_CONTROL=$WLA_CONTROL timeout -k 5 20 \
+XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR WLA_CONTROL=$WLA_CONTROL timeout -k 5 $(scaled 20) \
 	"$TINYWL" --exit-after-frames 20 >"$TEST_DIR/second.out" 2>"$TEST_DIR/second.err"
 echo \$? >"$TEST_DIR/second.rc"
 EOS
@@ -279,10 +310,10 @@ peer)
 	setpriv --reuid="$user" --regid="$user" --init-groups env -i PATH="$PATH" \
 		XDG_RUNTIME_DIR="$run" WLA_CONTROL="$run/control" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
 		ASAN_OPTIONS="${ASAN_OPTIONS:-}" LSAN_OPTIONS="${LSAN_OPTIONS:-}" \
-		timeout -k 5 30 "$TINYWL" -s weston-simple-shm >"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
+		timeout -k 5 "$(scaled 30)" "$TINYWL" -s weston-simple-shm >"$TEST_DIR/stdout" \
+		2>"$TEST_DIR/stderr" &
 	tw=$!
-	for _ in $(seq 100); do [ -S "$run/control" ] && break; sleep 0.1; done
-	[ -S "$run/control" ] || fail "the compositor made no socket: $(cat "$TEST_DIR/stderr")"
+	wait_until 10 '[ -S "$run/control" ]' || fail "the compositor made no socket: $(cat "$TEST_DIR/stderr")"
 	STATUS=0
 	"$CTL" -s "$run/control" list >"$TEST_DIR/r" 2>&1 || STATUS=$?
 	cat "$TEST_DIR/r"

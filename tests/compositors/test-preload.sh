@@ -13,7 +13,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
 # $TEST_DIR/out and $TEST_DIR/err, status in STATUS.
 probe() {
 	STATUS=0
-	env "$@" timeout -k 5 20 "$PROBE" >"$TEST_DIR/out" 2>"$TEST_DIR/err" || STATUS=$?
+	env "$@" timeout -k 5 "$(scaled 20)" "$PROBE" >"$TEST_DIR/out" 2>"$TEST_DIR/err" || STATUS=$?
 	echo "--- probe $* (status $STATUS)"
 	cat "$TEST_DIR/out"
 	echo "--- stderr"
