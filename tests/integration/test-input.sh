@@ -51,7 +51,7 @@ case $CASE in
 keyboard-by-default)
 	# wlroots' tinywl dereferences the seat's keyboard when a window maps;
 	# ours asks for it the same way: with no keyboard it gets NULL.
-	run_tinywl "$TINYWL" -s "$(client A --timeout 3)"
+	run_tinywl "$TINYWL" -s "$(client A --timeout "$(scaled 3)")"
 	expect_status 0
 	events A | grep -qx 'A keyboard enter' || fail "the window got no keyboard focus"
 	events A | grep -qx 'A mapped' || fail "the window did not map"
@@ -66,7 +66,7 @@ script-typing)
 	EOF
 	)
 	run_tinywl "$TINYWL" --input-script "$s" \
-		-s "$(client A --exit-on-text "$(shell_quote 'Hello, World!')" --timeout 20)"
+		-s "$(client A --exit-on-text "$(shell_quote 'Hello, World!')" --timeout "$(scaled 20)")"
 	expect_status 0
 	events A | grep -qx 'A text "Hello, World!"' || fail "the text did not arrive whole"
 	events A | grep -qx 'A key 28 pressed text=""' || fail "KEY_ENTER did not arrive"
@@ -96,16 +96,16 @@ click-focus)
 	EOF
 	)
 	"$TINYWL" --window-pos 100,100 \
-		-s "$(client A --timeout 30) & $(client B --timeout 30); wait" \
+		-s "$(client A --timeout "$(scaled 30)") & $(client B --timeout "$(scaled 30)"); wait" \
 		>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
 	pid=$!
 	# On a failure, what the clients and tinywl said.
 	trap 'status=$?; kill $pid 2>/dev/null || true
 		[ $status = 0 ] || cat "$TEST_DIR/stdout" "$TEST_DIR/stderr"; rm -rf "$TEST_DIR"' EXIT
-	poll 400 '[ "$(focused_clients)" = 2 ]' || fail "two windows did not map"
+	wait_until 20 '[ "$(focused_clients)" = 2 ]' || fail "two windows did not map"
 	out=$("$CTL" -s "$WLA_CONTROL" script "$s" 2>&1) || fail "script: $out"
-	poll 200 "events A | grep -q 'text \"2\"' || events B | grep -q 'text \"2\"'" || true
-	poll 200 "events A | grep -q 'text \"13\"' || events B | grep -q 'text \"13\"'" || true
+	wait_until 10 "events A | grep -q 'text \"2\"' || events B | grep -q 'text \"2\"'" || true
+	wait_until 10 "events A | grep -q 'text \"13\"' || events B | grep -q 'text \"13\"'" || true
 	kill $pid
 	wait $pid || true
 	check_no_sanitizer_report
@@ -128,16 +128,16 @@ keybindings)
 	# Alt+F1 gives the focus to the window focused longest ago (the first),
 	# and the keys typed go there; Alt+Escape ends tinywl, with status 0.
 	export WLA_CONTROL=$TEST_DIR/ctl
-	"$TINYWL" -s "$(client A --timeout 30) & $(client B --timeout 30); wait" \
+	"$TINYWL" -s "$(client A --timeout "$(scaled 30)") & $(client B --timeout "$(scaled 30)"); wait" \
 		>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
 	pid=$!
 	trap 'status=$?; kill $pid 2>/dev/null || true
 		[ $status = 0 ] || cat "$TEST_DIR/stdout" "$TEST_DIR/stderr"; rm -rf "$TEST_DIR"' EXIT
-	poll 400 '[ "$(focused_clients)" = 2 ]' || fail "two windows did not map"
+	wait_until 20 '[ "$(focused_clients)" = 2 ]' || fail "two windows did not map"
 	printf '%s\n' 'key KEY_LEFTALT down' 'key KEY_F1' 'key KEY_LEFTALT up' 'type x' \
 		'at 200ms key KEY_LEFTALT down' 'key KEY_ESC' 'key KEY_LEFTALT up' >"$TEST_DIR/s.txt"
 	"$CTL" -s "$WLA_CONTROL" script "$TEST_DIR/s.txt" >/dev/null 2>&1 || true
-	timeout 20 tail --pid=$pid -f /dev/null || fail "Alt+Escape did not end tinywl"
+	timeout "$(scaled 20)" tail --pid=$pid -f /dev/null || fail "Alt+Escape did not end tinywl"
 	wait $pid || fail "tinywl exited with status $? after Alt+Escape"
 	# The window focused before Alt+F1 got the Alt press; the other one,
 	# focused longest ago, must get the focus and the x.
@@ -164,7 +164,7 @@ touch)
 	touch 1 up
 	EOF
 	)
-	run_tinywl "$TINYWL" --window-pos 100,100 --input-script "$s" -s "$(client A --timeout 3)"
+	run_tinywl "$TINYWL" --window-pos 100,100 --input-script "$s" -s "$(client A --timeout "$(scaled 3)")"
 	expect_status 0
 	events A | grep -qx 'A touch down 0 50,70' || fail "touch 0 did not go down at 50,70"
 	events A | grep -qx 'A touch motion 0 60,80' || fail "touch 0 did not move to 60,80"
@@ -175,10 +175,10 @@ touch)
 
 control-socket)
 	export WLA_CONTROL=$TEST_DIR/ctl WLA_VIRTUAL_TOUCH=Virtual-1
-	"$TINYWL" --window-pos 100,100 -s "$(client A --timeout 20 --exit-on-text done)" \
+	"$TINYWL" --window-pos 100,100 -s "$(client A --timeout "$(scaled 20)" --exit-on-text done)" \
 		>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
 	pid=$!
-	poll 400 "events A | grep -q 'keyboard enter'" || fail "the window did not get focus"
+	wait_until 20 "events A | grep -q 'keyboard enter'" || fail "the window did not get focus"
 	ctl() { "$CTL" -s "$WLA_CONTROL" "$@" 2>&1; }
 	[ "$(ctl type 'a  b')" = "ok type" ] || fail "type did not answer ok"
 	[ "$(ctl move Virtual-1 120,130)" = "ok move" ] || fail "move did not answer ok"
@@ -215,7 +215,7 @@ bad-script)
 	while IFS='|' read -r line expect; do
 		n=$((n + 1))
 		printf 'type abc\nat 10ms %s\n' "$line" >"$TEST_DIR/bad$n.txt"
-		run_tinywl "$TINYWL" --input-script "$TEST_DIR/bad$n.txt" -s "$(client A --timeout 2)"
+		run_tinywl "$TINYWL" --input-script "$TEST_DIR/bad$n.txt" -s "$(client A --timeout "$(scaled 2)")"
 		expect_status 1
 		errors=$(grep -c 'ERROR' "$TEST_DIR/stderr" || true)
 		[ "$errors" = 1 ] || fail "'$line': $errors error lines, expected 1"
@@ -234,7 +234,7 @@ bad-script)
 	type ☃|type: character 1 (U+2603) cannot be typed
 	EOF
 	printf 'at 100ms type a\nat 50ms type b\n' >"$TEST_DIR/order.txt"
-	run_tinywl "$TINYWL" --input-script "$TEST_DIR/order.txt" -s "$(client A --timeout 2)"
+	run_tinywl "$TINYWL" --input-script "$TEST_DIR/order.txt" -s "$(client A --timeout "$(scaled 2)")"
 	expect_status 1
 	grep -qF "line 2: at 50ms is before the line above (100ms)" "$TEST_DIR/stderr" ||
 		fail "time going backwards was not refused"
@@ -245,7 +245,7 @@ bad-devices)
 	# why, and tinywl runs with what works (here: nothing, the configuration
 	# named devices, so no virtual ones either).
 	export WLA_INPUT_DEVICES="/dev/input/event-none;/dev/null;/etc/hostname;name:no such device*"
-	run_tinywl "$TINYWL" -s "$(client A --timeout 2)"
+	run_tinywl "$TINYWL" -s "$(client A --timeout "$(scaled 2)")"
 	expect_status 0
 	cat "$TEST_DIR/stderr"
 	[ "$(grep -c ERROR "$TEST_DIR/stderr")" = 3 ] || fail "expected 3 error lines"
@@ -263,9 +263,9 @@ bad-devices)
 
 virtual-input-off)
 	export WLA_VIRTUAL_INPUT=off WLA_CONTROL=$TEST_DIR/ctl
-	"$TINYWL" -s "$(client A --timeout 20)" >"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
+	"$TINYWL" -s "$(client A --timeout "$(scaled 20)")" >"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
 	pid=$!
-	poll 400 "events A | grep -q mapped" || fail "the window did not map"
+	wait_until 20 "events A | grep -q mapped" || fail "the window did not map"
 	out=$("$CTL" -s "$WLA_CONTROL" type a 2>&1) && fail "typing without devices was accepted"
 	[ "$out" = "error the virtual input devices are off (virtual-input)" ] || fail "got: $out"
 	kill $pid

@@ -13,12 +13,18 @@ CLIENT=$(command -v weston-presentation-shm) ||
 
 # The client prints a line per feedback it gets and stops cleanly on SIGINT;
 # run it until it printed 40 (a count, not a time: a sanitized build on a
-# busy machine renders slower), 25 s at most.
+# busy machine renders slower), 25 s at most (lib.sh's wait_until, scaled).
 OUT="$TEST_DIR/feedback.txt"
 TINYWL_TIMEOUT=40
-run_tinywl "$TINYWL" -s "$(shell_quote "$CLIENT") -f >$(shell_quote "$OUT") & \
-pid=\$!; i=0; while [ \$i -lt 500 ] && [ \$(grep -c ': f2c' $(shell_quote "$OUT")) -lt 40 ]; do \
-sleep 0.05; i=\$((i + 1)); done; kill -INT \$pid; wait \$pid"
+cat >"$TEST_DIR/client.sh" <<EOF
+. $(shell_quote "$(realpath "$(dirname "$0")/lib.sh")")
+$(shell_quote "$CLIENT") -f >$(shell_quote "$OUT") &
+pid=\$!
+wait_until 25 '[ "\$(grep -c ": f2c" $(shell_quote "$OUT"))" -ge 40 ]' || true
+kill -INT \$pid
+wait \$pid
+EOF
+run_tinywl "$TINYWL" -s "bash $(shell_quote "$TEST_DIR/client.sh")"
 expect_status 0
 
 # "   N: f2c X ms, c2p X ms, f2p X ms, p2p X us, t2p X, [sce_], seq N"

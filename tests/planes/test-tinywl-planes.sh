@@ -20,13 +20,13 @@ PNG_INFO=$(realpath "$5")
 setup
 
 export WLA_CONTROL="$XDG_RUNTIME_DIR/control"
-ctl() { "$CTL" -s "$WLA_CONTROL" -t 10 "$@"; }
+ctl() { "$CTL" -s "$WLA_CONTROL" -t "$(scaled 10)" "$@"; }
 tinywl=
 start_tinywl() { # ARGS...: tinywl in the background
 	rm -f "$WLA_CONTROL"
-	timeout -k 5 60 "$TINYWL" "$@" >"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
+	timeout -k 5 "$(scaled 60)" "$TINYWL" "$@" >"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
 	tinywl=$!
-	poll 200 '[ -S "$WLA_CONTROL" ]' || fail "tinywl did not start: $(cat "$TEST_DIR/stderr")"
+	wait_until 10 '[ -S "$WLA_CONTROL" ]' || fail "tinywl did not start: $(cat "$TEST_DIR/stderr")"
 }
 stop_tinywl() {
 	kill "$tinywl"
@@ -48,7 +48,7 @@ overlay)
 	}
 	start_tinywl -s "$(shell_quote "$CLIENT") --frames 1000000" --window-pos 100,200 \
 		--cursor 900,600
-	poll 100 '[ -n "$(overlay_line)" ]' || fail "no overlay plane in use: $(ctl planes Virtual-1)"
+	wait_until 5 '[ -n "$(overlay_line)" ]' || fail "no overlay plane in use: $(ctl planes Virtual-1)"
 	line=$(overlay_line)
 	echo "on the plane: $line"
 	case $line in
@@ -92,7 +92,7 @@ zero-copy)
 		[ $mode = planes ] || args=(--no-planes)
 		start_tinywl "${args[@]}" -s "$(shell_quote "$PRESENTATION") -f >$(shell_quote \
 			"$TEST_DIR/$mode.txt")"
-		poll 200 '[ "$(frames "$TEST_DIR/$mode.txt" | wc -l)" -ge 60 ]' ||
+		wait_until 10 '[ "$(frames "$TEST_DIR/$mode.txt" | wc -l)" -ge 60 ]' ||
 			fail "$mode: no presentation feedback: $(head -n 5 "$TEST_DIR/$mode.txt")"
 		stop_tinywl
 		n=$(frames "$TEST_DIR/$mode.txt" | wc -l)
@@ -110,7 +110,7 @@ fullscreen)
 	# covered by it, and its buffer is the primary plane's.
 	export WLA_OUTPUTS='256x256@60'
 	start_tinywl -s "$(shell_quote "$CLIENT") --frames 1000000" --cursor 1000,1000
-	poll 100 'ctl planes Virtual-1 | grep " primary " | grep -q "client=1 dst=0,0,256x256"' ||
+	wait_until 5 'ctl planes Virtual-1 | grep " primary " | grep -q "client=1 dst=0,0,256x256"' ||
 		fail "the window is not the primary plane's buffer: $(ctl planes Virtual-1)"
 	[ -z "$(overlay_line)" ] || fail "an overlay in use: $(overlay_line)"
 	ctl wait Virtual-1 30 >/dev/null || fail "no frames"
@@ -124,12 +124,12 @@ screencopy)
 	# comparison.
 	start_tinywl -s "$(shell_quote "$CLIENT") --frames 1000000" --window-pos 100,200 \
 		--cursor 1270,710
-	poll 100 '[ -n "$(overlay_line)" ]' || fail "no overlay plane in use: $(ctl planes Virtual-1)"
+	wait_until 5 '[ -n "$(overlay_line)" ]' || fail "no overlay plane in use: $(ctl planes Virtual-1)"
 	WAYLAND_DISPLAY=wayland-0 grim -o Virtual-1 "$TEST_DIR/grim.png" ||
 		fail "grim failed"
 	ctl capture Virtual-1 "$TEST_DIR/display.png" >/dev/null || fail "no capture"
 	# The window is back on a plane once the copy is done.
-	poll 100 '[ -n "$(overlay_line)" ]' || fail "the window did not go back on a plane"
+	wait_until 5 '[ -n "$(overlay_line)" ]' || fail "the window did not go back on a plane"
 	stop_tinywl
 	diff=$("$PNG_INFO" "$TEST_DIR/grim.png" "$TEST_DIR/display.png" 1200,640,80,80)
 	echo "grim against the display: $diff"
