@@ -3,7 +3,9 @@
  * real vblanks and panel timers on the event loop, the recording line
  * provider on CLOCK_MONOTONIC. Every GPIO call is checked for its order and
  * physical levels; delays between calls must be at least the configured
- * ones (and below them plus SLACK_MS, never tighter).
+ * ones (and below them plus SLACK_MS, never tighter). Every wait is for a
+ * condition, with harness.h's deadline; SLACK_MS, a late timer's allowance,
+ * is scaled like the deadlines (WLA_TEST_TIME_SCALE).
  */
 #include <drm_fourcc.h>
 #include <errno.h>
@@ -26,7 +28,7 @@
 #define W 64
 #define H 48
 #define MS UINT64_C(1000000)
-#define SLACK_MS 30
+#define SLACK_MS ((int)(30 * harness_time_scale()))
 
 /* Physical bits of the lines, in the order they are declared. */
 #define EN 0x1u
@@ -108,9 +110,7 @@ static struct fixture f;
 
 static uint64_t mono_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+	return harness_now_ns();
 }
 
 static uint64_t rec_now(void *data)
@@ -303,17 +303,11 @@ static void finish(void)
 	wl_display_destroy(f.display);
 }
 
-/* Run the event loop until cond holds, at most 800 ms. */
-#define WAIT_UNTIL(cond) \
-	({ \
-		uint64_t end_ = mono_ns() + 800 * MS; \
-		while (!(cond) && mono_ns() < end_) { \
-			wl_event_loop_dispatch(f.loop, 5); \
-		} \
-		(cond); \
-	})
+/* Run the event loop until cond holds, 2 s at most (scaled). */
+#define WAIT_UNTIL(cond) HARNESS_WAIT_UNTIL(f.loop, cond, 2000)
 
-/* Run the event loop for ms, whatever happens. */
+/* Run the event loop for ms, whatever happens: only before checking that
+ * something did not happen (what did is waited for with WAIT_UNTIL). */
 static void run_for(uint64_t ms)
 {
 	uint64_t end = mono_ns() + ms * MS;
@@ -821,16 +815,22 @@ static void a_buffer_dropped_while_the_panel_powers_on_is_kept_until_replaced(vo
 }
 
 /* Depth 3, and a disable delay longer than one vblank but shorter than
- * three: when BLANKED stops the CRTC, frames are still queued. */
-static void depth_3_and_a_25_ms_backlight_off(struct wla_config *cfg)
+ * three: when BLANKED stops the CRTC, frames are still queued. The test
+ * fills the queue within a vblank and sees it still holding frames after
+ * the first latch on the disabled output: at 60 Hz that asks a loaded
+ * machine to run it within 16 ms (it failed so under load), hence 10 Hz
+ * and a 150 ms delay, both stretched by the time scale. */
+#define SLOW_PERIOD_MS ((uint64_t)(100 * harness_time_scale()))
+static void depth_3_and_a_slow_panel(struct wla_config *cfg)
 {
 	cfg->flip_depth = 3;
-	cfg->outputs[0].panel.off[0].wait_ms = 25;
+	cfg->outputs[0].modes[0].refresh_mhz = (int32_t)(1000000 / SLOW_PERIOD_MS);
+	cfg->outputs[0].panel.off[0].wait_ms = (uint32_t)(SLOW_PERIOD_MS * 3 / 2);
 }
 
 static void a_buffer_waiting_for_power_on_still_gets_its_frame_event(void)
 {
-	setup_tweak = depth_3_and_a_25_ms_backlight_off;
+	setup_tweak = depth_3_and_a_slow_panel;
 	CHECK(setup() && start());
 	setup_tweak = NULL;
 	struct wlr_buffer *a = buffer_create(0xff101010, NULL);
@@ -867,8 +867,9 @@ static void a_buffer_waiting_for_power_on_still_gets_its_frame_event(void)
 	CHECK(WAIT_UNTIL(f.frames > frames));
 	CHECK(!f.output->frame_pending);
 	/* One frame event, c's: none for the old frames that latched while c
-	 * waited, which would have let the compositor render ahead of it. */
-	run_for(20);
+	 * waited, which would have let the compositor render ahead of it (two
+	 * more periods show none comes late). */
+	run_for(2 * SLOW_PERIOD_MS);
 	CHECK_INT(f.frames, frames + 1);
 
 	wlr_buffer_drop(a);
@@ -956,7 +957,7 @@ static void a_gpio_set_failing_at_each_panel_step_leaves_the_compositor_running(
 static void destroying_the_backend_mid_sequence_releases_everything(void)
 {
 	for (int moment = 0; moment < 2; moment++) {
-		setup_tweak = depth_3_and_a_25_ms_backlight_off;
+		setup_tweak = depth_3_and_a_slow_panel;
 		CHECK(setup() && start());
 		setup_tweak = NULL;
 		bool gone[4];

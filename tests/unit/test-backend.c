@@ -98,21 +98,10 @@ static void fixture_finish(struct fixture *f)
 	wl_display_destroy(f->display);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* Run the event loop until *counter reaches want or a second passed. */
+/* Run the event loop until *counter reaches want, 2 s at most (scaled). */
 static bool wait_for(struct fixture *f, const int *counter, int want)
 {
-	uint64_t end = now_ms() + 1000;
-	while (*counter < want && now_ms() < end) {
-		wl_event_loop_dispatch(f->loop, 10);
-	}
-	return *counter >= want;
+	return HARNESS_WAIT_UNTIL(f->loop, *counter >= want, 2000);
 }
 
 static bool enable_output(struct fixture *f, struct wlr_buffer *buffer)
@@ -152,11 +141,7 @@ static void capture_next(struct fixture *f)
 	f->capture = NULL;
 	f->capture_done = false;
 	CHECK(wla_output_capture(f->output, handle_capture, f) != NULL);
-	uint64_t end = now_ms() + 1000;
-	while (!f->capture_done && now_ms() < end) {
-		wl_event_loop_dispatch(f->loop, 10);
-	}
-	CHECK(f->capture_done);
+	CHECK(HARNESS_WAIT_UNTIL(f->loop, f->capture_done, 2000));
 }
 
 static void bad_config_in_environment_gives_null_and_one_error(void)
