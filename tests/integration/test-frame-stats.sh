@@ -70,6 +70,7 @@ run_and_check() {
 		near_period interval_p50_us "$(stats_field Virtual-1 interval_p50_us)"
 	fi
 	LATENCY=$(stats_field Virtual-1 latency_mean_us)
+	LAG=$(stats_field Virtual-1 event_lag_p99_us)
 	# A frame cannot be presented before the vblank after its render began,
 	# nor later than a queue of 3 plus a few late vblanks.
 	awk -v l="$LATENCY" 'BEGIN { exit !(l > 0 && l < 8 * 16666.667) }' ||
@@ -77,22 +78,38 @@ run_and_check() {
 }
 
 export WLA_FLIP_DEPTH=2
-run_and_check "queue of 2, rendering at the frame event"
-QUEUED=$LATENCY
-run_and_check "queue of 2, rendering at the deadline" --deadline
-DEADLINE=$LATENCY
-echo "latency: at the frame event ${QUEUED} us, at the deadline ${DEADLINE} us"
 # Rendering at the frame event fills the queue: frames wait a period longer.
 # Only a quarter period is asserted: on a loaded machine (the sanitizer build
 # running beside another test) some renders miss their deadline and latch a
-# vblank later; the full figure is the pacing benchmark's.
+# vblank later; the full figure is the pacing benchmark's. A pair of runs
+# that shows no gain while tinywl's event loop woke late (event_lag_p99_us
+# over a quarter period in either run: the machine did not run it in time,
+# which says nothing of --deadline) is measured again, three times at most;
+# a pair without the gain where the loop kept time fails.
 # A sanitized build renders too slowly for a deadline inside the period:
 # tinywl then renders at once, as it should, and gains nothing.
+gain=unknown
+for attempt in 1 2 3; do
+	run_and_check "queue of 2, rendering at the frame event"
+	QUEUED=$LATENCY QUEUED_LAG=$LAG
+	run_and_check "queue of 2, rendering at the deadline" --deadline
+	DEADLINE=$LATENCY DEADLINE_LAG=$LAG
+	echo "latency: at the frame event ${QUEUED} us, at the deadline ${DEADLINE} us" \
+		"(event loop late by ${QUEUED_LAG} and ${DEADLINE_LAG} us at p99)"
+	[ "${WLA_TEST_SANITIZED:-0}" = 1 ] && break
+	if awk -v q="$QUEUED" -v d="$DEADLINE" 'BEGIN { exit !(d + 4000 < q) }'; then
+		gain=yes
+		break
+	fi
+	if awk -v a="$QUEUED_LAG" -v b="$DEADLINE_LAG" 'BEGIN { exit !(a < 4167 && b < 4167) }'; then
+		fail "--deadline did not shorten the latency by a quarter period"
+	fi
+done
 if [ "${WLA_TEST_SANITIZED:-0}" = 1 ]; then
 	echo "latency gain not asserted: sanitized build"
-else
-	awk -v q="$QUEUED" -v d="$DEADLINE" 'BEGIN { exit !(d + 4000 < q) }' ||
-		fail "--deadline did not shorten the latency by a quarter period"
+elif [ $gain != yes ]; then
+	echo "latency gain not asserted: no gain, and tinywl's event loop woke over a quarter" \
+		"period late in each of 3 attempts (a loaded machine)"
 fi
 unset WLA_FLIP_DEPTH
 
