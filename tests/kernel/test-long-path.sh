@@ -5,8 +5,12 @@
 # sun_path's 107 bytes: from a 51-character checkout every guest failed.)
 # Copies the source tree (the working tree as it is, mtimes kept) to a
 # folder of at least 180 characters, configures a plain build there, builds
-# only test-kms and runs the clone's own kernel-boot and kernel-kms through
-# meson test. The clone is always a plain build, whatever this one's
+# only test-kms and runs the clone's own kernel-boot and kernel-kms-enum (the
+# KMS driver on vkms against drm_info) through meson test. Not kernel-kms:
+# its flips hit a deadlock of Debian 6.1's vkms (hrtimer_cancel in
+# vkms_disable_vblank under the lock its vblank timer takes) in about one
+# guest in three here, which says nothing about the path.
+# The clone is always a plain build, whatever this one's
 # options: the path is under test, not the code, and a sanitized build
 # would double the cost for nothing.
 # The modules and initramfs of this build's cache (WLA_KERNEL_CACHE, else
@@ -109,7 +113,7 @@ echo "clone: kernel cache seeded from $outer_cache for $seeded kernel(s)" \
 
 status=0
 env -u WLA_KERNEL_CACHE XDG_RUNTIME_DIR="$run_dir" \
-	meson test -C "$build" --no-rebuild --print-errorlogs kernel-boot kernel-kms ||
+	meson test -C "$build" --no-rebuild --print-errorlogs kernel-boot kernel-kms-enum ||
 	status=$?
 
 results=$(python3 - "$build/meson-logs/testlog.json" <<-'PY'
@@ -123,7 +127,7 @@ results=$(python3 - "$build/meson-logs/testlog.json" <<-'PY'
 while read -r name result; do
 	echo "clone: test=$name result=$result"
 done <<<"$results"
-for t in kernel-boot kernel-kms; do
+for t in kernel-boot kernel-kms-enum; do
 	result=$(awk -v t="$t" '$1 == t { print $2 }' <<<"$results")
 	case $result in
 	OK) ;;
@@ -138,4 +142,4 @@ left=$(find "$run_dir" -mindepth 1 | head -n 5)
 [ -z "$left" ] || fail "XDG_RUNTIME_DIR=$run_dir: left behind by the guests: $left"
 jobs=$(find "$build/kernel-tier" -maxdepth 2 -name 'job.*' | head -n 5)
 [ -z "$jobs" ] || fail "kernel cache: jobs of passed guests left: $jobs"
-echo "ok: kernel-boot and kernel-kms pass from a clone at a ${#clone}-character path"
+echo "ok: kernel-boot and kernel-kms-enum pass from a clone at a ${#clone}-character path"
