@@ -215,6 +215,7 @@ static void custom_modes_do_not_accumulate_in_the_output_list(void)
 	lf_finish(&f);
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
 /* One plug, a frame on the new output, an unplug: whether it all worked. */
 static bool plug_cycle(struct lf *f)
 {
@@ -231,6 +232,7 @@ static bool plug_cycle(struct lf *f)
 	return wla_backend_unplug_connector(f->backend, PLUG_NAME) == 0 &&
 		HARNESS_WAIT_UNTIL(f->loop, f->destroyed > destroyed, 2000);
 }
+#endif
 
 /*
  * The heap in use (glibc's count of allocated bytes) after a run of
