@@ -1,10 +1,14 @@
 /*
  * Fuzz target: the atomic core over the VDC. The input is a program of
  * operations (commits built from its bytes, blocking and through the flip
- * queue, mode sets, cursor updates, clock steps with and without the VDC
- * running, captures, present handlers that commit, clients dropping their
- * buffers, driver failures, destroy midway). After every operation the
- * invariants the core documents are checked; a violation aborts.
+ * queue, on one CRTC or several at once, mode sets, DPMS-style states
+ * (enable=1 active=0), page flips, cursor updates, planes disabled, clock
+ * steps with and without the VDC running, captures between them, present
+ * handlers and capture callbacks that commit, capture or unplug, clients
+ * dropping their buffers, driver failures, forced offs, connectors
+ * unplugged and plugged in between commit and latch, destroy midway). After
+ * every operation the invariants the core documents are checked; a
+ * violation aborts.
  *
  * - A refused commit changes nothing: current states and every fb's locks.
  * - Every fb's scanout references equal the prepared plane states naming it,
@@ -12,7 +16,19 @@
  *   states of queued commits), and its driver import exists exactly then.
  * - The queue's counters equal the queue; the VDC holds a state armed
  *   exactly when the core handed one over.
- * - One present event per frame, never earlier than its commit.
+ * - What a driver may read is alive (include/backend/atomic.h: "a state is
+ *   only freed once the one replacing it latched"): every plane state of an
+ *   armed state, old and new, and the VDC's scanout and shadow registers,
+ *   read after every operation and in every callback (AddressSanitizer
+ *   reports a freed one; the fields are checked too). No queued state holds
+ *   an object that was removed.
+ * - A capture's image is of a vblank after the request: its sequence is
+ *   greater than the output's vblank count when it was asked for.
+ * - A CRTC forced off, or whose connector is unplugged, is off with its
+ *   connector unrouted and its planes off, nothing prepared, nothing queued
+ *   (checked when the listener hears "connector removed").
+ * - One present event per frame, never earlier than its commit; a frame on
+ *   a connector unplugged gets its event before the unplug returns.
  * - Nothing leaked: no atomic state or fb left at the end.
  */
 #include <assert.h>
@@ -28,6 +44,8 @@
 
 #define N_FBS 8
 #define MAX_SEQ 4096
+/* Outputs plugged in at once, at most. */
+#define MAX_LIVE 4
 
 /* The core's invariants, in fuzz.h's form. */
 #define CHECK(cond) FUZZ_CHECK(cond, "atomic core")
@@ -63,13 +81,23 @@ struct fuzz {
 	struct wla_vdc *vdc;
 	struct ffb *fbs[N_FBS];
 	uint64_t next_seq;
-	/* Per commit_seq: a frame was accepted, its events, its commit time. */
+	/* Per commit_seq: a frame was accepted, its events, its commit time,
+	 * the output (by id) whose CRTC it was for. */
 	bool frame[MAX_SEQ];
 	int events[MAX_SEQ];
 	uint64_t commit_ns[MAX_SEQ];
+	uint32_t seq_out[MAX_SEQ];
+	/* The id of the output in each CRTC slot (a new one at each plug). */
+	uint32_t out_id[WLA_MAX_CRTCS];
+	uint32_t next_out_id;
+	unsigned plugs;
 	struct input *in;
-	int handler_commits; /* present handlers that commit, left */
+	int handler_ops; /* callbacks that act, left */
 	int depth;
+	/* A CRTC being forced off or unplugged: callbacks leave it alone. */
+	struct wla_crtc *leaving;
+	unsigned removed_calls;
+	unsigned captures_open;
 };
 
 static struct fuzz *g;
@@ -129,17 +157,44 @@ static const uint32_t fb_sizes[][2] = { { 64, 48 }, { 32, 32 }, { 16, 16 }, { 64
 static const uint32_t fb_formats[] = { DRM_FORMAT_XRGB8888, DRM_FORMAT_ARGB8888,
 	DRM_FORMAT_NV12 };
 
+/* The modes of every connector, the preferred first: two sizes, and a
+ * second rate of the first size (a retiming with the same fbs). */
+static const struct wla_config_mode fuzz_modes[] = {
+	{ 64, 48, 60000 },
+	{ 32, 32, 30000 },
+	{ 64, 48, 75000 },
+};
+#define N_MODES (sizeof(fuzz_modes) / sizeof(fuzz_modes[0]))
+
+static struct wla_fb *new_fb(struct fuzz *f, size_t i, uint32_t w, uint32_t h, uint32_t format)
+{
+	struct ffb *fb = calloc(1, sizeof(*fb));
+	CHECK(fb);
+	fb->pixels = calloc((size_t)w * h, 4);
+	CHECK(fb->pixels);
+	wla_fb_init(&fb->base, &ffb_impl, w, h, format);
+	fb->held = true;
+	f->fbs[i] = fb;
+	return &fb->base;
+}
+
 static struct wla_fb *fuzz_fb(struct fuzz *f)
 {
 	size_t i = take(f->in, N_FBS);
 	if (!f->fbs[i]) {
-		struct ffb *fb = calloc(1, sizeof(*fb));
 		const uint32_t *sz = fb_sizes[take(f->in, 5)];
-		uint32_t format = fb_formats[take(f->in, 3)];
-		fb->pixels = calloc((size_t)sz[0] * sz[1], 4);
-		wla_fb_init(&fb->base, &ffb_impl, sz[0], sz[1], format);
-		fb->held = true;
-		f->fbs[i] = fb;
+		return new_fb(f, i, sz[0], sz[1], fb_formats[take(f->in, 3)]);
+	}
+	return &f->fbs[i]->base;
+}
+
+/* An fb for a primary plane showing mode: a new one is of its size. */
+static struct wla_fb *fuzz_fb_for(struct fuzz *f, const struct wla_mode *mode)
+{
+	size_t i = take(f->in, N_FBS);
+	if (!f->fbs[i]) {
+		return new_fb(f, i, (uint32_t)mode->width, (uint32_t)mode->height,
+			take(f->in, 2) ? DRM_FORMAT_XRGB8888 : DRM_FORMAT_ARGB8888);
 	}
 	return &f->fbs[i]->base;
 }
@@ -147,6 +202,60 @@ static struct wla_fb *fuzz_fb(struct fuzz *f)
 static uint64_t fuzz_clock(void *data)
 {
 	return ((struct fuzz *)data)->now;
+}
+
+static struct wla_vdc_output *output_of(struct wla_crtc *crtc)
+{
+	return wla_vdc_output_from_crtc(crtc);
+}
+
+/* A CRTC of the device that is there, chosen by the input; NULL if none. */
+static struct wla_crtc *pick_crtc(struct fuzz *f)
+{
+	struct wla_device *dev = &f->vdc->dev;
+	uint32_t i = take(f->in, WLA_MAX_CRTCS);
+	for (size_t n = 0; n < dev->n_crtcs; n++) {
+		struct wla_crtc *crtc = dev->crtcs[(i + n) % dev->n_crtcs];
+		if (crtc && crtc != f->leaving && !output_of(crtc)->unplugging) {
+			return crtc;
+		}
+	}
+	return NULL;
+}
+
+/* Whether ptr is one of the device's objects now (pointers compared only:
+ * a removed object's memory may be gone). */
+static bool is_crtc(struct fuzz *f, const struct wla_crtc *ptr)
+{
+	struct wla_device *dev = &f->vdc->dev;
+	for (size_t i = 0; i < dev->n_crtcs; i++) {
+		if (dev->crtcs[i] == ptr) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool is_plane(struct fuzz *f, const struct wla_plane *ptr)
+{
+	struct wla_device *dev = &f->vdc->dev;
+	for (size_t i = 0; i < dev->n_planes; i++) {
+		if (dev->planes[i] == ptr) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool is_connector(struct fuzz *f, const struct wla_connector *ptr)
+{
+	struct wla_device *dev = &f->vdc->dev;
+	for (size_t i = 0; i < dev->n_connectors; i++) {
+		if (dev->connectors[i] == ptr) {
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Snapshot of what a refused commit must leave alone. */
@@ -162,14 +271,14 @@ static void take_snapshot(struct fuzz *f, struct snapshot *s)
 	struct wla_device *dev = &f->vdc->dev;
 	size_t n = 0;
 	for (size_t i = 0; i < dev->n_crtcs; i++) {
-		s->states[n++] = dev->crtcs[i]->state;
-		s->queued[i] = dev->crtcs[i]->queued;
+		s->states[n++] = dev->crtcs[i] ? dev->crtcs[i]->state : NULL;
+		s->queued[i] = dev->crtcs[i] ? dev->crtcs[i]->queued : 0;
 	}
 	for (size_t i = 0; i < dev->n_planes; i++) {
-		s->states[n++] = dev->planes[i]->state;
+		s->states[n++] = dev->planes[i] ? dev->planes[i]->state : NULL;
 	}
 	for (size_t i = 0; i < dev->n_connectors; i++) {
-		s->states[n++] = dev->connectors[i]->state;
+		s->states[n++] = dev->connectors[i] ? dev->connectors[i]->state : NULL;
 	}
 	for (size_t i = 0; i < N_FBS; i++) {
 		s->locks[i] = f->fbs[i] ? f->fbs[i]->locks : -1;
@@ -201,6 +310,80 @@ static void count_prepared(const struct wla_plane_state *ps, int *counts)
 	}
 }
 
+/* Read a plane state as a driver holding it would: under ASan a freed one
+ * is reported here; without, its overwritten fields are. */
+static void read_plane_state(const struct wla_plane_state *ps, const struct wla_plane *plane,
+	bool prepared)
+{
+	CHECK(ps->plane == plane);
+	CHECK(!ps->crtc == !ps->fb);
+	if (ps->fb) {
+		CHECK(ps->fb->refs > 0);
+		CHECK(!prepared || (ps->prepared && ps->fb->prepared > 0));
+		CHECK(ps->fb->width > 0 && ps->fb->height > 0);
+	}
+}
+
+/*
+ * What a driver may read at any vblank: the plane states, old and new, of
+ * every state armed on a CRTC (it may keep pointers to them until the latch
+ * after), and the VDC's own registers. No queued state holds an object that
+ * is gone.
+ */
+static void check_driver_view(struct fuzz *f)
+{
+	struct wla_device *dev = &f->vdc->dev;
+	for (size_t c = 0; c < dev->n_crtcs; c++) {
+		struct wla_crtc *crtc = dev->crtcs[c];
+		if (!crtc) {
+			continue;
+		}
+		struct wla_crtc_entry *e;
+		wl_list_for_each(e, &crtc->queue, link) {
+			CHECK(e->ptr == crtc);
+			struct wla_atomic_state *s = e->state;
+			CHECK(s->dev == dev && s->committed && s->swapped);
+			for (size_t i = 0; i < dev->n_crtcs; i++) {
+				CHECK(!s->crtcs[i].ptr || is_crtc(f, s->crtcs[i].ptr));
+			}
+			for (size_t i = 0; i < dev->n_planes; i++) {
+				const struct wla_plane_entry *pe = &s->planes[i];
+				CHECK(!pe->ptr || is_plane(f, pe->ptr));
+				/* A state armed here: the planes this CRTC can show
+				 * (those of a CRTC the state no longer waits on were
+				 * released with it). */
+				if (pe->ptr && e->stage == WLA_QUEUE_ARMED &&
+						(pe->ptr->possible_crtcs & (1u << crtc->index))) {
+					read_plane_state(pe->new_state, pe->ptr, true);
+					read_plane_state(pe->old_state, pe->ptr, false);
+				}
+			}
+			for (size_t i = 0; i < dev->n_connectors; i++) {
+				const struct wla_connector_entry *ce = &s->connectors[i];
+				CHECK(!ce->ptr || is_connector(f, ce->ptr));
+				if (ce->ptr && e->stage == WLA_QUEUE_ARMED &&
+						(ce->ptr->possible_crtcs & (1u << crtc->index))) {
+					CHECK(ce->new_state->connector == ce->ptr);
+				}
+			}
+		}
+		struct wla_vdc_output *out = output_of(crtc);
+		if (!out->running) {
+			continue;
+		}
+		for (size_t i = 0; i < out->n_planes; i++) {
+			const struct wla_plane_state *regs[] = { out->scanout.planes[i],
+				out->shadow.planes[i] };
+			for (size_t r = 0; r < 2; r++) {
+				if (regs[r]) {
+					read_plane_state(regs[r], out->zorder[i], true);
+					CHECK(regs[r]->visible && regs[r]->crtc == crtc);
+				}
+			}
+		}
+	}
+}
+
 static void check_invariants(struct fuzz *f)
 {
 	struct wla_device *dev = &f->vdc->dev;
@@ -209,10 +392,15 @@ static void check_invariants(struct fuzz *f)
 	struct wla_atomic_state *seen[WLA_MAX_CRTCS * 32];
 	size_t n_seen = 0;
 	for (size_t i = 0; i < dev->n_planes; i++) {
-		count_prepared(dev->planes[i]->state, counts);
+		if (dev->planes[i]) {
+			count_prepared(dev->planes[i]->state, counts);
+		}
 	}
 	for (size_t c = 0; c < dev->n_crtcs; c++) {
 		struct wla_crtc *crtc = dev->crtcs[c];
+		if (!crtc) {
+			continue;
+		}
 		unsigned queued = 0, armed = 0, frames = 0, waiting = 0;
 		bool seen_waiting = false;
 		struct wla_crtc_entry *e;
@@ -236,6 +424,11 @@ static void check_invariants(struct fuzz *f)
 				seen[n_seen++] = e->state;
 				wla_for_each_plane_in_state(e->state, pe) {
 					count_prepared(pe->old_state, counts);
+					/* Handed over by a state that completed first
+					 * (commit.c, pending_owner_of). */
+					if (pe->adopted) {
+						count_prepared(pe->new_state, counts);
+					}
 				}
 			}
 		}
@@ -243,12 +436,13 @@ static void check_invariants(struct fuzz *f)
 		CHECK(crtc->armed == armed);
 		CHECK(crtc->pending_frames == frames);
 		CHECK(crtc->waiting_frames == waiting);
-		CHECK(f->vdc->outputs[c]->armed == (armed > 0));
+		CHECK(output_of(crtc)->armed == (armed > 0));
 		CHECK(armed <= crtc->max_slots || crtc->rearm);
 		if (crtc->mailbox) {
 			CHECK(waiting <= crtc->queue_depth);
 		} else {
-			CHECK(frames <= crtc->queue_depth);
+			/* A modeset waits behind a full queue, one past it. */
+			CHECK(frames <= crtc->queue_depth + 1);
 		}
 	}
 	for (size_t i = 0; i < N_FBS; i++) {
@@ -263,6 +457,17 @@ static void check_invariants(struct fuzz *f)
 	for (uint64_t s = 0; s < f->next_seq && s < MAX_SEQ; s++) {
 		CHECK(f->events[s] <= 1);
 	}
+	check_driver_view(f);
+}
+
+/* A frame for crtc is about to be committed as seq. */
+static void expect_frame(struct fuzz *f, struct wla_crtc *crtc, uint64_t seq)
+{
+	if (seq < MAX_SEQ) {
+		f->frame[seq] = true;
+		f->commit_ns[seq] = f->now;
+		f->seq_out[seq] = f->out_id[crtc->index];
+	}
 }
 
 static int commit(struct fuzz *f, struct wla_atomic_state *state, bool nonblock)
@@ -275,15 +480,14 @@ static int commit(struct fuzz *f, struct wla_atomic_state *state, bool nonblock)
 	size_t n = 0;
 	wla_for_each_crtc_in_state(state, e) {
 		seqs[n] = e->new_state->commit_seq;
-		frames[n++] = e->new_state->want_event;
-	}
-	/* Marked before: the event may come from inside the commit. */
-	for (size_t i = 0; i < n; i++) {
-		if (frames[i] && seqs[i] < MAX_SEQ) {
-			f->frame[seqs[i]] = true;
-			f->commit_ns[seqs[i]] = f->now;
+		frames[n] = e->new_state->want_event;
+		/* Marked before: the event may come from inside the commit. */
+		if (frames[n]) {
+			expect_frame(f, e->ptr, seqs[n]);
 		}
+		n++;
 	}
+	FUZZ_TRACE("  commit %s, %zu crtc(s)\n", nonblock ? "nonblocking" : "blocking", n);
 	int ret = nonblock ? wla_atomic_nonblocking_commit(state) : wla_atomic_commit(state);
 	if (ret < 0) {
 		for (size_t i = 0; i < n; i++) {
@@ -330,9 +534,13 @@ static void fuzz_plane(struct fuzz *f, struct wla_atomic_state *state, struct wl
 static void op_commit(struct fuzz *f)
 {
 	struct wla_device *dev = &f->vdc->dev;
+	struct wla_crtc *crtc = pick_crtc(f);
+	if (!crtc) {
+		return;
+	}
 	struct wla_atomic_state *state = wla_atomic_state_alloc(dev);
-	struct wla_crtc *crtc = dev->crtcs[take(f->in, (uint32_t)dev->n_crtcs)];
-	struct wla_vdc_output *out = f->vdc->outputs[crtc->index];
+	CHECK(state);
+	struct wla_vdc_output *out = output_of(crtc);
 	uint32_t what = take(f->in, 16);
 	state->allow_modeset = what & 1;
 	state->legacy_cursor_update = (what & 6) == 6;
@@ -365,11 +573,199 @@ static void op_commit(struct fuzz *f)
 	commit(f, state, take(f->in, 4) != 0);
 }
 
+/*
+ * One state over several CRTCs (those of mask, 0: all): each on, off, or
+ * enabled but inactive (DPMS off), with its connector routed accordingly and
+ * its primary plane showing an fb of its mode or off.
+ */
+static void op_commit_multi(struct fuzz *f)
+{
+	struct wla_device *dev = &f->vdc->dev;
+	uint32_t mask = take(f->in, 1u << WLA_MAX_CRTCS);
+	struct wla_atomic_state *state = wla_atomic_state_alloc(dev);
+	CHECK(state);
+	state->allow_modeset = take(f->in, 8) != 0;
+	for (size_t i = 0; i < dev->n_crtcs; i++) {
+		struct wla_crtc *crtc = dev->crtcs[i];
+		if (!crtc || crtc == f->leaving || output_of(crtc)->unplugging ||
+				(mask && !(mask & (1u << i)))) {
+			continue;
+		}
+		struct wla_vdc_output *out = output_of(crtc);
+		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+		CHECK(cs);
+		cs->commit_seq = f->next_seq++;
+		cs->want_event = take(f->in, 4) != 0;
+		/* 0..4 on, 5 DPMS off, 6 off, 7 as it is. */
+		uint32_t how = take(f->in, 8);
+		if (how < 7) {
+			cs->enable = how != 6;
+			cs->active = how < 5;
+			if (cs->enable) {
+				cs->mode = out->connector.modes[take(f->in,
+					(uint32_t)out->connector.n_modes)];
+			}
+			struct wla_connector_state *cos =
+				wla_atomic_get_connector_state(state, &out->connector);
+			CHECK(cos);
+			wla_atomic_set_crtc_for_connector(state, cos, cs->enable ? crtc : NULL);
+		}
+		if (take(f->in, 4) != 0) {
+			struct wla_plane_state *ps = wla_atomic_get_plane_state(state, &out->primary);
+			CHECK(ps);
+			if (cs->enable && take(f->in, 4) != 0) {
+				wla_atomic_set_crtc_for_plane(state, ps, crtc);
+				wla_atomic_set_fb_for_plane(ps, fuzz_fb_for(f, &cs->mode));
+				wla_plane_state_set_full(ps, 0, 0);
+			} else {
+				wla_atomic_set_crtc_for_plane(state, ps, NULL);
+				wla_atomic_set_fb_for_plane(ps, NULL);
+			}
+		}
+		if (take(f->in, 4) == 0) {
+			fuzz_plane(f, state, &out->cursor, crtc);
+		}
+	}
+	commit(f, state, take(f->in, 4) != 0);
+}
+
+/* Screen off and on again the DPMS way: the mode and the connector stay,
+ * active goes. */
+static void op_dpms(struct fuzz *f, struct wla_crtc *crtc)
+{
+	struct wla_vdc_output *out = output_of(crtc);
+	struct wla_atomic_state *state = wla_atomic_state_alloc(&f->vdc->dev);
+	CHECK(state);
+	state->allow_modeset = true;
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+	CHECK(cs);
+	if (!cs->enable || take(f->in, 4) == 0) {
+		cs->enable = true;
+		cs->mode = out->connector.modes[take(f->in, (uint32_t)out->connector.n_modes)];
+		struct wla_connector_state *cos =
+			wla_atomic_get_connector_state(state, &out->connector);
+		CHECK(cos);
+		wla_atomic_set_crtc_for_connector(state, cos, crtc);
+	}
+	cs->active = take(f->in, 2);
+	cs->commit_seq = f->next_seq++;
+	cs->want_event = cs->active && take(f->in, 4) != 0;
+	commit(f, state, take(f->in, 4) != 0);
+}
+
+/* A CRTC forced off, or unplugged: off, its connector unrouted, its planes
+ * off, nothing held. */
+static void check_off(struct fuzz *f, struct wla_vdc_output *out)
+{
+	struct wla_device *dev = &f->vdc->dev;
+	struct wla_crtc *crtc = &out->crtc;
+	CHECK(!crtc->state->active && !crtc->state->enable);
+	CHECK(crtc->state->connector_mask == 0 && crtc->state->plane_mask == 0);
+	CHECK(wl_list_empty(&crtc->queue) && crtc->queued == 0);
+	CHECK(!out->running && !out->armed);
+	for (size_t i = 0; i < dev->n_connectors; i++) {
+		struct wla_connector *conn = dev->connectors[i];
+		CHECK(!conn || conn->state->crtc != crtc);
+	}
+	for (size_t i = 0; i < out->n_planes; i++) {
+		const struct wla_plane_state *ps = out->zorder[i]->state;
+		CHECK(!ps->crtc && !ps->fb && !ps->prepared);
+	}
+}
+
+static void connector_removed(struct wla_device *dev, struct wla_connector *conn, void *data)
+{
+	struct fuzz *f = data;
+	struct wla_vdc_output *out = conn->driver_data;
+	FUZZ_TRACE("  listener: connector %s removed\n", conn->name);
+	f->removed_calls++;
+	CHECK(out->unplugging && conn->status == WLA_CONNECTOR_DISCONNECTED);
+	CHECK(conn->state->crtc == NULL);
+	check_off(f, out);
+}
+
+static void setup_crtc(struct fuzz *f, struct wla_crtc *crtc);
+static void request_capture(struct fuzz *f, struct wla_vdc_output *out);
+
+static void unplug(struct fuzz *f, struct wla_vdc_output *out)
+{
+	struct wla_device *dev = &f->vdc->dev;
+	unsigned index = out->crtc.index;
+	uint32_t id = f->out_id[index];
+	bool delivering = dev->delivering;
+	uint64_t before = f->next_seq;
+	unsigned removed = f->removed_calls;
+	FUZZ_TRACE("  unplug %s (crtc %u)%s\n", out->connector.name, index,
+		delivering ? " from a present handler" : "");
+	wla_vdc_unplug(out);
+	/* out may be freed: only pointers are compared from here. */
+	CHECK(f->removed_calls == removed + 1);
+	CHECK(index >= dev->n_crtcs || dev->crtcs[index] == NULL);
+	for (uint64_t s = 0; s < f->next_seq && s < MAX_SEQ; s++) {
+		if (!f->frame[s] || f->seq_out[s] != id || f->events[s] > 0) {
+			continue;
+		}
+		/* The unplug delivers the events of what it cancelled, unless
+		 * the device is delivering already (a present handler): then
+		 * they go with the CRTC. A frame committed during the unplug
+		 * (a callback) may go unreported too. */
+		CHECK(delivering || s >= before);
+		f->frame[s] = false;
+	}
+}
+
+static void op_plug(struct fuzz *f)
+{
+	struct wla_device *dev = &f->vdc->dev;
+	unsigned live = 0;
+	for (size_t i = 0; i < dev->n_crtcs; i++) {
+		live += dev->crtcs[i] != NULL;
+	}
+	if (live >= MAX_LIVE) {
+		return;
+	}
+	char name[16];
+	snprintf(name, sizeof(name), "P-%u", f->plugs++);
+	size_t n_modes = 1 + take(f->in, N_MODES);
+	struct wla_vdc_output *out = wla_vdc_plug(f->vdc, name, fuzz_modes, n_modes);
+	FUZZ_TRACE("  plug %s: crtc %d\n", name, out ? (int)out->crtc.index : -1);
+	CHECK(out);
+	setup_crtc(f, &out->crtc);
+}
+
+/* Actions of present handlers and capture callbacks, while handler_ops
+ * lasts: commit, capture, unplug. */
+static void handler_act(struct fuzz *f)
+{
+	if (f->handler_ops <= 0 || f->depth >= 4) {
+		return;
+	}
+	f->handler_ops--;
+	f->depth++;
+	uint32_t what = take(f->in, 8);
+	if (what == 6) {
+		struct wla_crtc *crtc = pick_crtc(f);
+		if (crtc) {
+			request_capture(f, output_of(crtc));
+		}
+	} else if (what == 7) {
+		struct wla_crtc *crtc = pick_crtc(f);
+		if (crtc) {
+			unplug(f, output_of(crtc));
+		}
+	} else if (what == 5) {
+		op_commit_multi(f);
+	} else {
+		op_commit(f);
+	}
+	check_driver_view(f);
+	f->depth--;
+}
+
 static void present_handler(struct wla_crtc *crtc, const struct wla_present *ev, void *data)
 {
 	struct fuzz *f = data;
 	if (ev->commit_seq < MAX_SEQ) {
-
 		CHECK(f->frame[ev->commit_seq]);
 		f->events[ev->commit_seq]++;
 		CHECK(f->events[ev->commit_seq] == 1);
@@ -379,34 +775,71 @@ static void present_handler(struct wla_crtc *crtc, const struct wla_present *ev,
 			CHECK(when >= f->commit_ns[ev->commit_seq]);
 		}
 	}
-	if (f->handler_commits > 0 && f->depth < 4) {
-		f->handler_commits--;
-		f->depth++;
-		op_commit(f);
-		f->depth--;
-	}
+	check_driver_view(f);
+	handler_act(f);
 }
+
+struct capture_req {
+	struct fuzz *f;
+	uint64_t seq_at_request;
+};
 
 static void capture_done(struct wla_capture *cap, const struct wla_image *image, uint64_t seq,
 	void *data)
 {
-	struct fuzz *f = data;
-	if (f->handler_commits > 0 && f->depth < 4) {
-		f->handler_commits--;
-		f->depth++;
-		op_commit(f);
-		f->depth--;
+	struct capture_req *req = data;
+	struct fuzz *f = req->f;
+	FUZZ_TRACE("  capture done: %s, seq %llu (asked at %llu)\n", image ? "image" : "failed",
+		(unsigned long long)seq, (unsigned long long)req->seq_at_request);
+	/* capture.h: the frame on screen after the next vblank. */
+	CHECK(!image || seq > req->seq_at_request);
+	free(req);
+	f->captures_open--;
+	check_driver_view(f);
+	handler_act(f);
+}
+
+static void request_capture(struct fuzz *f, struct wla_vdc_output *out)
+{
+	struct capture_req *req = calloc(1, sizeof(*req));
+	CHECK(req);
+	req->f = f;
+	struct wla_capture *cap = wla_vdc_capture(out, capture_done, req);
+	if (!cap) {
+		free(req);
+		return;
 	}
+	f->captures_open++;
+	/* The vblanks up to now were counted by the request (when nothing was
+	 * armed; otherwise the count may be behind, a weaker bound). */
+	req->seq_at_request = out->seq;
+	FUZZ_TRACE("  capture asked on %s at seq %llu\n", out->connector.name,
+		(unsigned long long)out->seq);
+	if (f->depth == 0 && take(f->in, 3) == 0) {
+		wla_vdc_capture_cancel(cap);
+		free(req);
+		f->captures_open--;
+	}
+}
+
+static void setup_crtc(struct fuzz *f, struct wla_crtc *crtc)
+{
+	crtc->present = present_handler;
+	crtc->present_data = f;
+	crtc->queue_depth = 1 + take(f->in, 3);
+	crtc->mailbox = take(f->in, 2);
+	f->out_id[crtc->index] = ++f->next_out_id;
 }
 
 static void run(struct fuzz *f)
 {
-	struct wla_device *dev = &f->vdc->dev;
 	size_t steps = 0;
 	while (f->in->pos < f->in->size && steps++ < 200) {
-		uint32_t op = take(f->in, 12);
-		struct wla_crtc *crtc = dev->crtcs[take(f->in, (uint32_t)dev->n_crtcs)];
-		struct wla_vdc_output *out = f->vdc->outputs[crtc->index];
+		uint32_t op = take(f->in, 20);
+		struct wla_crtc *crtc = pick_crtc(f);
+		struct wla_vdc_output *out = crtc ? output_of(crtc) : NULL;
+		FUZZ_TRACE("op %u on %s, now %llu\n", op, crtc ? crtc->name : "-",
+			(unsigned long long)f->now);
 		switch (op) {
 		case 0:
 		case 1:
@@ -414,13 +847,15 @@ static void run(struct fuzz *f)
 			op_commit(f);
 			break;
 		case 3: {
+			if (!crtc) {
+				break;
+			}
 			/* Legacy mode set or disable. */
 			uint64_t seq = f->next_seq++;
 			bool on = take(f->in, 3) != 0;
 			struct wla_fb *fb = take(f->in, 3) ? fuzz_fb(f) : NULL;
-			if (on && seq < MAX_SEQ) {
-				f->frame[seq] = true;
-				f->commit_ns[seq] = f->now;
+			if (on) {
+				expect_frame(f, crtc, seq);
 			}
 			int ret = wla_atomic_set_config(crtc, &out->connector, on ?
 				&out->connector.modes[take(f->in,
@@ -432,6 +867,9 @@ static void run(struct fuzz *f)
 			break;
 		}
 		case 4: {
+			if (!crtc) {
+				break;
+			}
 			struct wla_fb *fb = fuzz_fb(f);
 			wla_atomic_update_plane(&out->cursor, crtc, fb, (int32_t)take(f->in, 80),
 				(int32_t)take(f->in, 60), fb->width, fb->height, 0, 0, fb->width << 16,
@@ -447,13 +885,11 @@ static void run(struct fuzz *f)
 			/* The clock moves, the timer has not run yet. */
 			f->now += take(f->in, 17000000);
 			break;
-		case 7: {
-			struct wla_capture *cap = wla_vdc_capture(out, capture_done, f);
-			if (cap && take(f->in, 3) == 0) {
-				wla_vdc_capture_cancel(cap);
+		case 7:
+			if (out) {
+				request_capture(f, out);
 			}
 			break;
-		}
 		case 8: {
 			/* A client lets go of its buffer. */
 			size_t i = take(f->in, N_FBS);
@@ -467,7 +903,7 @@ static void run(struct fuzz *f)
 			break;
 		}
 		case 9:
-			f->handler_commits = (int)take(f->in, 4);
+			f->handler_ops = (int)take(f->in, 4);
 			break;
 		case 10:
 			if (take(f->in, 2)) {
@@ -481,6 +917,52 @@ static void run(struct fuzz *f)
 				return; /* destroy midway */
 			}
 			break;
+		case 12:
+		case 19:
+			op_commit_multi(f);
+			break;
+		case 13:
+			if (out) {
+				unplug(f, out);
+			}
+			break;
+		case 14:
+			op_plug(f);
+			break;
+		case 15:
+			if (crtc) {
+				op_dpms(f, crtc);
+			}
+			break;
+		case 16:
+			if (crtc) {
+				/* A driver that lost the CRTC. */
+				f->leaving = crtc;
+				wla_crtc_force_off(crtc);
+				f->leaving = NULL;
+				check_off(f, out);
+			}
+			break;
+		case 17:
+			if (out) {
+				uint32_t p = take(f->in, 3);
+				wla_atomic_disable_plane(p == 0 ? &out->primary : p == 1 ?
+					&out->cursor : out->zorder[1]);
+			}
+			break;
+		case 18:
+			if (crtc) {
+				uint64_t seq = f->next_seq++;
+				expect_frame(f, crtc, seq);
+				struct wla_fb *fb = crtc->state->enable ?
+					fuzz_fb_for(f, &crtc->state->mode) : fuzz_fb(f);
+				int ret = wla_atomic_page_flip(crtc, fb, seq);
+				if (ret < 0 && seq < MAX_SEQ) {
+					CHECK(f->events[seq] == 0);
+					f->frame[seq] = false;
+				}
+			}
+			break;
 		}
 		check_invariants(f);
 	}
@@ -491,43 +973,48 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_init();
 	struct input in = { .data = data, .size = size };
 	struct fuzz *f = calloc(1, sizeof(*f));
+	CHECK(f);
 	g = f;
 	f->in = &in;
 	f->now = UINT64_C(1000000000);
 	f->next_seq = 1;
 	struct wla_config cfg;
 	wla_config_init(&cfg);
-	cfg.n_outputs = 2;
-	for (size_t i = 0; i < 2; i++) {
+	cfg.n_outputs = 2 + take(&in, 2);
+	for (size_t i = 0; i < cfg.n_outputs; i++) {
 		snprintf(cfg.outputs[i].name, sizeof(cfg.outputs[i].name), "F-%zu", i);
-		cfg.outputs[i].modes[0] = (struct wla_config_mode){ 64, 48, 60000 };
-		cfg.outputs[i].modes[1] = (struct wla_config_mode){ 32, 32, 30000 };
-		cfg.outputs[i].n_modes = 2;
+		memcpy(cfg.outputs[i].modes, fuzz_modes, sizeof(fuzz_modes));
+		cfg.outputs[i].n_modes = N_MODES;
 	}
 	cfg.overlay_planes = 1;
 	cfg.cursor_size = 64;
 	f->vdc = wla_vdc_create(NULL, &cfg, fuzz_clock, f);
 	CHECK(f->vdc);
-	for (size_t i = 0; i < 2; i++) {
-		struct wla_crtc *crtc = &f->vdc->outputs[i]->crtc;
-		crtc->present = present_handler;
-		crtc->present_data = f;
-		crtc->queue_depth = 1 + take(&in, 3);
-		crtc->mailbox = take(&in, 2);
+	f->vdc->dev.listener = (struct wla_device_listener){
+		.connector_removed = connector_removed,
+		.data = f,
+	};
+	for (size_t i = 0; i < cfg.n_outputs; i++) {
+		setup_crtc(f, &f->vdc->outputs[i]->crtc);
 	}
 	run(f);
 	/* Turn everything off while handlers listen: every frame accepted has
 	 * had exactly one event by then. */
-	f->handler_commits = 0;
-	for (size_t i = 0; i < 2; i++) {
-		wla_crtc_force_off(&f->vdc->outputs[i]->crtc);
+	f->handler_ops = 0;
+	struct wla_device *dev = &f->vdc->dev;
+	for (size_t i = 0; i < dev->n_crtcs; i++) {
+		if (dev->crtcs[i]) {
+			wla_crtc_force_off(dev->crtcs[i]);
+			check_off(f, output_of(dev->crtcs[i]));
+		}
 	}
 	check_invariants(f);
 	for (uint64_t s = 0; s < f->next_seq && s < MAX_SEQ; s++) {
 		CHECK(!f->frame[s] || f->events[s] == 1);
 	}
-	CHECK(f->vdc->dev.live_states == 0);
+	CHECK(dev->live_states == 0);
 	wla_vdc_destroy(f->vdc);
+	CHECK(f->captures_open == 0);
 	for (size_t i = 0; i < N_FBS; i++) {
 		if (f->fbs[i]) {
 			CHECK(f->fbs[i]->locks == 0);

@@ -28,14 +28,21 @@
  *     wla_panel_create() takes, whose lines named 'backlight' are switched
  *     on by no power-on or power-off step and have a safe off value of 0;
  *   - an accepted config written back as config text parses to the same
- *     config (the text and file loaders agree on it too).
+ *     config (the text and file loaders agree on it too);
+ *   - what the parser accepts, the virtual display controller can show: an
+ *     accepted config makes a VDC without an error line, each output a
+ *     connector with its modes at their size and rate, each of them a valid
+ *     timing that the VDC also gives as a custom mode, and each one, set on
+ *     its CRTC, latches at a vblank.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "backend/atomic.h"
 #include "backend/panel.h"
+#include "backend/vdc.h"
 #include "fuzz.h"
 #include "wlatomic/config.h"
 
@@ -349,10 +356,67 @@ static void check_result(const char *what, int ret, bool file)
 		what, ret, fuzz_log_errors);
 }
 
+static uint64_t vdc_clock(void *data)
+{
+	return *(const uint64_t *)data;
+}
+
+/* Every mode of an accepted config, handed to the VDC: a connector mode of
+ * that size and rate, a custom mode too, and a latch when it is set. */
+static void check_vdc(const struct wla_config *cfg)
+{
+	uint64_t now = UINT64_C(1000000000);
+	fuzz_log_clear();
+	struct wla_vdc *vdc = wla_vdc_create(NULL, cfg, vdc_clock, &now);
+	FUZZ_CHECK(vdc && fuzz_log_errors == 0, "an accepted config of %zu outputs, %u overlay "
+		"planes makes no VDC (%d error lines; FUZZ_VERBOSE=1 shows them)", cfg->n_outputs,
+		cfg->overlay_planes, fuzz_log_errors);
+	uint64_t seq = 1;
+	for (size_t i = 0; i < cfg->n_outputs; i++) {
+		const struct wla_config_output *o = &cfg->outputs[i];
+		struct wla_vdc_output *out = vdc->outputs[i];
+		struct wla_connector *conn = &out->connector;
+		FUZZ_CHECK(strcmp(conn->name, o->name) == 0 && conn->n_modes == o->n_modes,
+			"output %s: connector %s with %zu modes", o->name, conn->name, conn->n_modes);
+		for (size_t m = 0; m < o->n_modes; m++) {
+			const struct wla_config_mode *cm = &o->modes[m];
+			const struct wla_mode *mode = &conn->modes[m];
+			const char *why = NULL;
+			FUZZ_CHECK(mode->width == cm->width && mode->height == cm->height &&
+				mode->refresh_mhz == cm->refresh_mhz && wla_mode_valid(mode, &why),
+				"output %s: mode %dx%d@%dmHz became %dx%d@%dmHz (%s)", o->name,
+				cm->width, cm->height, cm->refresh_mhz, mode->width, mode->height,
+				mode->refresh_mhz, why ? why : "valid");
+			struct wla_mode custom;
+			fuzz_log_clear();
+			FUZZ_CHECK(vdc->dev.funcs->custom_mode(&vdc->dev, cm->width, cm->height,
+				cm->refresh_mhz, &custom) && wla_mode_equal(&custom, mode) &&
+				fuzz_log_errors == 0, "output %s: mode %dx%d@%dmHz refused as a "
+				"custom mode, or another timing", o->name, cm->width, cm->height,
+				cm->refresh_mhz);
+			fuzz_log_clear();
+			int ret = wla_atomic_set_config(&out->crtc, conn, mode, NULL, seq++);
+			FUZZ_CHECK(ret == 0 && fuzz_log_errors == 0, "output %s: mode %dx%d@%dmHz "
+				"refused by the VDC (%d)", o->name, cm->width, cm->height,
+				cm->refresh_mhz, ret);
+			/* Two periods and the slack: the vblank after the commit. */
+			now += 2 * wla_mode_period_ns(mode) + vdc->latch_slack_ns + 1;
+			wla_vdc_advance(vdc, now);
+			FUZZ_CHECK(out->crtc.queued == 0 && out->running &&
+				wla_mode_equal(&out->scanout.mode, mode), "output %s: mode "
+				"%dx%d@%dmHz set but not latched", o->name, cm->width, cm->height,
+				cm->refresh_mhz);
+		}
+		wla_crtc_force_off(&out->crtc);
+	}
+	wla_vdc_destroy(vdc);
+}
+
 /* Accepted: within the limits, and its canonical text parses to the same. */
 static void check_accepted(const struct wla_config *cfg)
 {
 	check_config(cfg);
+	check_vdc(cfg);
 	static struct text t;
 	write_config(&t, cfg);
 	struct wla_config again;
