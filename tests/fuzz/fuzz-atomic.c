@@ -97,6 +97,7 @@ struct fuzz {
 	/* A CRTC being forced off or unplugged: callbacks leave it alone. */
 	struct wla_crtc *leaving;
 	unsigned removed_calls;
+	unsigned unplugs; /* begun, counting those inside callbacks */
 	unsigned captures_open;
 };
 
@@ -695,11 +696,14 @@ static void unplug(struct fuzz *f, struct wla_vdc_output *out)
 	bool delivering = dev->delivering;
 	uint64_t before = f->next_seq;
 	unsigned removed = f->removed_calls;
+	unsigned unplugs = f->unplugs++;
 	FUZZ_TRACE("  unplug %s (crtc %u)%s\n", out->connector.name, index,
 		delivering ? " from a present handler" : "");
 	wla_vdc_unplug(out);
 	/* out may be freed: only pointers are compared from here. */
-	CHECK(f->removed_calls == removed + 1);
+	/* One "removed" each: this one's and those of the unplugs a
+	 * callback made while this one ran. */
+	CHECK(f->removed_calls - removed == f->unplugs - unplugs);
 	CHECK(index >= dev->n_crtcs || dev->crtcs[index] == NULL);
 	for (uint64_t s = 0; s < f->next_seq && s < MAX_SEQ; s++) {
 		if (!f->frame[s] || f->seq_out[s] != id || f->events[s] > 0) {
