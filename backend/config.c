@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <wlr/util/log.h>
+#include "backend/atomic.h"
 #include "backend/panel.h"
 #include "util.h"
 #include "wlatomic/config.h"
@@ -671,6 +672,27 @@ static int parse_line(struct text_parser *tp, char *line, size_t lineno)
 }
 
 /* Names unnamed outputs and refuses duplicate names. */
+/*
+ * The virtual display gives each output a primary, a cursor and
+ * overlay-planes overlays, out of the core's WLA_MAX_PLANES: a config the
+ * parsers accept must fit (the KMS driver's planes are the card's).
+ */
+static int check_vdc_planes(const char *origin, const struct wla_config *cfg)
+{
+	size_t per_output = 2 + (size_t)cfg->overlay_planes;
+	size_t planes = cfg->n_outputs * per_output;
+	if (cfg->driver != WLA_DRIVER_VDC || planes <= WLA_MAX_PLANES) {
+		return 0;
+	}
+	size_t most = WLA_MAX_PLANES / cfg->n_outputs - 2;
+	wlr_log(WLR_ERROR, "config: %s: %zu outputs with overlay-planes %" PRIu32 " need %zu "
+		"planes, the virtual display has %d (overlay-planes at most %zu with %zu outputs)",
+		origin, cfg->n_outputs, cfg->overlay_planes, planes, WLA_MAX_PLANES,
+		most < WLA_MAX_OVERLAY_PLANES ? most : (size_t)WLA_MAX_OVERLAY_PLANES,
+		cfg->n_outputs);
+	return -EINVAL;
+}
+
 static int finish_outputs(struct text_parser *tp)
 {
 	struct wla_config *cfg = tp->cfg;
@@ -694,7 +716,7 @@ static int finish_outputs(struct text_parser *tp)
 		}
 		return -EINVAL;
 	}
-	return 0;
+	return check_vdc_planes(tp->name, cfg);
 }
 
 WLA_EXPORT int wla_config_parse_text(struct wla_config *cfg, const char *name, const char *text)
@@ -976,7 +998,10 @@ WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
 	if (ret > 0) {
 		ret = load_env_input_devices(cfg, value);
 	}
-	return ret < 0 ? ret : 0;
+	if (ret < 0) {
+		return ret;
+	}
+	return check_vdc_planes("environment", cfg);
 }
 
 /* A mode as its config value reads, "1920x1080@59.940", into buf. */
@@ -1096,5 +1121,5 @@ WLA_EXPORT int wla_config_validate(const struct wla_config *cfg)
 	for (size_t i = 0; ret == 0 && i < cfg->n_outputs; i++) {
 		ret = validate_output(cfg, i);
 	}
-	return ret;
+	return ret < 0 ? ret : check_vdc_planes(VALIDATE_ORIGIN, cfg);
 }

@@ -1200,6 +1200,59 @@ static void validate_accepts_an_output_without_panel(void)
 		"without panel-chip");
 }
 
+/*
+ * Outside fuzzing: WLA_OUTPUTS=6 with WLA_OVERLAY_PLANES=5 was accepted, then
+ * the virtual display could not be made (42 planes, it has 32). What the
+ * parsers accept, the VDC can show: each way in refuses it, naming both keys
+ * and the most overlay planes that fit; the KMS driver is not bound by it.
+ */
+static void outputs_times_planes_beyond_the_vdc_are_refused(void)
+{
+	clear_env();
+	setenv("WLA_OUTPUTS", "6", 1);
+	setenv("WLA_OVERLAY_PLANES", "5", 1);
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("config: environment: 6 outputs with overlay-planes 5 need 42 planes, "
+		"the virtual display has 32 (overlay-planes at most 3 with 6 outputs)");
+	setenv("WLA_OVERLAY_PLANES", "3", 1);
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_INT(harness_log_n, 0);
+	setenv("WLA_DRIVER", "kms", 1);
+	setenv("WLA_OVERLAY_PLANES", "8", 1);
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_INT(harness_log_n, 0);
+	unsetenv("WLA_DRIVER");
+	clear_env();
+
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "four.conf", "overlay-planes = 7\n"
+		"[output]\nmode = 64x48\n[output]\nmode = 64x48\n[output]\nmode = 64x48\n"
+		"[output]\nmode = 64x48\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: four.conf: 4 outputs with overlay-planes 7 need 36 planes, "
+		"the virtual display has 32 (overlay-planes at most 6 with 4 outputs)");
+
+	wla_config_init(&cfg);
+	cfg.n_outputs = 8;
+	for (size_t i = 0; i < cfg.n_outputs; i++) {
+		cfg.outputs[i] = cfg.outputs[0];
+		snprintf(cfg.outputs[i].name, sizeof(cfg.outputs[i].name), "V-%zu", i);
+	}
+	cfg.overlay_planes = 2;
+	CHECK_VALID(cfg);
+	cfg.overlay_planes = 3;
+	CHECK_INVALID(cfg, "config: wla_config: 8 outputs with overlay-planes 3 need 40 planes, "
+		"the virtual display has 32 (overlay-planes at most 2 with 8 outputs)");
+	cfg.driver = WLA_DRIVER_KMS;
+	CHECK_VALID(cfg);
+}
+
 int main(void)
 {
 	harness_init();
@@ -1258,6 +1311,7 @@ int main(void)
 	RUN_TEST(validate_refuses_bad_output_counts);
 	RUN_TEST(validate_refuses_empty_bad_and_duplicate_names);
 	RUN_TEST(validate_refuses_bad_mode_lists);
+	RUN_TEST(outputs_times_planes_beyond_the_vdc_are_refused);
 	RUN_TEST(validate_refuses_bad_modes);
 	RUN_TEST(validate_refuses_each_bad_panel_field);
 	RUN_TEST(validate_accepts_an_output_without_panel);
