@@ -473,6 +473,16 @@ static void expect_frame(struct fuzz *f, struct wla_crtc *crtc, uint64_t seq)
 
 static int commit(struct fuzz *f, struct wla_atomic_state *state, bool nonblock)
 {
+	/* A state turning a CRTC off first has the latches that already
+	 * happened reported (commit.c, sync_latches), refused or not: those
+	 * are the hardware's doing, not the commit's. Report them before the
+	 * snapshot, as the core would. */
+	wla_for_each_crtc_in_state(state, e) {
+		if (e->old_state->active && !e->new_state->active && f->vdc->dev.funcs->sync) {
+			f->vdc->dev.funcs->sync(&f->vdc->dev);
+			break;
+		}
+	}
 	struct snapshot snap = { 0 };
 	take_snapshot(f, &snap);
 	/* A state being built counts as live. */
