@@ -88,6 +88,125 @@ assert text.count(old) == 1, "vkms_output.c: writeback init not found"
 open(path, "w").write(text.replace(old, new))
 PY
 
+# Debian's 6.1 vkms can freeze the guest: DRM calls ->disable_vblank with
+# its vblank locks held (drm_crtc_vblank_off(): event_lock, vbl_lock,
+# vblank_time_lock; the vblank off timer: vbl_lock, vblank_time_lock), and
+# vkms_disable_vblank() waits there in hrtimer_cancel() for a running
+# vkms_vblank_simulate(), which spins in drm_crtc_handle_vblank() on
+# event_lock or vblank_time_lock: each CPU waits for the other forever.
+# As upstream DRM's vblank timer does (2025, "drm/vblank: Add vblank
+# timer"), disabling only tells the timer to stop (period_ns = 0,
+# hrtimer_try_to_cancel()) and the callback stops by itself when it finds
+# vblank off; the timer is set up once instead of at each enable (a callback
+# may still run then), waited for only when the device goes, and a left-over
+# callback counts no vblank. Steady vblank timestamps and events are as before.
+python3 - "$src" <<'PY'
+import sys
+src = sys.argv[1]
+
+
+def patch(name, pairs):
+    path = src + "/" + name
+    text = open(path).read()
+    for old, new in pairs:
+        n = text.count(old)
+        if n != 1:
+            sys.exit("build-modules: %s: expected text found %d times, not once; update the "
+                     "vblank patch:\n%s" % (name, n, old))
+        text = text.replace(old, new)
+    open(path, "w").write(text)
+
+
+patch("vkms_crtc.c", [
+    # The callback: stop when vblank went off while it was pending or running.
+    ("""	struct vkms_crtc_state *state;
+	u64 ret_overrun;
+	bool ret, fence_cookie;
+
+	fence_cookie = dma_fence_begin_signalling();
+
+	ret_overrun = hrtimer_forward_now(&output->vblank_hrtimer,
+					  output->period_ns);
+	if (ret_overrun != 1)
+		pr_warn("%s: vblank timer overrun\\n", __func__);
+
+	spin_lock(&output->lock);
+	ret = drm_crtc_handle_vblank(crtc);
+	if (!ret)
+		DRM_ERROR("vkms failure on handling vblank");
+""", """	struct vkms_crtc_state *state;
+	ktime_t period = READ_ONCE(output->period_ns);
+	u64 ret_overrun;
+	bool ret, fence_cookie;
+
+	/* vkms_disable_vblank() set period_ns to 0 but could not wait. */
+	if (!period)
+		return HRTIMER_NORESTART;
+
+	fence_cookie = dma_fence_begin_signalling();
+
+	ret_overrun = hrtimer_forward_now(&output->vblank_hrtimer, period);
+	if (ret_overrun != 1)
+		pr_warn("%s: vblank timer overrun\\n", __func__);
+
+	spin_lock(&output->lock);
+	ret = drm_crtc_handle_vblank(crtc);
+	if (!ret) {
+		/* vblank went off while this waited for DRM's locks. */
+		spin_unlock(&output->lock);
+		dma_fence_end_signalling(fence_cookie);
+		return HRTIMER_NORESTART;
+	}
+"""),
+    # Enable: the timer is set up once, in vkms_crtc_init(): a callback of
+    # the previous enable may still be running here.
+    ("""	hrtimer_init(&out->vblank_hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	out->vblank_hrtimer.function = &vkms_vblank_simulate;
+	out->period_ns = ktime_set(0, vblank->framedur_ns);
+	hrtimer_start(&out->vblank_hrtimer, out->period_ns, HRTIMER_MODE_REL);
+""", """	WRITE_ONCE(out->period_ns, ktime_set(0, vblank->framedur_ns));
+	hrtimer_start(&out->vblank_hrtimer, out->period_ns, HRTIMER_MODE_REL);
+"""),
+    # The timestamp, under vblank_time_lock: from a callback that
+    # vkms_disable_vblank() left running while vblank went off and on again
+    # (the timer is queued again), no vblank has passed.
+    ("""	*vblank_time = READ_ONCE(output->vblank_hrtimer.node.expires);
+""", """	if (in_vblank_irq && hrtimer_is_queued(&output->vblank_hrtimer)) {
+		*vblank_time = vblank->time;
+		return true;
+	}
+
+	*vblank_time = READ_ONCE(output->vblank_hrtimer.node.expires);
+"""),
+    # Disable: called under DRM's event_lock/vbl_lock/vblank_time_lock,
+    # which the callback takes: never wait for it here.
+    ("""	hrtimer_cancel(&out->vblank_hrtimer);
+}
+""", """	WRITE_ONCE(out->period_ns, 0);
+	hrtimer_try_to_cancel(&out->vblank_hrtimer);
+}
+"""),
+    ("""	spin_lock_init(&vkms_out->lock);
+	spin_lock_init(&vkms_out->composer_lock);
+""", """	spin_lock_init(&vkms_out->lock);
+	spin_lock_init(&vkms_out->composer_lock);
+	hrtimer_init(&vkms_out->vblank_hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	vkms_out->vblank_hrtimer.function = &vkms_vblank_simulate;
+"""),
+])
+# The device's end: no lock held, so wait there for a callback that
+# vkms_disable_vblank() left running (set up only if vkms_crtc_init() ran).
+patch("vkms_drv.c", [
+    ("""	if (vkms->output.composer_workq)
+		destroy_workqueue(vkms->output.composer_workq);
+""", """	if (vkms->output.vblank_hrtimer.function)
+		hrtimer_cancel(&vkms->output.vblank_hrtimer);
+	if (vkms->output.composer_workq)
+		destroy_workqueue(vkms->output.composer_workq);
+"""),
+])
+PY
+
 cat >"$src/Kbuild" <<'EOF'
 vkms-y := vkms_drv.o vkms_plane.o vkms_output.o vkms_crtc.o vkms_composer.o \
 	vkms_writeback.o vkms_formats.o
