@@ -250,7 +250,8 @@ static bool covers(const struct wla_image *dst, const struct wla_compose_layer *
 		(int64_t)l->dst_y + l->dst_h >= (int64_t)dst->height;
 }
 
-bool wla_compose(struct wla_image *dst, const struct wla_compose_layer *layers, size_t n_layers)
+static bool compose(struct wla_image *dst, const struct wla_compose_layer *layers,
+	size_t n_layers, const struct wla_compose_access *access)
 {
 	char name[16];
 	const struct wla_format_info *dst_fmt = wla_format_get(dst->format);
@@ -289,8 +290,28 @@ bool wla_compose(struct wla_image *dst, const struct wla_compose_layer *layers, 
 	}
 
 	for (size_t i = 0; ok && i < n_layers; i++) {
-		ok = compose_layer(dst_img, dst, &layers[i], i);
+		struct wla_compose_layer l = layers[i];
+		if (access && !access->begin(access->data, i, &l.data, &l.stride)) {
+			wlr_log(WLR_ERROR, "compose: layer %zu: its pixels cannot be read", i);
+			ok = false;
+			break;
+		}
+		ok = compose_layer(dst_img, dst, &l, i);
+		if (access) {
+			access->end(access->data, i);
+		}
 	}
 	pixman_image_unref(dst_img);
 	return ok;
+}
+
+bool wla_compose(struct wla_image *dst, const struct wla_compose_layer *layers, size_t n_layers)
+{
+	return compose(dst, layers, n_layers, NULL);
+}
+
+bool wla_compose_each(struct wla_image *dst, const struct wla_compose_layer *layers,
+	size_t n_layers, const struct wla_compose_access *access)
+{
+	return compose(dst, layers, n_layers, access);
 }

@@ -192,31 +192,53 @@ static void fail_captures(struct wla_vdc_output *out)
 	output_unbusy(out);
 }
 
+/* The planes a capture composes, each opened only while composited. */
+struct compose_planes {
+	const struct wla_plane_state *planes[WLA_VDC_PLANES];
+};
+
+static bool compose_begin(void *data, size_t i, const void **pixels, uint32_t *stride)
+{
+	struct compose_planes *cp = data;
+	const struct wla_plane_state *ps = cp->planes[i];
+	struct wla_fb *fb = ps->fb;
+	if (!fb->impl->begin_access || !fb->impl->begin_access(fb, pixels, stride)) {
+		wlr_log(WLR_ERROR, "plane %s: fb pixels are not readable for capture",
+			ps->plane->name);
+		return false;
+	}
+	return true;
+}
+
+static void compose_end(void *data, size_t i)
+{
+	struct compose_planes *cp = data;
+	struct wla_fb *fb = cp->planes[i]->fb;
+	if (fb->impl->end_access) {
+		fb->impl->end_access(fb);
+	}
+}
+
+/*
+ * What the scanout shows, plane by plane. One plane's pixels are open at a
+ * time: two windows of two clients on two planes are two wl_shm pools, and
+ * libwayland aborts a thread that opens a second pool before closing the
+ * first.
+ */
 struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
 {
 	const struct wla_mode *mode = &out->scanout.mode;
 	struct wla_compose_layer layers[WLA_VDC_PLANES];
-	struct wla_fb *accessed[WLA_VDC_PLANES];
+	struct compose_planes cp = { 0 };
 	size_t n = 0;
-	bool ok = true;
 	for (size_t i = 0; i < out->n_planes; i++) {
 		const struct wla_plane_state *ps = out->scanout.planes[i];
 		if (!ps || !ps->visible) {
 			continue;
 		}
-		struct wla_fb *fb = ps->fb;
-		const void *data;
-		uint32_t stride;
-		if (!fb->impl->begin_access || !fb->impl->begin_access(fb, &data, &stride)) {
-			wlr_log(WLR_ERROR, "plane %s: fb pixels are not readable for capture",
-				out->zorder[i]->name);
-			ok = false;
-			break;
-		}
-		accessed[n] = fb;
+		const struct wla_fb *fb = ps->fb;
+		cp.planes[n] = ps;
 		layers[n++] = (struct wla_compose_layer){
-			.data = data,
-			.stride = stride,
 			.width = fb->width,
 			.height = fb->height,
 			.format = fb->format,
@@ -230,19 +252,17 @@ struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
 			.dst_h = (uint32_t)ps->dst.h,
 		};
 	}
-	struct wla_image *image = NULL;
-	if (ok) {
-		/* wla_compose writes every pixel. */
-		image = wla_image_create_uninit((uint32_t)mode->width, (uint32_t)mode->height);
-	}
-	if (image && !wla_compose(image, layers, n)) {
+	/* wla_compose writes every pixel. */
+	struct wla_image *image = wla_image_create_uninit((uint32_t)mode->width,
+		(uint32_t)mode->height);
+	const struct wla_compose_access access = {
+		.begin = compose_begin,
+		.end = compose_end,
+		.data = &cp,
+	};
+	if (image && !wla_compose_each(image, layers, n, &access)) {
 		wla_image_destroy(image);
 		image = NULL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (accessed[i]->impl->end_access) {
-			accessed[i]->impl->end_access(accessed[i]);
-		}
 	}
 	return image;
 }

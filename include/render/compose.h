@@ -31,6 +31,24 @@ struct wla_compose_layer {
  */
 bool wla_compose(struct wla_image *dst, const struct wla_compose_layer *layers, size_t n_layers);
 
+/*
+ * Where a layer's pixels may only be read while they are held open: before
+ * layer i is composited, begin(data, i, &pixels, &stride) opens them (false:
+ * not readable, the composition fails), and end(data, i) closes them before
+ * the next layer is opened. A client's wl_shm buffers are such: libwayland
+ * lets a thread hold one client pool open at a time (its SIGBUS guard).
+ */
+struct wla_compose_access {
+	bool (*begin)(void *data, size_t i, const void **pixels, uint32_t *stride);
+	void (*end)(void *data, size_t i);
+	void *data;
+};
+
+/* wla_compose with each layer's data and stride (ignored in layers) given
+ * by access, one layer open at a time. */
+bool wla_compose_each(struct wla_image *dst, const struct wla_compose_layer *layers,
+	size_t n_layers, const struct wla_compose_access *access);
+
 /* wla_image_create without clearing the pixels: for an image wla_compose
  * writes whole. */
 struct wla_image *wla_image_create_uninit(uint32_t width, uint32_t height);

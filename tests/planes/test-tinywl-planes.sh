@@ -13,6 +13,10 @@
 #   screencopy:   grim's screenshot (wlr-screencopy copies the primary buffer
 #                 only) still shows the window a plane showed: tinywl
 #                 composites while a copy waits; equal to the display's capture.
+#   two-clients:  two clients' windows (two wl_shm pools) on two overlays, and
+#                 a capture of them: one pool open at a time (libwayland
+#                 aborts a thread that opens a second), the capture equal to
+#                 the composited one.
 set -euo pipefail
 . "$(dirname "$0")/../integration/lib.sh"
 CASE=$1 TINYWL=$(realpath "$2") CTL=$(realpath "$3") CLIENT=$(realpath "$4")
@@ -134,6 +138,40 @@ screencopy)
 	diff=$("$PNG_INFO" "$TEST_DIR/grim.png" "$TEST_DIR/display.png" 1200,640,80,80)
 	echo "grim against the display: $diff"
 	[ "$diff" = differ=0 ] || fail "grim's screenshot lacks what the planes showed: $diff"
+	;;
+two-clients)
+	export WLA_OUTPUTS='1280x720@60'
+	overlays() { overlay_line | wc -l; }
+	capture_crc() { # NAME: a capture's CRC
+		ctl capture Virtual-1 "$TEST_DIR/$1.png" | sed -n 's/.* crc32=\([0-9a-f]*\) .*/\1/p'
+	}
+	for mode in planes composited; do
+		args=()
+		[ $mode = planes ] || args=(--no-planes)
+		start_tinywl "${args[@]}" -s "$(shell_quote "$CLIENT") --frames 1000000 -W 512 -H 384" \
+			--window-pos 100,200 --cursor 1270,710
+		ctl wait Virtual-1 10 >/dev/null || fail "$mode: no frames"
+		# The second window maps over the first, once the first is there.
+		WAYLAND_DISPLAY=wayland-0 "$CLIENT" --frames 1000000 >"$TEST_DIR/client2.log" 2>&1 &
+		client2=$!
+		if [ $mode = planes ]; then
+			wait_until 10 '[ "$(overlays)" = 2 ]' ||
+				fail "the two windows are not on two overlays: $(ctl planes Virtual-1)"
+			ctl planes Virtual-1 | grep ' overlay '
+			ctl wait Virtual-1 10 >/dev/null || fail "no frames with two clients"
+			with_planes=$(capture_crc planes) ||
+				fail "no capture of two clients' windows: $(tail -n 5 "$TEST_DIR/stderr")"
+			[ -n "$with_planes" ] || fail "no capture of two clients' windows"
+		else
+			# Composited, the screen comes to show the same once the
+			# second window is drawn.
+			wait_until 10 '[ "$(capture_crc composited)" = "$with_planes" ]' ||
+				fail "two windows on planes differ from the composited screen"
+		fi
+		stop_tinywl 'connection lost\|Broken pipe'
+		wait "$client2" 2>/dev/null || true
+	done
+	echo "capture crc32 with planes and composited: $with_planes"
 	;;
 *)
 	fail "unknown case $CASE"

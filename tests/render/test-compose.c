@@ -235,6 +235,85 @@ static void test_z_order_topmost_wins(void)
 	wla_image_destroy(r);
 }
 
+/* Pixels opened one layer at a time: what each layer's begin gave. */
+struct one_open {
+	struct wla_image *fbs[3];
+	int open; /* the layer open now, -1: none */
+	int begun, ended, fail_at;
+};
+
+static bool one_open_begin(void *data, size_t i, const void **pixels, uint32_t *stride)
+{
+	struct one_open *o = data;
+	CHECK_INT(o->open, -1); /* never two open at once */
+	CHECK_INT((int)i, o->begun);
+	o->begun++;
+	if ((int)i == o->fail_at) {
+		return false;
+	}
+	o->open = (int)i;
+	*pixels = o->fbs[i]->data;
+	*stride = o->fbs[i]->stride;
+	return true;
+}
+
+static void one_open_end(void *data, size_t i)
+{
+	struct one_open *o = data;
+	CHECK_INT(o->open, (int)i);
+	o->open = -1;
+	o->ended++;
+}
+
+/*
+ * A client's wl_shm buffers may only be read one pool at a time (libwayland
+ * aborts otherwise; two clients' windows on two planes, captured, did):
+ * wla_compose_each opens each layer only while it composites it, in order,
+ * and gives the same pixels as wla_compose; a layer that cannot be opened
+ * fails the composition with its index named, nothing left open.
+ */
+static void test_layers_are_opened_one_at_a_time(void)
+{
+	struct one_open o = { .open = -1, .fail_at = -1 };
+	o.fbs[0] = solid_fb(6, 6, RED);
+	o.fbs[1] = solid_fb(6, 6, GREEN);
+	o.fbs[2] = solid_fb(6, 6, BLUE);
+	struct wla_compose_layer layers[] = {
+		whole_layer(o.fbs[0], DRM_FORMAT_XRGB8888, 0, 0),
+		whole_layer(o.fbs[1], DRM_FORMAT_XRGB8888, 2, 2),
+		whole_layer(o.fbs[2], DRM_FORMAT_XRGB8888, 4, 4),
+	};
+	struct wla_image *want = wla_image_create(12, 12), *got = wla_image_create(12, 12);
+	CHECK(wla_compose(want, layers, 3));
+	struct wla_compose_layer blind[3];
+	for (size_t i = 0; i < 3; i++) {
+		blind[i] = layers[i];
+		blind[i].data = NULL; /* only what begin gives is read */
+		blind[i].stride = 0;
+	}
+	const struct wla_compose_access access = { one_open_begin, one_open_end, &o };
+	CHECK(wla_compose_each(got, blind, 3, &access));
+	CHECK_INT(o.begun, 3);
+	CHECK_INT(o.ended, 3);
+	CHECK_INT(o.open, -1);
+	CHECK(memcmp(want->data, got->data, (size_t)want->stride * want->height) == 0);
+
+	o = (struct one_open){ .fbs = { o.fbs[0], o.fbs[1], o.fbs[2] }, .open = -1, .fail_at = 1 };
+	harness_log_clear();
+	CHECK(!wla_compose_each(got, blind, 3, &access));
+	CHECK_INT(o.begun, 2);
+	CHECK_INT(o.ended, 1);
+	CHECK_INT(o.open, -1);
+	CHECK_INT(harness_log_n, 1);
+	CHECK_LOGGED("compose: layer 1: its pixels cannot be read");
+
+	wla_image_destroy(got);
+	wla_image_destroy(want);
+	for (size_t i = 0; i < 3; i++) {
+		wla_image_destroy(o.fbs[i]);
+	}
+}
+
 /* Compose the 4x4 unique fb 1:1 at (x, y) on 8x8 and compare every pixel with
  * the fb shifted by (x, y), black where it does not reach. */
 static void check_clipped_at(int32_t x, int32_t y)
@@ -562,6 +641,7 @@ int main(void)
 	RUN_TEST(test_overlay_fractional_source_offset);
 	RUN_TEST(test_overlay_downscaled);
 	RUN_TEST(test_z_order_topmost_wins);
+	RUN_TEST(test_layers_are_opened_one_at_a_time);
 	RUN_TEST(test_clipping_at_every_edge);
 	RUN_TEST(test_clipping_scaled_layer_keeps_source_offset);
 	RUN_TEST(test_clipping_far_into_a_large_layer);
