@@ -365,6 +365,9 @@ static uint64_t vdc_clock(void *data)
  * that size and rate, a custom mode too, and a latch when it is set. */
 static void check_vdc(const struct wla_config *cfg)
 {
+	if (cfg->driver != WLA_DRIVER_VDC) {
+		return; /* KMS outputs are the card's: nothing here to make */
+	}
 	uint64_t now = UINT64_C(1000000000);
 	fuzz_log_clear();
 	struct wla_vdc *vdc = wla_vdc_create(NULL, cfg, vdc_clock, &now);
@@ -408,6 +411,19 @@ static void check_vdc(const struct wla_config *cfg)
 				cm->refresh_mhz);
 		}
 		wla_crtc_force_off(&out->crtc);
+	}
+	/* Each output's modes plugged in at run time too (the control
+	 * socket's plug), where one more output fits. */
+	bool room = cfg->n_outputs < WLA_MAX_CRTCS &&
+		(cfg->n_outputs + 1) * (2 + (size_t)cfg->overlay_planes) <= WLA_MAX_PLANES;
+	for (size_t i = 0; room && i < cfg->n_outputs; i++) {
+		const struct wla_config_output *o = &cfg->outputs[i];
+		fuzz_log_clear();
+		struct wla_vdc_output *out = wla_vdc_plug(vdc, "fuzz-plugged", o->modes, o->n_modes);
+		FUZZ_CHECK(out && fuzz_log_errors == 0 && out->connector.n_modes == o->n_modes,
+			"output %s: its %zu modes refused by a plug (%d error lines)", o->name,
+			o->n_modes, fuzz_log_errors);
+		wla_vdc_unplug(out);
 	}
 	wla_vdc_destroy(vdc);
 }
