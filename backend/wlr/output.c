@@ -477,7 +477,11 @@ static struct wla_output_mode *custom_mode_to_reuse(struct wla_output *out)
  * WLA_OUTPUT_CUSTOM_MODES_MAX of them: past that, the oldest one not current
  * is rewritten in place rather than freed, since wlroots' output management
  * hands the entries to its clients and never takes them back (a client's
- * old mode object then names the new timing: no dangling pointer), and a
+ * old mode object then names the new timing: no dangling pointer; wlroots
+ * 0.15 sends a mode's size once, so a client bound before the rewrite
+ * keeps the old size for that object until it binds again, as it never
+ * hears of an entry added after it bound, with wlroots' DRM backend too),
+ * and a
  * compositor that resizes a custom mode at will (at each window resize, a
  * VNC or nested output) would otherwise grow the list without end. spare,
  * taken before the commit when there was neither an entry nor one to
