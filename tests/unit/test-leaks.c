@@ -18,36 +18,6 @@
 #include "harness.h"
 #include "test-buffer.h"
 
-#ifndef HARNESS_WAIT_UNTIL
-#include <stdint.h>
-#include <time.h>
-/* The harness's deadline wait (dispatch until cond or ms, scaled by
- * WLA_TEST_TIME_SCALE), for a harness.h that does not have it yet. */
-static uint64_t leaks_deadline_ns(uint64_t ms)
-{
-	const char *text = getenv("WLA_TEST_TIME_SCALE");
-	double scale = text && *text ? strtod(text, NULL) : 1.0;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec +
-		(uint64_t)((double)ms * 1e6 * (scale > 0 ? scale : 1.0));
-}
-
-static uint64_t leaks_now_ns(void)
-{
-	return leaks_deadline_ns(0);
-}
-
-#define HARNESS_WAIT_UNTIL(loop, cond, ms) \
-	({ \
-		uint64_t leaks_end_ = leaks_deadline_ns(ms); \
-		while (!(cond) && leaks_now_ns() < leaks_end_) { \
-			wl_event_loop_dispatch((loop), 5); \
-		} \
-		(cond); \
-	})
-#endif
-
 #define W 64
 #define H 48
 /* backend/wlr/output.c's WLA_OUTPUT_CUSTOM_MODES_MAX. */
