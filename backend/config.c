@@ -671,7 +671,6 @@ static int parse_line(struct text_parser *tp, char *line, size_t lineno)
 	return wla_config_set(tp->cfg, origin, key, value);
 }
 
-/* Names unnamed outputs and refuses duplicate names. */
 /*
  * The virtual display gives each output a primary, a cursor and
  * overlay-planes overlays, out of the core's WLA_MAX_PLANES: a config the
@@ -693,6 +692,8 @@ static int check_vdc_planes(const char *origin, const struct wla_config *cfg)
 	return -EINVAL;
 }
 
+/* Names unnamed outputs and refuses duplicate names, and outputs with more
+ * planes than the virtual display has. */
 static int finish_outputs(struct text_parser *tp)
 {
 	struct wla_config *cfg = tp->cfg;

@@ -102,7 +102,7 @@ stats_field() {
 wait_until() {
 	local _wu_end
 	_wu_end=$(($(_wla_now_us) + $(awk -v s="$1" -v k="$WLA_TEST_TIME_SCALE" \
-		'BEGIN { printf "%d", s * k * 1000000 }')))
+		'BEGIN { printf "%.0f", s * k * 1000000 }')))
 	while [ "$(_wla_now_us)" -lt "$_wu_end" ]; do
 		eval "$2" && return 0
 		sleep 0.05

@@ -39,13 +39,7 @@ export WLA_CONFIG="$TEST_DIR/panel.conf" WLR_RENDERER=pixman WLA_CONTROL=off
 	>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
 pid=$!
 lit=false
-for _ in $(seq 1 600); do
-	if [ "$(value 2)" = 1 ]; then
-		lit=true
-		break
-	fi
-	sleep 0.05
-done
+wait_until 30 '[ "$(value 2)" = 1 ]' && lit=true
 running_enable=$(value 0) running_backlight=$(value 2)
 info=$(gpioinfo panel-gpio 2>&1 || true)
 STATUS=0
