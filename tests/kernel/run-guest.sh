@@ -343,8 +343,11 @@ fi
 
 # The command's own output: the console between the two markers, without
 # the empty line the guest prints before the second.
+# awk reads to the end: leaving early would break the pipe of what feeds it,
+# and pipefail would end this script with 141 before the guest's status.
 clean_log | awk '
-	/^WLA-GUEST-EXIT / { if (held != "") print held; on = 0; exit }
+	done { next }
+	/^WLA-GUEST-EXIT / { if (held != "") print held; on = 0; done = 1; next }
 	on == 2 { print held }
 	on { held = $0; on = 2 }
 	/^WLA-GUEST-START/ { on = 1 }
