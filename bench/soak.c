@@ -566,24 +566,13 @@ static struct spread window_spread(const struct run *r, const struct windows *w,
 	return sp;
 }
 
-/* The windows' peaks of resident memory less the clients' buffers. */
-static struct spread own_spread(const struct run *r, const struct windows *w)
+/* Lowest and highest of one figure's per-window values. */
+static struct spread values_spread(const long *v, const struct windows *w)
 {
-	struct spread sp = { LONG_MAX, LONG_MIN, r->own_kib[0] };
+	struct spread sp = { LONG_MAX, LONG_MIN, v[0] };
 	for (size_t k = 0; k < w->n; k++) {
-		sp.low = r->own_kib[k] < sp.low ? r->own_kib[k] : sp.low;
-		sp.high = r->own_kib[k] > sp.high ? r->own_kib[k] : sp.high;
-	}
-	return sp;
-}
-
-/* The windows' peaks of clients' buffer mappings. */
-static struct spread maps_spread(const struct run *r, const struct windows *w)
-{
-	struct spread sp = { LONG_MAX, LONG_MIN, r->client_maps[0] };
-	for (size_t k = 0; k < w->n; k++) {
-		sp.low = r->client_maps[k] < sp.low ? r->client_maps[k] : sp.low;
-		sp.high = r->client_maps[k] > sp.high ? r->client_maps[k] : sp.high;
+		sp.low = v[k] < sp.low ? v[k] : sp.low;
+		sp.high = v[k] > sp.high ? v[k] : sp.high;
 	}
 	return sp;
 }
@@ -645,7 +634,8 @@ static void print_report(const struct bench *bench, struct run *runs, size_t n)
 	printf("\nGoals (issue 28), for wla; headless is the peer:\n");
 	const struct run *wla = &runs[0], *peer = &runs[1];
 	char detail[256];
-	struct spread rss = own_spread(wla, &w), peer_rss = own_spread(peer, &w);
+	struct spread rss = values_spread(wla->own_kib, &w);
+	struct spread peer_rss = values_spread(peer->own_kib, &w);
 	double p2p = rss.low > 0 ? (double)(rss.high - rss.low) / (double)rss.low : 1.0;
 	snprintf(detail, sizeof(detail), "window peaks %ld..%ld KiB: %ld (%.2f%%, allowed "
 		"%.0f%%), headless %ld (%.2f%%)", rss.low, rss.high, rss.high - rss.low,
@@ -664,7 +654,8 @@ static void print_report(const struct bench *bench, struct run *runs, size_t n)
 	/* Left out above, so bounded here: no more clients' pools mapped at
 	 * once than clients run at once (two), and one whose disconnect is
 	 * being handled; gone clients' pools are unmapped. */
-	struct spread maps = maps_spread(wla, &w), peer_maps = maps_spread(peer, &w);
+	struct spread maps = values_spread(wla->client_maps, &w);
+	struct spread peer_maps = values_spread(peer->client_maps, &w);
 	snprintf(detail, sizeof(detail), "window peaks %ld..%ld (bound %d), headless %ld..%ld",
 		maps.low, maps.high, SOAK_CLIENT_MAPS_MAX, peer_maps.low, peer_maps.high);
 	printf("  %-56s %-6s %s\n", "clients' buffer mappings bounded",

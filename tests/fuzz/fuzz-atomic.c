@@ -224,40 +224,22 @@ static struct wla_crtc *pick_crtc(struct fuzz *f)
 	return NULL;
 }
 
-/* Whether ptr is one of the device's objects now (pointers compared only:
+/* Whether ptr is one of the n objects of list now (pointers compared only:
  * a removed object's memory may be gone). */
-static bool is_crtc(struct fuzz *f, const struct wla_crtc *ptr)
+static bool is_one_of(void *const *list, size_t n, const void *ptr)
 {
-	struct wla_device *dev = &f->vdc->dev;
-	for (size_t i = 0; i < dev->n_crtcs; i++) {
-		if (dev->crtcs[i] == ptr) {
+	for (size_t i = 0; i < n; i++) {
+		if (list[i] == ptr) {
 			return true;
 		}
 	}
 	return false;
 }
 
-static bool is_plane(struct fuzz *f, const struct wla_plane *ptr)
-{
-	struct wla_device *dev = &f->vdc->dev;
-	for (size_t i = 0; i < dev->n_planes; i++) {
-		if (dev->planes[i] == ptr) {
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool is_connector(struct fuzz *f, const struct wla_connector *ptr)
-{
-	struct wla_device *dev = &f->vdc->dev;
-	for (size_t i = 0; i < dev->n_connectors; i++) {
-		if (dev->connectors[i] == ptr) {
-			return true;
-		}
-	}
-	return false;
-}
+#define is_crtc(f, p) is_one_of((void *const *)(f)->vdc->dev.crtcs, (f)->vdc->dev.n_crtcs, (p))
+#define is_plane(f, p) is_one_of((void *const *)(f)->vdc->dev.planes, (f)->vdc->dev.n_planes, (p))
+#define is_connector(f, p) is_one_of((void *const *)(f)->vdc->dev.connectors, \
+	(f)->vdc->dev.n_connectors, (p))
 
 /* Snapshot of what a refused commit must leave alone. */
 struct snapshot {
