@@ -348,7 +348,8 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 			return -EBUSY;
 		}
 		unsigned depth = crtc->queue_depth ? crtc->queue_depth : 1;
-		if (e->frame && crtc->mailbox && crtc->waiting_frames >= depth) {
+		bool fits = !e->frame || wla_crtc_frame_fits(crtc);
+		if (!fits && crtc->mailbox) {
 			victims[crtc->index] = replaceable_frame(crtc);
 			if (!victims[crtc->index]) {
 				wlr_log(WLR_ERROR, "%s: %u frame(s) waiting and none the mailbox may "
@@ -356,8 +357,7 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 					crtc->waiting_frames, e->commit_seq);
 				return -EBUSY;
 			}
-		} else if (e->frame && !crtc->mailbox && crtc->pending_frames >= depth &&
-				!(crtc->pending_frames == depth && (new->mode_changed ||
+		} else if (!fits && !(crtc->pending_frames == depth && (new->mode_changed ||
 					new->active_changed || new->connectors_changed))) {
 			/* A modeset is not refused for a full queue: as a kernel
 			 * modeset waits for the flips in flight, it waits behind the
@@ -455,8 +455,12 @@ static bool can_rearm(struct wla_crtc *crtc)
 	if (!crtc->rearm || crtc->pending_frames != crtc->waiting_frames) {
 		return false;
 	}
-	return !crtc->funcs || !crtc->funcs->rearm_in_time ||
-		crtc->funcs->rearm_in_time(crtc);
+	struct wla_device *dev = crtc->dev;
+	uint64_t latch;
+	if (!dev->funcs->now || !wla_crtc_armed_latch(crtc, &latch)) {
+		return true;
+	}
+	return dev->funcs->now(dev) + dev->latch_slack_ns <= latch;
 }
 
 /* Whether the state's waiting entries can all go to the driver now. */

@@ -1426,22 +1426,23 @@ static bool last_vblank(struct wla_kms *kms, struct wla_kms_crtc *kc, uint64_t *
 	return false;
 }
 
-static bool kms_frame_deadline(struct wla_device *dev, struct wla_crtc *crtc,
-	uint64_t *latch_ns, uint64_t *commit_by_ns)
+/* The first vblank at or after t after the last one seen (its page-flip
+ * event or the kernel's counter), a period apart on the current timing. */
+static bool kms_vblank_at(struct wla_device *dev, struct wla_crtc *crtc, uint64_t t,
+	uint64_t *seq, uint64_t *vblank_ns)
 {
 	struct wla_kms *kms = wla_kms_from_device(dev);
 	struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(crtc);
-	uint64_t seq, last, now = now_ns();
-	if (!kc->period_ns || !last_vblank(kms, kc, &seq, &last)) {
+	uint64_t last_seq, last;
+	if (!kc->period_ns || !last_vblank(kms, kc, &last_seq, &last)) {
 		return false;
 	}
-	uint64_t next = last + kc->period_ns;
-	if (now + KMS_COMMIT_SLACK_NS > next) {
-		next += ((now + KMS_COMMIT_SLACK_NS - next) / kc->period_ns + 1) * kc->period_ns;
+	uint64_t j = 1;
+	if (t > last + kc->period_ns) {
+		j = (t - last + kc->period_ns - 1) / kc->period_ns;
 	}
-	/* Each state queued or armed takes a vblank of its own. */
-	*latch_ns = next + (uint64_t)crtc->queued * kc->period_ns;
-	*commit_by_ns = *latch_ns - KMS_COMMIT_SLACK_NS;
+	*seq = last_seq + j;
+	*vblank_ns = last + j * kc->period_ns;
 	return true;
 }
 
@@ -1533,7 +1534,7 @@ static const struct wla_driver_funcs kms_funcs = {
 	.custom_mode = kms_custom_mode,
 	.buffer_caps = kms_buffer_caps,
 	.drm_fd = kms_drm_fd,
-	.frame_deadline = kms_frame_deadline,
+	.vblank_at = kms_vblank_at,
 	.vblank_counters = kms_vblank_counters,
 	.capture = kms_capture,
 	.capture_cancel = kms_capture_cancel,
@@ -2251,6 +2252,7 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wl_display *di
 		return NULL;
 	}
 	wla_device_init(&kms->dev, &kms_funcs, kms->path);
+	kms->dev.latch_slack_ns = KMS_COMMIT_SLACK_NS;
 	wl_list_init(&kms->captures);
 	wl_list_init(&kms->failed_captures);
 	kms->loop = loop;

@@ -84,22 +84,13 @@ static uint64_t vdc_now(struct wla_vdc *vdc)
  */
 static uint64_t vblank_time(const struct wla_vdc_output *out, uint64_t k)
 {
-	unsigned __int128 num = out->period_num, den = out->period_den;
-	return out->epoch_ns + (uint64_t)(((unsigned __int128)k * num + den / 2) / den);
+	return wla_vblank_grid_ns(&out->grid, k);
 }
 
 /* The last vblank at or before now (now >= epoch). */
 static uint64_t vblank_index_at(const struct wla_vdc_output *out, uint64_t now)
 {
-	unsigned __int128 d = now - out->epoch_ns;
-	uint64_t k = (uint64_t)(d * out->period_den / out->period_num);
-	while (vblank_time(out, k + 1) <= now) {
-		k++;
-	}
-	while (k > 0 && vblank_time(out, k) > now) {
-		k--;
-	}
-	return k;
+	return wla_vblank_grid_index(&out->grid, now);
 }
 
 static void set_timing(struct wla_vdc_output *out, const struct wla_mode *mode, uint64_t epoch)
@@ -107,9 +98,8 @@ static void set_timing(struct wla_vdc_output *out, const struct wla_mode *mode, 
 	out->mode = *mode;
 	/* The rate the timing gives, to the mHz (wla_vdc_mode makes the
 	 * timing give the configured rate exactly that far). */
-	out->period_num = UINT64_C(1000000000000);
-	out->period_den = (uint64_t)mode->refresh_mhz;
-	out->period_ns = (out->period_num + out->period_den / 2) / out->period_den;
+	out->grid = (struct wla_vblank_grid){ .origin_ns = epoch, .refresh_mhz = mode->refresh_mhz };
+	out->period_ns = wla_vblank_grid_ns(&out->grid, 1) - epoch;
 	out->counters.refresh_ns = out->period_ns;
 	out->epoch_ns = epoch;
 	out->next_index = 1;
@@ -347,7 +337,7 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 		if (!out->armed) {
 			break;
 		}
-		if (out->armed_ns + out->vdc->latch_slack_ns > t) {
+		if (out->armed_ns + out->vdc->dev.latch_slack_ns > t) {
 			/* Committed too late for this vblank (or after it): a miss
 			 * if it is a frame (a cursor update is no frame). What is
 			 * on screen stays: captures due are served with it. */
@@ -444,7 +434,7 @@ static uint64_t first_vblank_from(const struct wla_vdc_output *grid, uint64_t k,
 static uint64_t armed_latch_time(const struct wla_vdc_output *out)
 {
 	uint64_t k = first_vblank_from(out, out->next_index,
-		out->armed_ns + out->vdc->latch_slack_ns);
+		out->armed_ns + out->vdc->dev.latch_slack_ns);
 	return vblank_time(out, k);
 }
 
@@ -677,76 +667,18 @@ static int vdc_drm_fd(struct wla_device *dev)
 	return -1;
 }
 
-static bool vdc_rearm_in_time(struct wla_crtc *crtc)
+/* The first vblank at or after t not yet processed: where a state handed
+ * over now latches if t is its commit time plus the latch minimum. */
+static bool vdc_vblank_at(struct wla_device *dev, struct wla_crtc *crtc, uint64_t t,
+	uint64_t *seq, uint64_t *vblank_ns)
 {
 	struct wla_vdc_output *out = wla_vdc_output_from_crtc(crtc);
-	if (!out->running || !out->armed) {
-		return true;
-	}
-	return vdc_now(out->vdc) + out->vdc->latch_slack_ns <= armed_latch_time(out);
-}
-
-bool wla_vdc_next_latch(struct wla_vdc_output *out, uint64_t *latch_ns)
-{
 	if (!out->running) {
 		return false;
 	}
-	/* Play the queue forward as output_process will: the armed states
-	 * latch together at the first vblank early enough for their last
-	 * write, each waiting one at the first vblank after the previous
-	 * latch that is early enough for its commit (it is handed over at that
-	 * latch), and a mode change restarts the timing where it latches. A
-	 * frame committed now comes after them, or joins armed non-frames
-	 * while that still makes their vblank (rearm). */
-	uint64_t slack = out->vdc->latch_slack_ns;
-	uint64_t ready_now = vdc_now(out->vdc) + slack;
-	struct wla_vdc_output grid = *out;
-	uint64_t k = grid.next_index;
-	bool armed_seen = false, waiting_seen = false;
-	uint64_t armed_t = 0;
-	struct wla_crtc_entry *e;
-	wl_list_for_each(e, &out->crtc.queue, link) {
-		uint64_t ready;
-		if (e->stage == WLA_QUEUE_ARMED) {
-			if (armed_seen) {
-				continue;
-			}
-			armed_seen = true;
-			ready = out->armed_ns + slack;
-		} else {
-			waiting_seen = true;
-			ready = e->state->commit_ns + slack;
-		}
-		k = first_vblank_from(&grid, k, ready);
-		uint64_t t = vblank_time(&grid, k);
-		if (e->stage == WLA_QUEUE_ARMED) {
-			armed_t = t;
-		}
-		const struct wla_mode *m = &e->new_state->mode;
-		if (!wla_mode_equal(m, &grid.mode)) {
-			set_timing(&grid, m, t);
-			k = 1;
-		} else {
-			k++;
-		}
-	}
-	if (armed_seen && !waiting_seen && out->crtc.rearm &&
-			out->crtc.pending_frames == 0 && ready_now <= armed_t) {
-		*latch_ns = armed_t;
-		return true;
-	}
-	*latch_ns = vblank_time(&grid, first_vblank_from(&grid, k, ready_now));
-	return true;
-}
-
-static bool vdc_frame_deadline(struct wla_device *dev, struct wla_crtc *crtc,
-	uint64_t *latch_ns, uint64_t *commit_by_ns)
-{
-	struct wla_vdc_output *out = wla_vdc_output_from_crtc(crtc);
-	if (!wla_vdc_next_latch(out, latch_ns)) {
-		return false;
-	}
-	*commit_by_ns = *latch_ns - out->vdc->latch_slack_ns;
+	uint64_t k = first_vblank_from(out, out->next_index, t);
+	*seq = out->seq + (k - out->next_index + 1);
+	*vblank_ns = vblank_time(out, k);
 	return true;
 }
 
@@ -832,10 +764,10 @@ static const struct wla_driver_funcs vdc_funcs = {
 	.sync = vdc_sync,
 	.deliver = vdc_deliver,
 	.now = vdc_device_now,
+	.vblank_at = vdc_vblank_at,
 	.custom_mode = vdc_custom_mode,
 	.buffer_caps = vdc_buffer_caps,
 	.drm_fd = vdc_drm_fd,
-	.frame_deadline = vdc_frame_deadline,
 	.vblank_counters = vdc_vblank_counters,
 	.capture = vdc_capture,
 	.capture_cancel = vdc_capture_cancel,
@@ -865,11 +797,8 @@ static int crtc_atomic_check(struct wla_crtc *crtc, struct wla_atomic_state *sta
 	return 0;
 }
 
-static bool vdc_rearm_in_time(struct wla_crtc *crtc);
-
 static const struct wla_crtc_funcs crtc_funcs = {
 	.atomic_check = crtc_atomic_check,
-	.rearm_in_time = vdc_rearm_in_time,
 };
 
 /* Only the fault injection of tests: the VDC has no limits the core does
@@ -1210,7 +1139,7 @@ struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_conf
 	vdc->now_data = now_data;
 	vdc->cursor_size = cfg->cursor_size;
 	vdc->overlay_planes = cfg->overlay_planes;
-	vdc->latch_slack_ns = (uint64_t)cfg->latch_slack_us * 1000;
+	vdc->dev.latch_slack_ns = (uint64_t)cfg->latch_slack_us * 1000;
 	for (size_t i = 0; i < cfg->n_outputs; i++) {
 		const struct wla_config_output *co = &cfg->outputs[i];
 		if (!add_output(vdc, co->name, co->modes, co->n_modes)) {

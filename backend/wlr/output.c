@@ -276,9 +276,7 @@ static bool queue_has_room(struct wla_output *out)
 	/* A CRTC still running for its panel's power-off takes no new frame,
 	 * and a buffer waiting for the panel's power-on is the next frame. */
 	return out->base.enabled && crtc->state->active &&
-		!(out->has_deferred && out->deferred.buffer) &&
-		(crtc->mailbox ? crtc->waiting_frames < crtc->queue_depth :
-			crtc->pending_frames < crtc->queue_depth);
+		!(out->has_deferred && out->deferred.buffer) && wla_crtc_frame_fits(crtc);
 }
 
 /* The compositor may render the next frame as soon as the flip queue can take
@@ -1090,8 +1088,7 @@ WLA_EXPORT bool wla_output_get_frame_deadline(struct wlr_output *output,
 	const struct wla_driver_funcs *funcs = out->dev->funcs;
 	struct wla_vblank_counters counters = { 0 };
 	uint64_t latch, commit_by;
-	if (!funcs->frame_deadline || !funcs->frame_deadline(out->dev, out->crtc, &latch,
-			&commit_by)) {
+	if (!wla_crtc_next_latch(out->crtc, &latch, &commit_by)) {
 		return false;
 	}
 	if (funcs->vblank_counters) {

@@ -184,11 +184,6 @@ struct wla_format {
 struct wla_crtc_funcs {
 	/* Driver checks of a CRTC state, after the core's rules. */
 	int (*atomic_check)(struct wla_crtc *crtc, struct wla_atomic_state *state);
-	/* With rearm: whether a state written over the armed ones now still
-	 * makes the vblank they latch at (NULL: always). When it does not,
-	 * the state waits for their latch, as it would have missed that
-	 * vblank anyway, and the armed ones latch in time. */
-	bool (*rearm_in_time)(struct wla_crtc *crtc);
 };
 
 struct wla_plane_funcs {
@@ -230,7 +225,9 @@ struct wla_crtc {
 	/* The driver can write a state over armed ones that are no frames
 	 * (shadow registers written again before the vblank): they then latch
 	 * together, so a frame does not wait a vblank behind a cursor move.
-	 * KMS cannot (a flip in flight is final). */
+	 * KMS cannot (a flip in flight is final). A state is written over
+	 * them only while it still makes their vblank (the core asks the
+	 * driver's vblank_at); else it waits for their latch. */
 	bool rearm;
 	/* The atomic state whose swap made crtc->state current, while it has
 	 * not completed: a later state touching this object is ordered after
@@ -357,6 +354,14 @@ struct wla_driver_funcs {
 	void (*deliver)(struct wla_device *dev);
 	/* The driver's clock (CLOCK_MONOTONIC ns): the core stamps commits. */
 	uint64_t (*now)(struct wla_device *dev);
+	/* The first vblank of crtc at or after t on the timing it runs now,
+	 * and not before the first one whose latch the driver has still to
+	 * report: its sequence number and start time (the driver's clock).
+	 * false while the CRTC is off or its timing is not known yet (KMS:
+	 * no vblank seen since the enable). The core answers every question
+	 * of the flip queue from it (wla_crtc_next_latch, rearm). */
+	bool (*vblank_at)(struct wla_device *dev, struct wla_crtc *crtc, uint64_t t,
+		uint64_t *seq, uint64_t *vblank_ns);
 
 	/* For the glue: */
 	/* The timing the driver gives a mode asked for by size and rate only
@@ -365,10 +370,6 @@ struct wla_driver_funcs {
 		int32_t refresh_mhz, struct wla_mode *mode);
 	uint32_t (*buffer_caps)(struct wla_device *dev); /* enum wla_buffer_caps */
 	int (*drm_fd)(struct wla_device *dev);           /* -1: none */
-	/* When a frame committed now on crtc would latch (after what is
-	 * queued), and the latest time to commit for it; false if off. */
-	bool (*frame_deadline)(struct wla_device *dev, struct wla_crtc *crtc,
-		uint64_t *latch_ns, uint64_t *commit_by_ns);
 	bool (*vblank_counters)(struct wla_device *dev, struct wla_crtc *crtc,
 		struct wla_vblank_counters *counters);
 	/* The image of crtc's next latched frame, composed from its planes;
@@ -425,6 +426,9 @@ struct wla_device {
 	size_t n_planes;
 	struct wla_connector *connectors[WLA_MAX_CONNECTORS];
 	size_t n_connectors;
+	/* Set by the driver: a state handed to it this long before a vblank
+	 * latches there, later ones at the vblank after. */
+	uint64_t latch_slack_ns;
 	/* Atomic states allocated and not yet freed: a leak check. */
 	size_t live_states;
 	/* Those states (struct wla_atomic_state.link): removing an object
@@ -694,6 +698,36 @@ int wla_atomic_nonblocking_commit(struct wla_atomic_state *state);
 	for (struct wla_connector_entry *e = (state)->connectors; \
 		e < (state)->connectors + (state)->dev->n_connectors; e++) \
 		if (e->ptr)
+
+/*
+ * A timing's vblanks: vblank k (k >= 0) starts at
+ * origin_ns + round(k * 1e12 / refresh_mhz) ns, the exact rate of the mode
+ * to the mHz, so that a grid drifts by nothing over any number of frames.
+ */
+struct wla_vblank_grid {
+	uint64_t origin_ns;
+	int32_t refresh_mhz; /* > 0 */
+};
+
+uint64_t wla_vblank_grid_ns(const struct wla_vblank_grid *grid, uint64_t k);
+/* The last vblank at or before t (0 before the origin). */
+uint64_t wla_vblank_grid_index(const struct wla_vblank_grid *grid, uint64_t t);
+
+/*
+ * The flip queue's answers (backend/atomic/vblank.c), for the glue and the
+ * drivers alike. Whether a frame committed now on crtc waits in its queue
+ * without being refused or replacing another (mailbox: fewer than
+ * queue_depth frames wait for the driver; else fewer are pending). A
+ * modeset may still wait one past the depth (wla_atomic_nonblocking_commit).
+ */
+bool wla_crtc_frame_fits(const struct wla_crtc *crtc);
+/* When the states armed on crtc latch (at one vblank with rearm): false
+ * if none is armed or the driver's timing is not known. */
+bool wla_crtc_armed_latch(struct wla_crtc *crtc, uint64_t *latch_ns);
+/* When a frame committed now on crtc would latch, after what is queued
+ * (a queued mode change restarts the timing where it latches), and the
+ * latest time to commit for it; false while off or the timing is unknown. */
+bool wla_crtc_next_latch(struct wla_crtc *crtc, uint64_t *latch_ns, uint64_t *commit_by_ns);
 
 /*
  * Driver entry point: the states armed on crtc latched at the vblank (seq,

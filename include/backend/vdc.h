@@ -61,7 +61,7 @@ struct wla_vdc_output {
 	bool running;
 	struct wla_mode mode; /* the timing the vblanks follow */
 	uint64_t period_ns;   /* rounded, for reports */
-	uint64_t period_num, period_den; /* exact period: num / den ns */
+	struct wla_vblank_grid grid; /* the current timing's vblanks */
 	uint64_t epoch_ns;    /* time of vblank 0 of the current timing */
 	uint64_t next_index;  /* index (since epoch) of the next vblank to process */
 	uint64_t last_latch_index;
@@ -90,7 +90,6 @@ struct wla_vdc {
 	size_t n_outputs;
 	uint32_t cursor_size;
 	uint32_t overlay_planes;
-	uint64_t latch_slack_ns;
 	bool destroying;
 	/* Fault injection for tests: the next commit_tail / prepare_fb calls
 	 * fail with these errnos (0: they do not). */
@@ -137,10 +136,6 @@ void wla_vdc_advance(struct wla_vdc *vdc, uint64_t now_ns);
 struct wla_capture *wla_vdc_capture(struct wla_vdc_output *out, wla_capture_func_t func,
 	void *data);
 void wla_vdc_capture_cancel(struct wla_capture *capture);
-
-/* When a frame committed now would latch (ns on the VDC's clock): after the
- * states already queued. false if the CRTC is off. */
-bool wla_vdc_next_latch(struct wla_vdc_output *out, uint64_t *latch_ns);
 
 /* Compose what out scans out now into a new image (caller owns); NULL if
  * composition failed (logged). */

@@ -403,7 +403,7 @@ static void check_vdc(const struct wla_config *cfg)
 				"refused by the VDC (%d)", o->name, cm->width, cm->height,
 				cm->refresh_mhz, ret);
 			/* Two periods and the slack: the vblank after the commit. */
-			now += 2 * wla_mode_period_ns(mode) + vdc->latch_slack_ns + 1;
+			now += 2 * wla_mode_period_ns(mode) + vdc->dev.latch_slack_ns + 1;
 			wla_vdc_advance(vdc, now);
 			FUZZ_CHECK(out->crtc.queued == 0 && out->running &&
 				wla_mode_equal(&out->scanout.mode, mode), "output %s: mode "

@@ -16,15 +16,15 @@ static void the_next_latch_after_a_queued_modeset_follows_the_new_timing(void)
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	uint64_t latch = 0;
-	CHECK(wla_vdc_next_latch(f.out, &latch));
+	CHECK(wla_crtc_next_latch(&f.out->crtc, &latch, &(uint64_t){ 0 }));
 	CHECK_INT(latch, qf_vblank_ns(&f, 2));
 	CHECK_INT(qf_flip(&f, b, 2), 0);
-	CHECK(wla_vdc_next_latch(f.out, &latch));
+	CHECK(wla_crtc_next_latch(&f.out->crtc, &latch, &(uint64_t){ 0 }));
 	CHECK_INT(latch, qf_vblank_ns(&f, 3));
 	CHECK_INT(qf_modeset(&f, QMODE(MODE_30), s1, 3), 0);
 	/* b at vblank 2, the mode change at vblank 3, so the next frame at
 	 * vblank 1 of the 30 Hz timing that starts there. */
-	CHECK(wla_vdc_next_latch(f.out, &latch));
+	CHECK(wla_crtc_next_latch(&f.out->crtc, &latch, &(uint64_t){ 0 }));
 	CHECK_INT(latch, vblank_grid_ns(qf_vblank_ns(&f, 3), MHZ_30, 1));
 	CHECK_INT(qf_disable(&f), 0);
 	fake_drop(a);
@@ -261,7 +261,7 @@ static void the_next_latch_counts_a_frame_due_within_the_slack_of_now(void)
 	 * latches right behind b, at 3. */
 	qf_advance_to(&f, qf_vblank_ns(&f, 2) - 100000);
 	uint64_t latch = 0;
-	CHECK(wla_vdc_next_latch(f.out, &latch));
+	CHECK(wla_crtc_next_latch(&f.out->crtc, &latch, &(uint64_t){ 0 }));
 	CHECK_INT(latch, qf_vblank_ns(&f, 3));
 	CHECK_INT(qf_flip(&f, c, 3), 0);
 	qf_vblank(&f, 2);

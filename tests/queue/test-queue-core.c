@@ -919,6 +919,62 @@ static void a_failed_prepare_leaves_the_queue_untouched(void)
 	qf_finish(&f);
 }
 
+/*
+ * The core answers "does a frame fit" for the glue (its frame events) from
+ * the same rule its commits follow: with FIFO a frame that fits is queued
+ * and one that does not is refused; with mailbox one that does not fit
+ * replaces the newest waiting frame (it counts only the frames not handed
+ * to the driver). At depths 1 to 3, filled frame by
+ * frame with no vblank, then drained vblank by vblank.
+ */
+static void frame_fits_is_what_the_next_frame_commit_does(void)
+{
+	for (uint32_t depth = 1; depth <= 3; depth++) {
+		for (int mailbox = 0; mailbox <= 1; mailbox++) {
+			struct qf f;
+			CHECK(qf_init(&f, depth, mailbox));
+			struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
+			CHECK_INT(qf_enable(&f, a, 1), 0);
+			qf_vblank(&f, 1);
+			uint64_t seq = 2, k = 2;
+			for (unsigned i = 0; i < depth + 2; i++) {
+				/* Mailbox counts only frames the driver was not
+				 * handed: the first goes to it at once. */
+				bool fits = wla_crtc_frame_fits(f.crtc);
+				CHECK(fits == (i < depth + (unsigned)mailbox));
+				size_t events = f.n_events;
+				unsigned pending = f.crtc->pending_frames;
+				harness_log_clear();
+				int ret = qf_flip(&f, i % 2 ? a : b, seq++);
+				if (fits) {
+					CHECK_INT(ret, 0);
+					CHECK_INT(f.crtc->pending_frames, pending + 1);
+					CHECK_INT(f.n_events, events);
+				} else if (mailbox) {
+					/* Replaced: the count stays, one discard event. */
+					CHECK_INT(ret, 0);
+					CHECK_INT(f.crtc->pending_frames, pending);
+					CHECK_INT(f.n_events, events + 1);
+					CHECK(f.events[f.n_events - 1].discarded);
+				} else {
+					CHECK_INT(ret, -EBUSY);
+					CHECK_LOGGED("flip queue full");
+				}
+			}
+			/* Each latch frees one slot, and then a frame fits. */
+			while (f.crtc->pending_frames > 0) {
+				qf_vblank(&f, k++);
+				CHECK(wla_crtc_frame_fits(f.crtc));
+			}
+			check_oracles(&f);
+			CHECK_INT(qf_disable(&f), 0);
+			fake_drop(a);
+			fake_drop(b);
+			qf_finish(&f);
+		}
+	}
+}
+
 int main(void)
 {
 	harness_init();
@@ -939,5 +995,6 @@ int main(void)
 	RUN_TEST(an_idle_cursor_update_latches_at_the_next_vblank_and_a_frame_joins_it);
 	RUN_TEST(a_cursor_update_waits_while_a_queued_frame_changes_the_cursor_plane);
 	RUN_TEST(a_failed_prepare_leaves_the_queue_untouched);
+	RUN_TEST(frame_fits_is_what_the_next_frame_commit_does);
 	HARNESS_EXIT();
 }

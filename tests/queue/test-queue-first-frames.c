@@ -236,7 +236,7 @@ static unsigned gaps(const struct mini *m)
  * is only ever a vblank the compositor's commit came too late for. */
 static unsigned dishonest_latches(const struct mini *m)
 {
-	uint64_t slack = mini_vdc((struct mini *)m)->latch_slack_ns, prev = 0;
+	uint64_t slack = mini_vdc((struct mini *)m)->dev.latch_slack_ns, prev = 0;
 	unsigned wrong = 0;
 	for (unsigned i = 0; i < m->presented; i++) {
 		uint64_t cs = m->commit_seqs[i];
@@ -311,7 +311,7 @@ static void check_real_run(uint32_t depth)
 	}
 	CHECK(enable(&m));
 	struct wla_vdc_output *out = mini_vdc(&m)->outputs[0];
-	uint64_t seq0 = out->seq, slack = mini_vdc(&m)->latch_slack_ns;
+	uint64_t seq0 = out->seq, slack = mini_vdc(&m)->dev.latch_slack_ns;
 	/* 120 frames are 2 s at 60 Hz; a minute (scaled) before giving up. */
 	CHECK(HARNESS_WAIT_UNTIL(wl_display_get_event_loop(m.display),
 		m.presented >= REAL_FRAMES, 60000));

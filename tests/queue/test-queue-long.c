@@ -54,7 +54,7 @@ static void run_ntsc(const char *test, unsigned depth)
 	CHECK(qf_init(&f, depth, false));
 	struct qmodel m;
 	qm_init(&m);
-	CHECK_INT(f.vdc->latch_slack_ns, m.slack);
+	CHECK_INT(f.vdc->dev.latch_slack_ns, m.slack);
 	struct ntsc n = { .m = &m, .next_seq = 2 };
 	for (size_t i = 0; i < 3; i++) {
 		n.fb[i] = screen_fb(0xff000010 * (uint32_t)(i + 1));
@@ -114,7 +114,7 @@ static void run_ntsc(const char *test, unsigned depth)
 		}
 		{
 			uint64_t latch = 0;
-			bool on = wla_vdc_next_latch(f.out, &latch);
+			bool on = wla_crtc_next_latch(&f.out->crtc, &latch, &(uint64_t){ 0 });
 			uint64_t want = qm_next_latch(&m, f.now);
 			if (!on || latch != want) {
 				fprintf(stderr, "  next latch %" PRIu64 ", want %" PRIu64 "\n",

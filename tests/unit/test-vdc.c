@@ -323,13 +323,13 @@ static void vdc_latch_slack_follows_the_configuration(void)
 		f.cfg.outputs[0].modes[0] = (struct wla_config_mode){ W, H, 60000 };
 		f.cfg.latch_slack_us = cases[i].slack_us;
 		CHECK(fixture_setup_config(&f));
-		CHECK_INT(f.vdc->latch_slack_ns, (uint64_t)cases[i].slack_us * 1000);
+		CHECK_INT(f.vdc->dev.latch_slack_ns, (uint64_t)cases[i].slack_us * 1000);
 		struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
 		struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
 		CHECK_INT(enable_output(&f, a), 0);
 		vblank(&f);
 		uint64_t latch = 0, commit_by = 0;
-		CHECK(f.vdc->dev.funcs->frame_deadline(&f.vdc->dev, f.crtc, &latch, &commit_by));
+		CHECK(wla_crtc_next_latch(f.crtc, &latch, &commit_by));
 		CHECK_INT(latch - commit_by, (uint64_t)cases[i].slack_us * 1000);
 		/* before_ns 0: at the vblank's instant, after it. */
 		size_t presents = f.n_presents;
@@ -350,7 +350,7 @@ static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(vo
 	struct fixture f;
 	CHECK(fixture_setup(&f, W, H, 60000));
 	CHECK_INT(WLA_VDC_COMMIT_SLACK_NS, 200000);
-	CHECK_INT(f.vdc->latch_slack_ns, WLA_VDC_COMMIT_SLACK_NS);
+	CHECK_INT(f.vdc->dev.latch_slack_ns, WLA_VDC_COMMIT_SLACK_NS);
 	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
 	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
 	CHECK_INT(enable_output(&f, a), 0);
@@ -633,14 +633,13 @@ static void vdc_state_in_time_latches_at_its_vblank_though_a_frame_is_written_ov
 	fixture_teardown(&f);
 }
 
-/* Where the VDC says a frame committed now latches, and that it does. */
+/* Where the core says a frame committed now latches on the VDC's grid, and
+ * that it does. */
 static bool next_latch_is(struct fixture *f, uint64_t k)
 {
-	uint64_t latch = 0, latch2 = 0, commit_by = 0;
-	bool ok = wla_vdc_next_latch(f->out, &latch) &&
-		f->vdc->dev.funcs->frame_deadline(&f->vdc->dev, f->crtc, &latch2, &commit_by);
-	ok = ok && latch == vblank_at(f, k) && latch2 == latch &&
-		commit_by == latch - WLA_VDC_COMMIT_SLACK_NS;
+	uint64_t latch = 0, commit_by = 0;
+	bool ok = wla_crtc_next_latch(f->crtc, &latch, &commit_by);
+	ok = ok && latch == vblank_at(f, k) && commit_by == latch - WLA_VDC_COMMIT_SLACK_NS;
 	if (!ok) {
 		fprintf(stderr, "  next latch %" PRIu64 " (vblank %" PRIu64 " + %" PRId64 " ns), "
 			"expected vblank %" PRIu64 "\n", latch,
