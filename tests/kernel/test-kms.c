@@ -340,6 +340,102 @@ static void mode_change(void)
 	teardown();
 }
 
+/*
+ * The frame deadline on a real card comes from the core playing the queue
+ * forward on the driver's grid: after the enable's page-flip event the next
+ * latch is the coming vblank, a frame armed takes it and pushes the next
+ * one a period on, and a mode change queued behind that frame restarts the
+ * timing where it latches (the next latch is one period of the new mode
+ * after it; KMS counted queued states at the old period before).
+ */
+#define NEAR_NS 1000
+
+/* A non-blocking mode change with a full-screen primary, queued behind what
+ * the CRTC has. */
+static int queue_mode(const struct wla_mode *mode, struct wla_fb *fb, uint64_t seq)
+{
+	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
+	state->allow_modeset = true;
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, crtc->primary);
+	cs->mode = *mode;
+	cs->commit_seq = seq;
+	cs->want_event = true;
+	wla_atomic_set_crtc_for_plane(state, ps, crtc);
+	wla_atomic_set_fb_for_plane(ps, fb);
+	wla_plane_state_set_full(ps, 0, 0);
+	int ret = wla_atomic_nonblocking_commit(state);
+	if (ret < 0) {
+		wla_atomic_state_free(state);
+	}
+	return ret;
+}
+
+static void next_latch_follows_the_queue(void)
+{
+	if (!setup_output()) {
+		return;
+	}
+	const struct wla_mode *a = preferred(), *b = NULL;
+	for (size_t i = 1; i < conn->base.n_modes && !b; i++) {
+		const struct wla_mode *m = &conn->base.modes[i];
+		if (m->refresh_mhz > 0 && abs(m->refresh_mhz - a->refresh_mhz) > 1000) {
+			b = m;
+		}
+	}
+	CHECK(b != NULL);
+	if (!b) {
+		teardown();
+		return;
+	}
+	crtc->queue_depth = 2;
+	struct dumb_fb *fa = dumb_create(kms->fd, (uint32_t)a->width, (uint32_t)a->height,
+		DRM_FORMAT_XRGB8888, 0xff203040u);
+	struct dumb_fb *fa2 = dumb_create(kms->fd, (uint32_t)a->width, (uint32_t)a->height,
+		DRM_FORMAT_XRGB8888, 0xff304050u);
+	struct dumb_fb *fb = dumb_create(kms->fd, (uint32_t)b->width, (uint32_t)b->height,
+		DRM_FORMAT_XRGB8888, 0xff405060u);
+	uint64_t latch = 0, commit_by = 0;
+	CHECK(!wla_crtc_next_latch(crtc, &latch, &commit_by)); /* off */
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, a, &fa->base, 1), 0);
+	CHECK(wait_events(1));
+	uint64_t period_a = wla_mode_period_ns(a), period_b = wla_mode_period_ns(b);
+	uint64_t now = kms->dev.funcs->now(&kms->dev);
+	CHECK(wla_crtc_next_latch(crtc, &latch, &commit_by));
+	CHECK_INT(latch - commit_by, kms->dev.latch_slack_ns);
+	CHECK(latch >= now + kms->dev.latch_slack_ns);
+	CHECK(latch <= now + kms->dev.latch_slack_ns + period_a + 1000);
+	/* A frame armed, then a mode change waiting behind it: the frame
+	 * takes a vblank of the old timing, the mode change the one after,
+	 * and a frame after them comes a period of the new mode later. */
+	CHECK_INT(commit_primary(&fa2->base, 2), 0);
+	uint64_t frame_latch = 0, after_frame = 0;
+	CHECK(wla_crtc_armed_latch(crtc, &frame_latch));
+	CHECK(wla_crtc_next_latch(crtc, &after_frame, &commit_by));
+	CHECK(after_frame >= frame_latch + period_a - NEAR_NS);
+	CHECK_INT(queue_mode(b, &fb->base, 3), 0);
+	CHECK_INT(crtc->queued, 2);
+	uint64_t after_mode = 0;
+	CHECK(wla_crtc_next_latch(crtc, &after_mode, &commit_by));
+	/* The mode change latches a whole number of old periods after the
+	 * frame (one, unless the clock passed a vblank meanwhile), and the
+	 * next frame one period of the new mode after that (the grid rounds
+	 * the rate to the mHz: within a microsecond). */
+	uint64_t mode_latch = after_mode - period_b;
+	uint64_t gap = mode_latch + NEAR_NS - frame_latch, rem = gap % period_a;
+	CHECK(gap >= period_a && gap <= 3 * period_a);
+	/* (at the old period instead it would be off that grid by the
+	 * difference of the periods, milliseconds) */
+	CHECK(rem <= 2 * NEAR_NS);
+	CHECK(wait_events(2));
+	CHECK_INT(events[n_events - 1].commit_seq, 3);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	wla_fb_put(&fa->base);
+	wla_fb_put(&fa2->base);
+	wla_fb_put(&fb->base);
+	teardown();
+}
+
 /* The cursor and an overlay plane on top of the primary. */
 static void cursor_and_overlay(void)
 {
@@ -825,6 +921,7 @@ int main(int argc, char **argv)
 	RUN_TEST(enumeration);
 	RUN_TEST(modeset_and_flips);
 	RUN_TEST(mode_change);
+	RUN_TEST(next_latch_follows_the_queue);
 	RUN_TEST(cursor_and_overlay);
 	RUN_TEST(test_only_refusals);
 	RUN_TEST(refused_mid_run);
