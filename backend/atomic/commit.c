@@ -61,46 +61,70 @@ static void maybe_free(struct wla_atomic_state *state)
 }
 
 /*
- * The driver may read the plane and connector states of a state it was
- * handed until that state latched on every CRTC. A completed state whose old
- * object state is the new one of a state that has not (a plane off in both,
- * a connector: the two were not ordered on a CRTC) hands it over: that
- * state frees it, fb and all, when it is freed itself. With a state over
- * several CRTCs this keeps the fb locked until the last of them latched.
+ * The driver may read the object states of a state it was handed until that
+ * state latched on every CRTC. A completed state whose old object state is
+ * the new one of a state that has not (a CRTC the other state latched on
+ * first, a plane off in both, a connector: the two were not ordered on a
+ * CRTC) hands it over: that state frees it, fb and all, when it is freed
+ * itself. With a state over several CRTCs this keeps the fb locked until the
+ * last of them latched.
  */
-static struct wla_atomic_state *pending_owner_of(struct wla_atomic_state *state,
-	const void *object_state, bool plane, unsigned index)
+enum object_kind { KIND_CRTC, KIND_PLANE, KIND_CONNECTOR };
+
+static bool *new_state_owned_by(struct wla_atomic_state *other, const void *object_state,
+	enum object_kind kind, unsigned index)
 {
+	switch (kind) {
+	case KIND_CRTC:
+		return other->crtcs[index].new_state == object_state ?
+			&other->crtcs[index].adopted : NULL;
+	case KIND_PLANE:
+		return other->planes[index].new_state == object_state ?
+			&other->planes[index].adopted : NULL;
+	case KIND_CONNECTOR:
+		return other->connectors[index].new_state == object_state ?
+			&other->connectors[index].adopted : NULL;
+	}
+	return NULL;
+}
+
+/* Hand object_state over to the state still pending that holds it as its
+ * new one; whether there was one. */
+static bool hand_over(struct wla_atomic_state *state, const void *object_state,
+	enum object_kind kind, unsigned index)
+{
+	if (!object_state) {
+		return false;
+	}
 	struct wla_atomic_state *other;
 	wl_list_for_each(other, &state->dev->states, link) {
 		if (other == state || !other->swapped || other->pending_crtcs == 0) {
 			continue;
 		}
-		if (plane ? other->planes[index].new_state == object_state :
-				other->connectors[index].new_state == object_state) {
-			return other;
+		bool *adopted = new_state_owned_by(other, object_state, kind, index);
+		if (adopted) {
+			assert(!*adopted);
+			*adopted = true;
+			return true;
 		}
 	}
-	return NULL;
+	return false;
 }
 
 static void adopt_replaced_states(struct wla_atomic_state *state)
 {
+	wla_for_each_crtc_in_state(state, e) {
+		if (hand_over(state, e->old_state, KIND_CRTC, e->ptr->index)) {
+			e->old_state = NULL;
+		}
+	}
 	wla_for_each_plane_in_state(state, e) {
-		struct wla_atomic_state *owner =
-			pending_owner_of(state, e->old_state, true, e->ptr->index);
-		if (owner) {
-			assert(!owner->planes[e->ptr->index].adopted);
-			owner->planes[e->ptr->index].adopted = true;
+		if (hand_over(state, e->old_state, KIND_PLANE, e->ptr->index)) {
 			e->old_state = NULL;
 		}
 	}
 	wla_for_each_connector_in_state(state, e) {
-		struct wla_atomic_state *owner =
-			pending_owner_of(state, e->old_state, false, e->ptr->index);
-		if (owner) {
-			assert(!owner->connectors[e->ptr->index].adopted);
-			owner->connectors[e->ptr->index].adopted = true;
+		if (hand_over(state, e->old_state, KIND_CONNECTOR, e->ptr->index)) {
 			e->old_state = NULL;
 		}
 	}

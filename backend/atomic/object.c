@@ -190,6 +190,10 @@ static void forget_object(struct wla_device *dev, enum object_kind kind, unsigne
 			struct wla_crtc_entry *e = &state->crtcs[index];
 			assert(!state->swapped || (e->done && !e->event_queued));
 			wla_crtc_state_destroy(state->swapped ? e->old_state : e->new_state);
+			if (e->adopted) {
+				wla_crtc_state_destroy(e->new_state);
+				e->adopted = false;
+			}
 			e->ptr = NULL;
 			e->old_state = e->new_state = NULL;
 			named = true;

@@ -29,6 +29,9 @@ void wla_atomic_state_free(struct wla_atomic_state *state)
 	wla_for_each_crtc_in_state(state, e) {
 		assert(e->stage == WLA_QUEUE_NONE && !e->event_queued);
 		wla_crtc_state_destroy(state->swapped ? e->old_state : e->new_state);
+		if (e->adopted) {
+			wla_crtc_state_destroy(e->new_state);
+		}
 	}
 	wla_for_each_plane_in_state(state, e) {
 		wla_plane_state_destroy(state->swapped ? e->old_state : e->new_state);

@@ -529,6 +529,9 @@ struct wla_crtc_entry {
 	bool frame;   /* latch with want_event: counts against queue_depth */
 	bool program; /* commit_tail: this CRTC goes to the hardware now */
 	bool done;    /* completed */
+	/* The state owns new_state too: a state that replaced it completed
+	 * while this one had not on another CRTC (freed with this state). */
+	bool adopted;
 	/* Set at commit (the plane states may be gone by the latch): the state
 	 * puts a client's own buffer on the CRTC's primary plane, or on any of
 	 * its planes. */
@@ -544,7 +547,7 @@ struct wla_plane_entry {
 	struct wla_plane *ptr;
 	struct wla_plane_state *old_state, *new_state;
 	/* The state owns new_state too: a state that replaced it completed
-	 * while this one had not (pending_owner_of; freed with this state). */
+	 * while this one had not (hand_over in commit.c; freed with this state). */
 	bool adopted;
 };
 

@@ -17,8 +17,8 @@
  * - The queue's counters equal the queue; the VDC holds a state armed
  *   exactly when the core handed one over.
  * - What a driver may read is alive (include/backend/atomic.h: "a state is
- *   only freed once the one replacing it latched"): every plane state of an
- *   armed state, old and new, and the VDC's scanout and shadow registers,
+ *   only freed once the one replacing it latched"): every CRTC, plane and
+ *   connector state of an armed state, old and new, and the VDC's scanout and shadow registers,
  *   read after every operation and in every callback (AddressSanitizer
  *   reports a freed one; the fields are checked too). No queued state holds
  *   an object that was removed.
@@ -327,7 +327,15 @@ static void check_driver_view(struct fuzz *f)
 			struct wla_atomic_state *s = e->state;
 			CHECK(s->dev == dev && s->committed && s->swapped);
 			for (size_t i = 0; i < dev->n_crtcs; i++) {
-				CHECK(!s->crtcs[i].ptr || is_crtc(f, s->crtcs[i].ptr));
+				const struct wla_crtc_entry *ce = &s->crtcs[i];
+				CHECK(!ce->ptr || is_crtc(f, ce->ptr));
+				/* Armed here: its CRTC states, also of a CRTC it
+				 * already latched on, old and new. */
+				if (ce->ptr && e->stage == WLA_QUEUE_ARMED) {
+					CHECK(ce->new_state->crtc == ce->ptr);
+					CHECK(!ce->new_state->active || ce->new_state->enable);
+					CHECK(!ce->old_state || ce->old_state->crtc == ce->ptr);
+				}
 			}
 			for (size_t i = 0; i < dev->n_planes; i++) {
 				const struct wla_plane_entry *pe = &s->planes[i];
@@ -408,7 +416,7 @@ static void check_invariants(struct fuzz *f)
 				wla_for_each_plane_in_state(e->state, pe) {
 					count_prepared(pe->old_state, counts);
 					/* Handed over by a state that completed first
-					 * (commit.c, pending_owner_of). */
+					 * (commit.c, hand_over). */
 					if (pe->adopted) {
 						count_prepared(pe->new_state, counts);
 					}

@@ -1210,6 +1210,59 @@ static void cvt_refuses_a_mode_whose_clock_rounds_to_zero(void)
 	CHECK_INT(m.refresh_mhz, 1000);
 }
 
+/*
+ * (cold review of issue 28) A state over two CRTCs latches on the faster one
+ * first; a flip there latches and completes while the state still waits on
+ * the other. The flip's old CRTC state is the armed state's new one: it is
+ * handed over (adopted), not freed, until the armed state latched too.
+ */
+static void crtc_state_of_a_two_crtc_state_outlives_a_later_flip(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 2, 1, false));
+	struct wla_fb *fb0 = rf_fb(&f, W, H, 0xff000001), *fb1 = rf_fb(&f, 32, 32, 0xff000002);
+	struct wla_fb *fb2 = rf_fb(&f, W, H, 0xff000003);
+	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
+	state->allow_modeset = true;
+	for (size_t i = 0; i < 2; i++) {
+		struct wla_vdc_output *o = out_of(&f, i);
+		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, &o->crtc);
+		cs->enable = cs->active = true;
+		/* 60 Hz and 20 Hz (its first vblank at 50 ms) */
+		cs->mode = o->connector.modes[0];
+		if (i == 1) {
+			CHECK(wla_vdc_mode(&cs->mode, 32, 32, 20000));
+		}
+		cs->want_event = true;
+		cs->commit_seq = 1 + i;
+		wla_atomic_set_crtc_for_connector(state,
+			wla_atomic_get_connector_state(state, &o->connector), &o->crtc);
+		struct wla_plane_state *ps = wla_atomic_get_plane_state(state, &o->primary);
+		wla_atomic_set_crtc_for_plane(state, ps, &o->crtc);
+		wla_atomic_set_fb_for_plane(ps, i ? fb1 : fb0);
+		wla_plane_state_set_full(ps, 0, 0);
+	}
+	CHECK_INT(wla_atomic_commit(state), 0);
+	struct wla_crtc *c0 = &out_of(&f, 0)->crtc, *c1 = &out_of(&f, 1)->crtc;
+	/* 60 Hz vblank 1: latched on CRTC 0, CRTC 1's first vblank is at 50 ms. */
+	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(state->pending_crtcs, 1);
+	f.now = vblank60(T0, 1) + 1000;
+	CHECK_INT(flip(&f, 0, fb2, 3), 0);
+	/* The flip latches at 60 Hz vblank 2, and is done with. */
+	rf_advance(&f, vblank60(T0, 2));
+	CHECK_INT(c0->queued, 0);
+	CHECK_INT(c1->queued, 1);
+	CHECK_INT(state->pending_crtcs, 1);
+	CHECK(state->crtcs[c0->index].adopted);
+	/* What a driver may read of its armed state (ASan: alive). */
+	CHECK(state->crtcs[c0->index].new_state->crtc == c0);
+	CHECK(state->crtcs[c0->index].new_state->active);
+	rf_advance(&f, vblank60(T0, 10));
+	CHECK_INT(c1->queued, 0);
+	rf_finish(&f);
+}
+
 int main(void)
 {
 	harness_init();
@@ -1242,5 +1295,6 @@ int main(void)
 	RUN_TEST(a_capture_gets_the_vblank_after_it_even_when_a_late_frame_latches_next);
 	RUN_TEST(a_capture_due_at_a_vblank_counted_by_a_sync_keeps_that_vblanks_frame);
 	RUN_TEST(cvt_refuses_a_mode_whose_clock_rounds_to_zero);
+	RUN_TEST(crtc_state_of_a_two_crtc_state_outlives_a_later_flip);
 	HARNESS_EXIT();
 }
