@@ -692,8 +692,7 @@ static int check_vdc_planes(const char *origin, const struct wla_config *cfg)
 	return -EINVAL;
 }
 
-/* Names unnamed outputs and refuses duplicate names, and outputs with more
- * planes than the virtual display has. */
+/* Names unnamed outputs and refuses duplicate names. */
 static int finish_outputs(struct text_parser *tp)
 {
 	struct wla_config *cfg = tp->cfg;
@@ -717,10 +716,12 @@ static int finish_outputs(struct text_parser *tp)
 		}
 		return -EINVAL;
 	}
-	return check_vdc_planes(tp->name, cfg);
+	return 0;
 }
 
-WLA_EXPORT int wla_config_parse_text(struct wla_config *cfg, const char *name, const char *text)
+/* With limits false the planes limit waits for the whole configuration
+ * (the environment may still change the driver or the planes). */
+static int parse_text(struct wla_config *cfg, const char *name, const char *text, bool limits)
 {
 	struct text_parser tp = { .cfg = cfg, .name = name };
 	char line[CONFIG_LINE_MAX];
@@ -746,13 +747,18 @@ WLA_EXPORT int wla_config_parse_text(struct wla_config *cfg, const char *name, c
 	}
 
 	int ret = end_section(&tp);
-	if (ret < 0) {
-		return ret;
+	if (ret == 0) {
+		ret = finish_outputs(&tp);
 	}
-	return finish_outputs(&tp);
+	return ret < 0 || !limits ? ret : check_vdc_planes(name, cfg);
 }
 
-WLA_EXPORT int wla_config_load_file(struct wla_config *cfg, const char *path)
+WLA_EXPORT int wla_config_parse_text(struct wla_config *cfg, const char *name, const char *text)
+{
+	return parse_text(cfg, name, text, true);
+}
+
+static int load_file(struct wla_config *cfg, const char *path, bool limits)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -796,10 +802,15 @@ WLA_EXPORT int wla_config_load_file(struct wla_config *cfg, const char *path)
 		wlr_log(WLR_ERROR, "config: %s: file contains a NUL byte at offset %zu", path,
 			strlen(buf));
 	} else {
-		ret = wla_config_parse_text(cfg, path, buf);
+		ret = parse_text(cfg, path, buf, limits);
 	}
 	free(buf);
 	return ret;
+}
+
+WLA_EXPORT int wla_config_load_file(struct wla_config *cfg, const char *path)
+{
+	return load_file(cfg, path, true);
 }
 
 /*
@@ -970,9 +981,10 @@ WLA_EXPORT int wla_config_load_env(struct wla_config *cfg)
 	};
 	const char *value;
 
+	/* The planes limit is checked once, on the result of all of them. */
 	int ret = get_env("WLA_CONFIG", &value);
 	if (ret > 0) {
-		ret = wla_config_load_file(cfg, value);
+		ret = load_file(cfg, value, false);
 	}
 	if (ret < 0) {
 		return ret;

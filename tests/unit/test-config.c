@@ -1253,6 +1253,47 @@ static void outputs_times_planes_beyond_the_vdc_are_refused(void)
 	CHECK_VALID(cfg);
 }
 
+/*
+ * (cold review of issue 28) A WLA_CONFIG file beyond the VDC's planes is
+ * judged with the environment that overrides it: the KMS driver or fewer
+ * overlay planes from the environment make it valid, and alone it is
+ * refused once, after everything was read.
+ */
+static void the_planes_limit_judges_a_config_file_with_its_environment(void)
+{
+	char path[32];
+	CHECK(write_temp(path, "overlay-planes = 8\n[output]\nmode = 64x48\n"
+		"[output]\nmode = 64x48\n[output]\nmode = 64x48\n[output]\nmode = 64x48\n"));
+	clear_env();
+	setenv("WLA_CONFIG", path, 1);
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_load_env(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("config: environment: 4 outputs with overlay-planes 8 need 40 planes, "
+		"the virtual display has 32 (overlay-planes at most 6 with 4 outputs)");
+	setenv("WLA_DRIVER", "kms", 1);
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_INT(harness_log_n, 0);
+	CHECK_INT(cfg.n_outputs, 4);
+	CHECK_INT(cfg.overlay_planes, 8);
+	unsetenv("WLA_DRIVER");
+	setenv("WLA_OVERLAY_PLANES", "2", 1);
+	wla_config_init(&cfg);
+	CHECK_INT(wla_config_load_env(&cfg), 0);
+	CHECK_INT(harness_log_n, 0);
+	CHECK_INT(cfg.overlay_planes, 2);
+	/* The file alone, as a compositor loads it: refused, naming it. */
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_load_file(&cfg, path), -EINVAL);
+	CHECK_LOGGED(path);
+	clear_env();
+	unlink(path);
+}
+
 int main(void)
 {
 	harness_init();
@@ -1312,6 +1353,7 @@ int main(void)
 	RUN_TEST(validate_refuses_empty_bad_and_duplicate_names);
 	RUN_TEST(validate_refuses_bad_mode_lists);
 	RUN_TEST(outputs_times_planes_beyond_the_vdc_are_refused);
+	RUN_TEST(the_planes_limit_judges_a_config_file_with_its_environment);
 	RUN_TEST(validate_refuses_bad_modes);
 	RUN_TEST(validate_refuses_each_bad_panel_field);
 	RUN_TEST(validate_accepts_an_output_without_panel);
