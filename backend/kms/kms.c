@@ -1335,7 +1335,9 @@ static void finish_lost(struct wla_kms *kms)
 		kc->armed_serial = 0;
 		kc->own_serial = 0;
 		kc->deferred = NULL;
-		if (kc->base.state->active || !wl_list_empty(&kc->base.queue)) {
+		/* Enabled but off by DPMS too: its connector and planes go. */
+		if (kc->base.state->enable || kc->base.state->active ||
+				!wl_list_empty(&kc->base.queue)) {
 			wla_crtc_force_off(&kc->base);
 		}
 	}
@@ -2016,7 +2018,8 @@ static void handle_session_destroy(struct wl_listener *listener, void *data)
 	wl_list_remove(&kms->session_destroy.link);
 	for (size_t c = 0; c < kms->n_crtcs; c++) {
 		struct wla_crtc *crtc = &kms->crtcs[c].base;
-		if (crtc->state && (crtc->state->active || !wl_list_empty(&crtc->queue))) {
+		if (crtc->state && (crtc->state->enable || crtc->state->active ||
+				!wl_list_empty(&crtc->queue))) {
 			wla_crtc_force_off(crtc);
 		}
 	}
@@ -2321,7 +2324,8 @@ void wla_kms_destroy(struct wla_kms *kms)
 	}
 	for (size_t c = 0; c < kms->n_crtcs; c++) {
 		struct wla_crtc *crtc = &kms->crtcs[c].base;
-		if (crtc->state && (crtc->state->active || !wl_list_empty(&crtc->queue))) {
+		if (crtc->state && (crtc->state->enable || crtc->state->active ||
+				!wl_list_empty(&crtc->queue))) {
 			wla_crtc_force_off(crtc);
 		}
 	}

@@ -702,6 +702,40 @@ static void device_lost(void)
 	teardown();
 }
 
+/*
+ * (cold review of issue 28) A CRTC turned off by DPMS (enabled, inactive)
+ * when the device goes: its connector is unrouted and its planes let go of
+ * their framebuffers, as for an active one.
+ */
+static void device_lost_while_dpms_off(void)
+{
+	if (!setup_output()) {
+		return;
+	}
+	struct dumb_fb *a = full_fb(0xff445566u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, preferred(), &a->base, 1), 0);
+	CHECK(wait_events(1));
+	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
+	state->allow_modeset = true;
+	wla_atomic_get_crtc_state(state, crtc)->active = false;
+	int ret = wla_atomic_commit(state);
+	CHECK_INT(ret, 0);
+	if (ret < 0) {
+		wla_atomic_state_free(state);
+	}
+	CHECK(crtc->state->enable && !crtc->state->active);
+	CHECK(conn->base.state->crtc == crtc);
+	CHECK_INT(kms->live_fbs, 1);
+	wla_kms_device_lost(kms, -ENODEV);
+	CHECK(!crtc->state->enable);
+	CHECK(conn->base.state->crtc == NULL);
+	CHECK(crtc->primary->state->fb == NULL);
+	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->dev.live_states, 0);
+	wla_fb_put(&a->base);
+	teardown();
+}
+
 static void on_capture(struct wla_capture *cap, const struct wla_image *image, uint64_t seq,
 	void *data)
 {
@@ -927,6 +961,7 @@ int main(int argc, char **argv)
 	RUN_TEST(refused_mid_run);
 	RUN_TEST(unplug_while_on);
 	RUN_TEST(device_lost);
+	RUN_TEST(device_lost_while_dpms_off);
 	RUN_TEST(capture_and_writeback);
 	RUN_TEST(device_lost_inside_latch);
 	RUN_TEST(capture_on_a_static_output);
