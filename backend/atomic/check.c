@@ -340,6 +340,12 @@ int wla_atomic_check(struct wla_atomic_state *state)
 {
 	state->refused = WLA_CHECK_OK;
 	state->refused_plane = NULL;
+	if (state->removed[0]) {
+		/* Its entries of the object are gone; the rest may point at it. */
+		wlr_log(WLR_ERROR, "device %s: %s was removed after an atomic state named it; "
+			"check refused", state->dev->name, state->removed);
+		return -ENODEV;
+	}
 	int ret = check_connectors(state);
 	if (ret == 0) {
 		ret = add_affected_planes(state);
