@@ -53,6 +53,10 @@ keep_failed_jobs() {
 	echo "clone: the failed guests' jobs are kept in $dest"
 }
 trap 'status=$?; [ $status -eq 0 ] || keep_failed_jobs; rm -rf "$top"; exit $status' EXIT
+# bash runs no EXIT trap on a signal it does not handle: meson's timeout
+# (TERM) or ^C must still remove the clone.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 # The clone's guests are told to make their socket folders here, so that
 # one left behind is seen.
 run_dir=$top/run
