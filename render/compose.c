@@ -292,7 +292,7 @@ static bool compose(struct wla_image *dst, const struct wla_compose_layer *layer
 	for (size_t i = 0; ok && i < n_layers; i++) {
 		struct wla_compose_layer l = layers[i];
 		if (access && !access->begin(access->data, i, &l.data, &l.stride)) {
-			wlr_log(WLR_ERROR, "compose: layer %zu: its pixels cannot be read", i);
+			/* begin said which object's pixels. */
 			ok = false;
 			break;
 		}

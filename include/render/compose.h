@@ -39,6 +39,8 @@ bool wla_compose(struct wla_image *dst, const struct wla_compose_layer *layers, 
  * lets a thread hold one client pool open at a time (its SIGBUS guard).
  */
 struct wla_compose_access {
+	/* Open layer i's pixels; false (logged by it, naming the object whose
+	 * pixels they are) if they cannot be read. */
 	bool (*begin)(void *data, size_t i, const void **pixels, uint32_t *stride);
 	void (*end)(void *data, size_t i);
 	void *data;
