@@ -86,8 +86,9 @@ export WLA_FLIP_DEPTH=2
 # over a quarter period in either run: the machine did not run it in time,
 # which says nothing of --deadline) is measured again, three times at most;
 # a pair without the gain where the loop kept time fails.
-# A sanitized build renders too slowly for a deadline inside the period:
-# tinywl then renders at once, as it should, and gains nothing.
+# A sanitized build may render too slowly for a deadline inside the period:
+# tinywl then renders at once, as it should, and gains nothing; a gain it
+# shows is still asserted.
 gain=unknown
 for attempt in 1 2 3; do
 	run_and_check "queue of 2, rendering at the frame event"
@@ -96,21 +97,28 @@ for attempt in 1 2 3; do
 	DEADLINE=$LATENCY DEADLINE_LAG=$LAG
 	echo "latency: at the frame event ${QUEUED} us, at the deadline ${DEADLINE} us" \
 		"(event loop late by ${QUEUED_LAG} and ${DEADLINE_LAG} us at p99)"
-	[ "${WLA_TEST_SANITIZED:-0}" = 1 ] && break
 	if awk -v q="$QUEUED" -v d="$DEADLINE" 'BEGIN { exit !(d + 4000 < q) }'; then
 		gain=yes
 		break
 	fi
+	[ "${WLA_TEST_SANITIZED:-0}" = 1 ] && break
 	if awk -v a="$QUEUED_LAG" -v b="$DEADLINE_LAG" 'BEGIN { exit !(a < 4167 && b < 4167) }'; then
 		fail "--deadline did not shorten the latency by a quarter period"
 	fi
 done
-if [ "${WLA_TEST_SANITIZED:-0}" = 1 ]; then
-	echo "latency gain not asserted: sanitized build"
-elif [ $gain != yes ]; then
-	echo "latency gain not asserted: no gain, and tinywl's event loop woke over a quarter" \
-		"period late in each of 3 attempts (a loaded machine)"
+# What could not be asserted is reported at the end, after the other checks
+# ran: the test then ends skipped (77) with the reason, never passed.
+unchecked=
+if [ $gain = yes ]; then
+	:
+elif [ "${WLA_TEST_SANITIZED:-0}" = 1 ]; then
+	unchecked="latency gain of --deadline not asserted: no gain in a sanitized build"
+	unchecked+=" (it may render too slowly for a deadline inside the period)"
+else
+	unchecked="latency gain of --deadline not asserted: no gain, and tinywl's event loop"
+	unchecked+=" woke over a quarter period late in each of 3 attempts (a loaded machine)"
 fi
+[ -z "$unchecked" ] || echo "$unchecked"
 unset WLA_FLIP_DEPTH
 
 echo "== --deadline needs the wlatomic backend"
@@ -131,4 +139,5 @@ for key in frames_committed interval_min_us interval_p50_us interval_p99_us \
 		latency_mean_us latency_p99_us cpu_us_per_frame; do
 	number "$key" "$(stats_field HEADLESS-1 $key)"
 done
+[ -z "$unchecked" ] || skip "all else passed; $unchecked"
 echo "PASS"
