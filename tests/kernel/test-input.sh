@@ -72,6 +72,9 @@ grep -q "input: event[0-9]* (wla-test touch): touch mapped to Virtual-1" "$TEST_
 # Keys: KEY_A, then Shift+KEY_B.
 send "key 30" "key 42 down" "key 48" "key 42 up"
 poll 400 "events A | grep -qx 'A text \"aB\"'" || fail "the keys did not arrive as aB"
+# What the window has typed so far: every key below that types is added
+# once its arrival was waited for, so the text is known exactly.
+typed=aB
 
 # The mouse: from 50,50 into the window, a click, a wheel detent.
 send "rel 40 40" "rel 40 40" "sleep 100" "btn 272" "wheel -1"
@@ -88,7 +91,11 @@ events A | grep -qx 'A touch down 0 200,200' ||
 events A | grep -qE '^A touch motion 0 22[45],200$' || fail "no touch motion to 225,200"
 
 # Output off (DPMS through wlr-output-management): touches are not delivered.
-if command -v wlr-randr >/dev/null; then
+# Without wlr-randr the rest still runs, and the test ends skipped, not passed.
+unchecked=
+if ! command -v wlr-randr >/dev/null; then
+	unchecked="touches while the output is off: wlr-randr is not installed (Debian package wlr-randr)"
+else
 	socket=$(basename "$(ls "$XDG_RUNTIME_DIR"/wayland-* | grep -v lock | head -n 1)")
 	WAYLAND_DISPLAY=$socket wlr-randr --output Virtual-1 --off
 	poll 200 "'$CTL' -s '$WLA_CONTROL' list | grep -q 'output Virtual-1 .*enabled=0'" ||
@@ -101,6 +108,9 @@ if command -v wlr-randr >/dev/null; then
 	send "touch down 1 1200 1600" "sleep 200" "touch up 1" "key 46"
 	poll 400 "[ \"\$(events A | grep -c '^A key 46 released')\" -gt $keys ]" ||
 		fail "the marker key after the touch did not arrive"
+	# The marker reached the focused window (focus stays while the output
+	# is off): it typed its c, press before release.
+	typed=${typed}c
 	[ "$(events A | grep -c 'touch down' || true)" = "$downs" ] ||
 		fail "a touch was delivered while its output was off"
 	WAYLAND_DISPLAY=$socket wlr-randr --output Virtual-1 --on
@@ -120,7 +130,10 @@ exec 4>"$TEST_DIR/late.in"
 poll 400 "grep -q 'input: event[0-9]* (wla-test late keyboard): keyboard' '$TEST_DIR/stderr'" ||
 	fail "a keyboard plugged in later was not picked up"
 printf '%s\n' "key 45" >&4
-poll 400 "events A | grep -qxE 'A text \"aBc?x\"'" || fail "the late keyboard's x did not arrive"
+typed=${typed}x
+poll 400 "events A | grep -qx 'A text \"$typed\"'" ||
+	fail "the late keyboard's x did not arrive: expected text \"$typed\"," \
+		"last: $(events A | grep '^A text' | tail -n 1)"
 exec 4>&-
 wait $late_pid || fail "the late wla-uinput failed"
 poll 400 "grep -q 'input: event[0-9]* (wla-test late keyboard) removed' '$TEST_DIR/stderr'" ||
@@ -148,4 +161,5 @@ check_no_sanitizer_report
 if grep ERROR "$TEST_DIR/stderr" | grep -v 'event processing lagging behind'; then
 	fail "tinywl logged errors"
 fi
+[ -z "$unchecked" ] || skip "all else passed; not checked: $unchecked"
 echo "PASS"
