@@ -158,8 +158,7 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 	struct wlr_output *wo = &out->base;
 	const struct wlr_output_state *pending = &wo->pending;
 	if (pending->committed & WLR_OUTPUT_STATE_GAMMA_LUT) {
-		wlr_log(WLR_ERROR, "output %s: gamma LUTs are not supported (gamma size 0)",
-			wo->name);
+		wla_output_log(out, WLR_ERROR, "gamma LUTs are not supported (gamma size 0)");
 		return false;
 	}
 	*req = (struct wla_output_request){
@@ -200,7 +199,6 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 static struct wla_atomic_state *build_state(struct wla_output *out,
 	const struct wla_output_request *req)
 {
-	struct wlr_output *wo = &out->base;
 	struct wla_crtc *crtc = output_crtc(out);
 	struct wla_connector *conn = out->conn;
 	struct wla_atomic_state *state = wla_atomic_state_alloc(crtc->dev);
@@ -214,7 +212,7 @@ static struct wla_atomic_state *build_state(struct wla_output *out,
 	int ret = cs && conn_state ? 0 : -ENOMEM;
 	struct wla_mode mode = req->mode;
 	if (ret == 0 && enabled && !req->has_mode && !current_mode(out, &mode)) {
-		wlr_log(WLR_ERROR, "output %s: enabled without a mode", wo->name);
+		wla_output_log(out, WLR_ERROR, "enabled without a mode");
 		ret = -EINVAL;
 	}
 	if (ret == 0) {
@@ -342,6 +340,7 @@ static int check_request(struct wla_output *out, const struct wla_output_request
 		wla_output_overlays_checked(out, NULL, -EINVAL);
 		return -EINVAL;
 	}
+	state->quiet = out->probing;
 	int ret = wla_atomic_check(state);
 	wla_output_overlays_checked(out, state, ret);
 	wla_atomic_state_free(state);
@@ -411,8 +410,11 @@ static bool output_test(struct wlr_output *wlr_output)
 		return true;
 	}
 	struct wla_output_request req;
-	return request_from_pending(out, &req) && !lacks_buffer(out, &req) &&
+	out->probing = true;
+	bool ok = request_from_pending(out, &req) && !lacks_buffer(out, &req) &&
 		wla_output_panel_admits(out, &req) && check_request(out, &req) == 0;
+	out->probing = false;
+	return ok;
 }
 
 static struct wla_output_mode *append_mode(struct wlr_output *wo, const struct wla_mode *timing)

@@ -166,8 +166,8 @@ void wla_output_panel_finish(struct wla_output *out)
 bool wla_output_panel_admits(struct wla_output *out, const struct wla_output_request *req)
 {
 	if (out->panel_failed && req->enabled) {
-		wlr_log(WLR_ERROR, "output %s: its panel (chip %s) is not usable; the output "
-			"stays off", out->base.name, out->panel_chip);
+		wla_output_log(out, WLR_ERROR, "its panel (chip %s) is not usable; the output "
+			"stays off", out->panel_chip);
 		return false;
 	}
 	return true;

@@ -137,7 +137,19 @@ struct wla_output {
 	/* While the glue calls out to the compositor (present listeners): set
 	 * to true by output_destroy, so the caller touches nothing after. */
 	bool *destroyed;
+	/* Inside wlr_output_test: a compositor's probe, whose refusals are
+	 * debug output (wla_output_log), not errors. */
+	bool probing;
 };
+
+/*
+ * A log line about an output, "output NAME: ..."; an error found while
+ * wlroots only tests a commit (a compositor probing what it may do) is
+ * debug output, as the same error in a real commit is not.
+ */
+#define wla_output_log(out, verb, fmt, ...) \
+	wlr_log((verb) == WLR_ERROR && (out)->probing ? WLR_DEBUG : (verb), \
+		"output %s: " fmt, (out)->base.name, ##__VA_ARGS__)
 
 struct wla_backend *wla_backend_from_wlr(struct wlr_backend *backend);
 

@@ -766,6 +766,41 @@ static void a_bad_configuration_in_code_is_refused_with_one_error(void)
 	}
 }
 
+/*
+ * A compositor's wlr_output_test is a probe: what the core refuses there is
+ * debug output (issue 29 part 7), while the same request in a real commit
+ * is an error naming the plane and what was refused.
+ */
+static void a_refused_output_test_logs_no_error_and_a_commit_does(void)
+{
+	struct gf f;
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	CHECK(gf_init(&f, &cfg));
+	struct gf_output *o = &f.outputs[0];
+	CHECK(enable(o));
+	CHECK(wait_until(&f, &o->presented, 1));
+	bool gone = false;
+	struct test_buffer *deep = test_buffer_create(W, H, DRM_FORMAT_XRGB2101010, 0xffffffff,
+		&gone);
+	wlr_output_attach_buffer(o->output, &deep->base);
+	harness_log_clear();
+	CHECK(!wlr_output_test(o->output));
+	CHECK_INT(harness_log_n, 0);
+	CHECK(!wlr_output_commit(o->output));
+	CHECK_INT(harness_log_n, 1);
+	CHECK_LOGGED("plane primary-0: format XR30", "is not supported");
+	wlr_output_rollback(o->output);
+	wlr_buffer_drop(&deep->base);
+	CHECK(gone);
+	/* The probe flag does not outlive the probe. */
+	harness_log_clear();
+	CHECK(commit_next(o));
+	CHECK_INT(harness_log_n, 0);
+	CHECK(wait_until(&f, &o->presented, 2));
+	gf_finish(&f);
+}
+
 int main(void)
 {
 	harness_init();
@@ -783,5 +818,6 @@ int main(void)
 	RUN_TEST(without_rearm_a_cursor_move_goes_with_the_next_frame);
 	RUN_TEST(the_cursor_image_outlives_an_output_off_and_on);
 	RUN_TEST(a_bad_configuration_in_code_is_refused_with_one_error);
+	RUN_TEST(a_refused_output_test_logs_no_error_and_a_commit_does);
 	HARNESS_EXIT();
 }
