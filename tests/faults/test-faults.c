@@ -92,6 +92,7 @@ struct sc {
 	struct test_buffer *bufs[4];
 	bool gone[4];
 	int presented;
+	uint32_t presented_seq; /* commit_seq of the newest frame presented */
 	struct wl_listener present;
 	bool captured;
 };
@@ -101,6 +102,9 @@ static void sc_present(struct wl_listener *l, void *data)
 	struct sc *s = wl_container_of(l, s, present);
 	const struct wlr_output_event_present *ev = data;
 	s->presented += ev->presented;
+	if (ev->presented) {
+		s->presented_seq = ev->commit_seq;
+	}
 }
 
 static void sc_output_destroy(struct wl_listener *l, void *data)
@@ -323,7 +327,25 @@ static void driver_refusals_at_each_commit_leave_it_running(void)
 					wlr_output_enable(s.output, true);
 				}
 				commits += commit_buf(&s, i % 4);
+				/* A compositor's pace: about one frame a vblank, and
+				 * the next once wlroots takes one (the frame event
+				 * came), however late that is on a loaded machine. */
 				run_ms(&s, 18);
+				if (!HARNESS_WAIT_UNTIL(s.loop, !s.output->frame_pending, 2000)) {
+					fprintf(stderr, "  kind %d at %d, commit %d: output %s: "
+						"frame_pending still true after 2000 ms x %g: no "
+						"frame event\n", kind, k, i, s.output->name,
+						harness_time_scale());
+					harness_test_failures++;
+				}
+			}
+			/* The frames committed and the refusal's error line, however
+			 * late the vblanks come. */
+			if (!HARNESS_WAIT_UNTIL(s.loop, s.presented >= 4 && error_lines() >= 1, 2000)) {
+				fprintf(stderr, "  kind %d at %d: output %s: presented %d (waited for >= "
+					"4), error lines %d (waited for >= 1) after 2000 ms x %g\n",
+					kind, k, s.output->name, s.presented, error_lines(),
+					harness_time_scale());
 			}
 			if (commits < 6 || s.presented < 4) {
 				fprintf(stderr, "  kind %d at %d: %d commits, %d presented\n", kind, k,
@@ -339,7 +361,15 @@ static void driver_refusals_at_each_commit_leave_it_running(void)
 			}
 			int before = s.presented;
 			CHECK(commit_buf(&s, 0));
-			run_ms(&s, 40);
+			/* That frame itself, not one still in flight before it. */
+			uint32_t seq = s.output->commit_seq;
+			if (!HARNESS_WAIT_UNTIL(s.loop, s.presented_seq == seq, 2000)) {
+				fprintf(stderr, "  kind %d at %d: output %s: commit_seq %u not presented "
+					"after 2000 ms x %g (presented_seq %u, presented %d)\n", kind,
+					k, s.output->name, seq, harness_time_scale(), s.presented_seq,
+					s.presented);
+				harness_test_failures++;
+			}
 			CHECK(s.presented > before);
 			wl_list_remove(&s.new_output.link);
 			wl_display_destroy(s.display);
