@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <pixman.h>
 #include <stdlib.h>
-#include <time.h>
 #include <wayland-server-core.h>
 #include <wlr/backend.h>
 #include <wlr/render/drm_format_set.h>
@@ -54,20 +53,28 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 	wl_signal_add(&f.output->events.present, &f.present);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+/* Deadlines of the waits below, in ms (scaled by WLA_TEST_TIME_SCALE). */
+#define WAIT_MS 2000
 
 static bool wait_presented(int want)
 {
-	uint64_t end = now_ms() + 2000;
-	while (f.presented < want && now_ms() < end) {
-		wl_event_loop_dispatch(f.loop, 5);
+	if (!HARNESS_WAIT_UNTIL(f.loop, f.presented >= want, WAIT_MS)) {
+		fprintf(stderr, "  output %s: presented %d frames after %d ms x %g, waited for %d\n",
+			f.output->name, f.presented, WAIT_MS, harness_time_scale(), want);
+		return false;
 	}
-	return f.presented >= want;
+	return true;
+}
+
+/* wlroots takes the next buffer once the frame event came. */
+static bool wait_frame_event(void)
+{
+	if (!HARNESS_WAIT_UNTIL(f.loop, !f.output->frame_pending, WAIT_MS)) {
+		fprintf(stderr, "  output %s: frame_pending still true after %d ms x %g: no frame "
+			"event\n", f.output->name, WAIT_MS, harness_time_scale());
+		return false;
+	}
+	return true;
 }
 
 static struct wla_vdc *vdc(void)
@@ -87,9 +94,8 @@ static bool commit_primary(void)
  * and wait until it latched. */
 static bool frame(void)
 {
-	uint64_t end = now_ms() + 2000;
-	while (f.output->frame_pending && now_ms() < end) {
-		wl_event_loop_dispatch(f.loop, 5);
+	if (!wait_frame_event()) {
+		return false;
 	}
 	int want = f.presented + 1;
 	return commit_primary() && wait_presented(want);
@@ -164,9 +170,10 @@ static bool capture(void)
 	if (!wla_output_capture(f.output, handle_capture, NULL)) {
 		return false;
 	}
-	uint64_t end = now_ms() + 2000;
-	while (!f.capture_done && now_ms() < end) {
-		wl_event_loop_dispatch(f.loop, 5);
+	if (!HARNESS_WAIT_UNTIL(f.loop, f.capture_done, WAIT_MS)) {
+		fprintf(stderr, "  output %s: capture_done still false after %d ms x %g: no "
+			"capture callback\n", f.output->name, WAIT_MS, harness_time_scale());
+		return false;
 	}
 	return f.capture != NULL;
 }
@@ -819,12 +826,7 @@ static void random_scenes_always_commit_what_the_helper_offers(void)
 		placed_total += placed > 0 ? placed : 0;
 		/* The primary layer would be committed as the buffer; here the
 		 * compositor's own render stands for it. */
-		/* wlroots takes the next buffer once the frame event came. */
-		uint64_t end = now_ms() + 2000;
-		while (f.output->frame_pending && now_ms() < end) {
-			wl_event_loop_dispatch(f.loop, 5);
-		}
-		bool ok = commit_primary();
+		bool ok = wait_frame_event() && commit_primary();
 		CHECK(ok);
 		if (!ok) {
 			refused++;
