@@ -594,8 +594,10 @@ static void a_control_line_whose_listener_destroys_the_backend_is_safe(void)
 	CHECK(connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0);
 	static const char request[] = "type ab\nlist\n";
 	CHECK(write(fd, request, sizeof(request) - 1) == (ssize_t)sizeof(request) - 1);
-	for (int i = 0; i < 50 && f.backend; i++) {
-		wl_event_loop_dispatch(f.loop, 10);
+	if (!HARNESS_WAIT_UNTIL(f.loop, f.backend == NULL, 2000)) {
+		fprintf(stderr, "  control %s: backend still alive after 2000 ms x %g, %d input "
+			"events: the request's key never came\n", control_path,
+			harness_time_scale(), f.n_events);
 	}
 	CHECK(f.backend == NULL);
 	CHECK_INT(f.n_events, 1);
@@ -641,9 +643,9 @@ static void a_script_sends_its_lines_at_their_times(void)
 	CHECK_INT(wla_input_run_script(f.backend, "s1", text, handle_script_done, &f), 0);
 	/* Nothing from inside the call. */
 	CHECK_INT(f.n_events, 0);
-	uint32_t end = now_ms() + 2000;
-	while (!f.script_done && now_ms() < end) {
-		wl_event_loop_dispatch(f.loop, 10);
+	if (!HARNESS_WAIT_UNTIL(f.loop, f.script_done, 2000)) {
+		fprintf(stderr, "  script s1: script_done still 0 after 2000 ms x %g, %d input "
+			"events\n", harness_time_scale(), f.n_events);
 	}
 	CHECK_INT(f.script_done, 1);
 	CHECK_INT(f.script_status, 0);
