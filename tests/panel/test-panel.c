@@ -633,7 +633,7 @@ struct loop_run {
 	struct wla_panel_loop *pl;
 	enum wla_panel_event events[8];
 	size_t n_events;
-	bool done, off_requested;
+	bool done;
 };
 
 static void loop_notify(struct wla_panel *panel, enum wla_panel_event event, int error,
@@ -681,15 +681,22 @@ static void loop_adapter_runs_a_cycle_on_timers(void)
 		wl_event_loop_destroy(run.loop);
 		return;
 	}
-	CHECK_INT(wla_panel_power_on(wla_panel_loop_get_panel(run.pl)), 0);
-	uint64_t start = real_now(NULL);
-	while (!run.done && real_now(NULL) - start < 5000 * MS) {
-		wl_event_loop_dispatch(run.loop, 100);
-		struct wla_panel *panel = wla_panel_loop_get_panel(run.pl);
-		if (wla_panel_get_state(panel) == WLA_PANEL_LIT && !run.off_requested) {
-			run.off_requested = true;
-			CHECK_INT(wla_panel_power_off(panel), 0);
-		}
+	struct wla_panel *panel = wla_panel_loop_get_panel(run.pl);
+	CHECK_INT(wla_panel_power_on(panel), 0);
+	/* Lit (or failed: the checks below say so), then off again. */
+	if (!HARNESS_WAIT_UNTIL(run.loop, run.done || wla_panel_get_state(panel) == WLA_PANEL_LIT,
+		5000)) {
+		fprintf(stderr, "  panel Virtual-1: state %s after 5000 ms x %g, waited for %s; %zu "
+			"events\n", wla_panel_state_name(wla_panel_get_state(panel)),
+			harness_time_scale(), wla_panel_state_name(WLA_PANEL_LIT), run.n_events);
+	}
+	if (wla_panel_get_state(panel) == WLA_PANEL_LIT) {
+		CHECK_INT(wla_panel_power_off(panel), 0);
+	}
+	if (!HARNESS_WAIT_UNTIL(run.loop, run.done, 5000)) {
+		fprintf(stderr, "  panel Virtual-1: done still false after 5000 ms x %g, state %s; "
+			"%zu events\n", harness_time_scale(),
+			wla_panel_state_name(wla_panel_get_state(panel)), run.n_events);
 	}
 	CHECK(run.done);
 	CHECK_INT(run.n_events, 3);
