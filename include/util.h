@@ -39,4 +39,23 @@ static inline uint64_t wla_timespec_to_ns(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * UINT64_C(1000000000) + (uint64_t)ts->tv_nsec;
 }
 
+/*
+ * A DRM fourcc's characters for log lines and replies ("XR24"; pad spaces
+ * of short codes dropped, "R8"; a '?' for a byte that is not printable).
+ * The one fourcc printer of the project.
+ */
+static inline const char *wla_fourcc_str(uint32_t fourcc, char buf[static 5])
+{
+	int len = 4;
+	for (int i = 0; i < 4; i++) {
+		char c = (char)((fourcc >> (8 * i)) & 0xff);
+		buf[i] = c >= 0x20 && c < 0x7f ? c : '?';
+	}
+	while (len > 1 && buf[len - 1] == ' ') {
+		len--;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
 #endif

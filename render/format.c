@@ -2,6 +2,7 @@
 #include <drm_fourcc.h>
 #include <stdio.h>
 #include "render/format.h"
+#include "util.h"
 
 /*
  * DRM fourccs name the layout of a little-endian word, pixman codes the layout
@@ -56,20 +57,12 @@ const char *wla_format_name(uint32_t drm_format, char buf[static 16])
 		return buf;
 	}
 
-	char c[4];
 	for (int i = 0; i < 4; i++) {
-		c[i] = (char)((drm_format >> (8 * i)) & 0xff);
 		/* A value that is no fourcc at all reads better as a number. */
-		if (!isprint((unsigned char)c[i])) {
+		if (!isprint((int)((drm_format >> (8 * i)) & 0xff))) {
 			snprintf(buf, 16, "0x%08x", drm_format);
 			return buf;
 		}
 	}
-	/* fourcc_code() pads short names such as "R8" with spaces. */
-	int len = 4;
-	while (len > 1 && c[len - 1] == ' ') {
-		len--;
-	}
-	snprintf(buf, 16, "%.*s", len, c);
-	return buf;
+	return wla_fourcc_str(drm_format, buf);
 }

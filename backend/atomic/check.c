@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <wlr/util/log.h>
 #include "backend/atomic.h"
+#include "util.h"
 
 /* Hardware position registers are commonly 16-bit signed. */
 #define WLA_COORD_LIMIT 32767
@@ -23,16 +24,6 @@ static int refuse(struct wla_atomic_state *state, struct wla_plane *plane,
 		state->refused_plane = plane;
 	}
 	return err;
-}
-
-static const char *fourcc_str(uint32_t f, char buf[static 8])
-{
-	for (int i = 0; i < 4; i++) {
-		char c = (char)((f >> (8 * i)) & 0xff);
-		buf[i] = (c >= 0x20 && c < 0x7f) ? c : '?';
-	}
-	buf[4] = '\0';
-	return buf;
 }
 
 /* "1.5000": a 16.16 value for messages, four decimals. */
@@ -206,7 +197,7 @@ static int check_plane(struct wla_atomic_state *state, struct wla_plane *plane,
 	const struct wla_fb *fb = ps->fb;
 	if (!wla_plane_supports(plane, fb->format, fb->modifier)) {
 		refuse_log(state, "plane %s: format %s (0x%08" PRIx32 ") with modifier 0x%016"
-			PRIx64 " is not supported", plane->name, fourcc_str(fb->format, fmt),
+			PRIx64 " is not supported", plane->name, wla_fourcc_str(fb->format, fmt),
 			fb->format, fb->modifier);
 		return refuse(state, plane, WLA_CHECK_FORMAT, -EINVAL);
 	}

@@ -324,15 +324,11 @@ static void cmd_planes(struct control_client *client, int argc, char **argv)
 				plane->name, types[plane->type], plane->zpos);
 			continue;
 		}
-		char fourcc[5] = { 0 };
-		for (int b = 0; b < 4; b++) {
-			char c = (char)((fb->format >> (8 * b)) & 0xff);
-			fourcc[b] = c >= 0x20 && c < 0x7f ? c : '?';
-		}
+		char fourcc[5];
 		reply(client, "plane %" PRIu32 " %s %s zpos=%u fb=%" PRIu32 "x%" PRIu32 " format=%s "
 			"client=%d dst=%" PRId32 ",%" PRId32 ",%" PRIu32 "x%" PRIu32,
 			wla_output_plane_id(plane), plane->name, types[plane->type], plane->zpos,
-			fb->width, fb->height, fourcc, fb->client, ps->crtc_x, ps->crtc_y, ps->crtc_w,
+			fb->width, fb->height, wla_fourcc_str(fb->format, fourcc), fb->client, ps->crtc_x, ps->crtc_y, ps->crtc_w,
 			ps->crtc_h);
 	}
 	reply(client, "ok %zu planes", out->planes->n);

@@ -5,6 +5,7 @@
 #include "harness.h"
 #include "render-helpers.h"
 #include "render/format.h"
+#include "util.h"
 
 /*
  * One pixel per vector, written as the bytes in memory so that the DRM
@@ -131,6 +132,17 @@ static void test_format_names(void)
 	CHECK(strcmp(wla_format_name(0x01020304, buf), "0x01020304") == 0);
 }
 
+/* The project's one fourcc printer (util.h), for the core's refusals and
+ * the control socket's replies. */
+static void test_fourcc_str(void)
+{
+	char buf[5];
+	CHECK(strcmp(wla_fourcc_str(DRM_FORMAT_XRGB8888, buf), "XR24") == 0);
+	CHECK(strcmp(wla_fourcc_str(DRM_FORMAT_NV12, buf), "NV12") == 0);
+	CHECK(strcmp(wla_fourcc_str(DRM_FORMAT_R8, buf), "R8") == 0);
+	CHECK(strcmp(wla_fourcc_str(0x01412020, buf), "  A?") == 0);
+}
+
 static void test_unknown_format_is_refused_by_name(void)
 {
 	uint32_t fb[4] = { 0 };
@@ -156,6 +168,7 @@ int main(void)
 	RUN_TEST(test_required_formats_are_in_the_table);
 	RUN_TEST(test_table_rows_agree_with_pixman);
 	RUN_TEST(test_format_names);
+	RUN_TEST(test_fourcc_str);
 	RUN_TEST(test_unknown_format_is_refused_by_name);
 	HARNESS_EXIT();
 }
