@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include <wlr/util/log.h>
 #include "backend/atomic.h"
+#include "backend/lex.h"
 #include "backend/panel.h"
 #include "util.h"
 #include "wlatomic/config.h"
@@ -69,78 +70,6 @@ static const struct config_key config_keys[] = {
 
 /* Where wla_config_validate() names a field: "wla_config.cursor_size". */
 #define VALIDATE_ORIGIN "wla_config"
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static bool is_name_char(char c)
-{
-	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-		c == '-';
-}
-
-static bool all_digits(const char *s)
-{
-	if (*s == '\0') {
-		return false;
-	}
-	for (; *s; s++) {
-		if (!is_digit(*s)) {
-			return false;
-		}
-	}
-	return true;
-}
-
-/*
- * Reads an optional '-' and at least one digit at *p. The magnitude saturates
- * at limit + 1, so a value too long for any integer type reads as out of range
- * instead of wrapping.
- */
-static bool scan_number(const char **p, int64_t limit, int64_t *value)
-{
-	const char *s = *p;
-	bool negative = *s == '-';
-	if (negative) {
-		s++;
-	}
-	if (!is_digit(*s)) {
-		return false;
-	}
-	int64_t v = 0;
-	for (; is_digit(*s); s++) {
-		if (v <= limit) {
-			v = v * 10 + (*s - '0');
-		}
-	}
-	if (v > limit) {
-		v = limit + 1;
-	}
-	*value = negative ? -v : v;
-	*p = s;
-	return true;
-}
-
-/* A plain unsigned decimal: no sign, no blanks, nothing after the digits. */
-static bool parse_uint(const char *s, uint32_t max, uint32_t *out)
-{
-	if (!all_digits(s)) {
-		return false;
-	}
-	int64_t v;
-	if (!scan_number(&s, max, &v) || v > max) {
-		return false;
-	}
-	*out = (uint32_t)v;
-	return true;
-}
 
 static void set_default_mode(struct wla_config_output *output)
 {
@@ -177,28 +106,28 @@ WLA_EXPORT int wla_config_parse_mode(const char *origin, const char *str,
 	const char *p = str;
 	int64_t width, height, refresh_mhz = DEFAULT_REFRESH_MHZ;
 
-	if (!scan_number(&p, WLA_MODE_MAX_SIZE, &width) || *p++ != 'x' ||
-			!scan_number(&p, WLA_MODE_MAX_SIZE, &height) || (*p != '\0' && *p != '@')) {
+	if (!wla_lex_number(&p, WLA_MODE_MAX_SIZE, &width) || *p++ != 'x' ||
+			!wla_lex_number(&p, WLA_MODE_MAX_SIZE, &height) || (*p != '\0' && *p != '@')) {
 		goto bad_syntax;
 	}
 	if (*p == '@') {
 		p++;
 		bool negative = *p == '-';
 		int64_t hz;
-		if (!scan_number(&p, WLA_MODE_MAX_REFRESH_MHZ / 1000, &hz)) {
+		if (!wla_lex_number(&p, WLA_MODE_MAX_REFRESH_MHZ / 1000, &hz)) {
 			goto bad_syntax;
 		}
 		int64_t frac = 0, scale = 1000;
 		if (*p == '.') {
 			const char *digits = ++p;
-			for (; is_digit(*p) && scale > 1; p++) {
+			for (; wla_lex_digit(*p) && scale > 1; p++) {
 				scale /= 10;
 				frac += (*p - '0') * scale;
 			}
 			if (p == digits) {
 				goto bad_syntax;
 			}
-			if (is_digit(*p)) {
+			if (wla_lex_digit(*p)) {
 				wlr_log(WLR_ERROR, "config: %s: mode '%s': refresh has more than 3 "
 					"decimals", origin, str);
 				return -EINVAL;
@@ -249,7 +178,7 @@ bad_syntax:
 static int parse_key_number(const struct config_key *k, const char *origin, const char *value,
 	uint32_t *out)
 {
-	if (!parse_uint(value, k->max, out) || *out < k->min) {
+	if (!wla_lex_uint(value, strlen(value), k->max, out) || *out < k->min) {
 		wlr_log(WLR_ERROR, "config: %s: %s '%s': expected an integer %u..%u", origin,
 			k->name, value, k->min, k->max);
 		return -EINVAL;
@@ -259,7 +188,7 @@ static int parse_key_number(const struct config_key *k, const char *origin, cons
 
 static int parse_output_count(const char *origin, const char *value, uint32_t *count)
 {
-	if (!parse_uint(value, WLA_MAX_OUTPUTS, count) || *count < 1) {
+	if (!wla_lex_uint(value, strlen(value), WLA_MAX_OUTPUTS, count) || *count < 1) {
 		wlr_log(WLR_ERROR, "config: %s: output count '%s' must be 1..%d", origin, value,
 			WLA_MAX_OUTPUTS);
 		return -EINVAL;
@@ -272,7 +201,7 @@ static int check_output_name(const char *origin, const char *name, size_t len)
 {
 	bool valid = len >= 1 && len < WLA_OUTPUT_NAME_MAX;
 	for (size_t i = 0; valid && i < len; i++) {
-		valid = is_name_char(name[i]);
+		valid = wla_lex_name_char(name[i]);
 	}
 	if (!valid) {
 		wlr_log(WLR_ERROR, "config: %s: bad output name '%.*s' (expected 1..%d of "
@@ -344,7 +273,7 @@ static int check_keyboard_layout(const char *origin, const char *value)
 	bool valid = len >= 1 && len < WLA_KEYBOARD_LAYOUT_MAX && value[0] != ',' &&
 		value[len - 1] != ',';
 	for (size_t i = 0; valid && i < len; i++) {
-		valid = (value[i] >= 'a' && value[i] <= 'z') || is_digit(value[i]) ||
+		valid = (value[i] >= 'a' && value[i] <= 'z') || wla_lex_digit(value[i]) ||
 			value[i] == '_' || value[i] == '-' || (value[i] == ',' && value[i + 1] != ',');
 	}
 	if (!valid) {
@@ -624,11 +553,11 @@ static int set_output_key(struct text_parser *tp, const char *origin, size_t lin
 /* Strips blanks at both ends in place. */
 static char *trim(char *s)
 {
-	while (is_blank(*s)) {
+	while (wla_lex_blank(*s)) {
 		s++;
 	}
 	size_t len = strlen(s);
-	while (len > 0 && is_blank(s[len - 1])) {
+	while (len > 0 && wla_lex_blank(s[len - 1])) {
 		s[--len] = '\0';
 	}
 	return s;
@@ -909,7 +838,7 @@ static int load_env_outputs(struct wla_config *cfg, const char *value)
 	size_t n_outputs = 0;
 	memset(outputs, 0, sizeof(outputs));
 
-	if (all_digits(value)) {
+	if (wla_lex_all_digits(value, strlen(value))) {
 		uint32_t count;
 		int ret = parse_output_count("WLA_OUTPUTS", value, &count);
 		if (ret < 0) {

@@ -59,6 +59,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <wlr/util/log.h>
+#include "backend/lex.h"
 #include "backend/panel.h"
 #include "util.h"
 
@@ -95,50 +96,12 @@ static const struct {
 	[KEY_OFF_STEP] = { "panel-off-step", true },
 };
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_name_char(char c)
-{
-	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-		c == '-';
-}
-
-/* Unsigned decimal, nothing else, at most max. */
-static bool parse_uint(const char *s, size_t len, uint32_t max, uint32_t *out)
-{
-	if (len == 0) {
-		return false;
-	}
-	uint64_t v = 0;
-	for (size_t i = 0; i < len; i++) {
-		if (!is_digit(s[i])) {
-			return false;
-		}
-		if (v <= max) {
-			v = v * 10 + (uint64_t)(s[i] - '0');
-		}
-	}
-	if (v > max) {
-		return false;
-	}
-	*out = (uint32_t)v;
-	return true;
-}
-
 /* Splits s into blank-separated words; returns their number, -1 if more than max. */
 static int split_words(const char *s, const char **words, size_t *lens, int max)
 {
 	int n = 0;
 	while (*s) {
-		while (is_blank(*s)) {
+		while (wla_lex_blank(*s)) {
 			s++;
 		}
 		if (!*s) {
@@ -148,7 +111,7 @@ static int split_words(const char *s, const char **words, size_t *lens, int max)
 			return -1;
 		}
 		words[n] = s;
-		while (*s && !is_blank(*s)) {
+		while (*s && !wla_lex_blank(*s)) {
 			s++;
 		}
 		lens[n] = (size_t)(s - words[n]);
@@ -288,7 +251,7 @@ static int check_chip(const char *origin, const char *chip, size_t len)
 {
 	bool valid = len >= 1 && len < WLA_PANEL_CHIP_MAX;
 	for (size_t i = 0; valid && i < len; i++) {
-		valid = !is_blank(chip[i]);
+		valid = !wla_lex_blank(chip[i]);
 	}
 	if (!valid) {
 		wlr_log(WLR_ERROR, "config: %s: panel-chip '%.*s': expected a chip name, label or "
@@ -305,7 +268,7 @@ static int check_line_name(const char *origin, const char *value, const char *na
 	bool valid = len >= 1 && len < WLA_PANEL_LINE_NAME_MAX &&
 		!(len == 4 && strncmp(name, "wait", 4) == 0);
 	for (size_t i = 0; valid && i < len; i++) {
-		valid = is_name_char(name[i]);
+		valid = wla_lex_name_char(name[i]);
 	}
 	if (!valid) {
 		wlr_log(WLR_ERROR, "config: %s: panel-line '%s': bad line name '%.*s' (expected "
@@ -319,7 +282,7 @@ static int check_line_name(const char *origin, const char *value, const char *na
 static int parse_offset(const char *origin, const char *value, const char *text, size_t len,
 	uint32_t *offset)
 {
-	if (!parse_uint(text, len, WLA_PANEL_MAX_OFFSET, offset)) {
+	if (!wla_lex_uint(text, len, WLA_PANEL_MAX_OFFSET, offset)) {
 		wlr_log(WLR_ERROR, "config: %s: panel-line '%s': bad offset '%.*s' (expected "
 			"0..%d)", origin, value, (int)len, text, WLA_PANEL_MAX_OFFSET);
 		return -EINVAL;
@@ -354,7 +317,7 @@ static int check_line_unique(const struct wla_config_panel *panel,
 
 static int parse_delay(const char *origin, const char *key, const char *value, uint32_t *ms)
 {
-	if (!parse_uint(value, strlen(value), WLA_PANEL_MAX_DELAY_MS, ms)) {
+	if (!wla_lex_uint(value, strlen(value), WLA_PANEL_MAX_DELAY_MS, ms)) {
 		wlr_log(WLR_ERROR, "config: %s: %s '%s': expected a delay in ms, 0..%d", origin,
 			key, value, WLA_PANEL_MAX_DELAY_MS);
 		return -EINVAL;
@@ -366,7 +329,7 @@ static int parse_delay(const char *origin, const char *key, const char *value, u
 static int parse_wait(const char *origin, const char *key, const char *value, const char *text,
 	size_t len, uint32_t *ms)
 {
-	if (!parse_uint(text, len, WLA_PANEL_MAX_DELAY_MS, ms)) {
+	if (!wla_lex_uint(text, len, WLA_PANEL_MAX_DELAY_MS, ms)) {
 		wlr_log(WLR_ERROR, "config: %s: %s '%s': bad wait '%.*s' (expected a delay in ms, "
 			"0..%d)", origin, key, value, (int)len, text, WLA_PANEL_MAX_DELAY_MS);
 		return -EINVAL;
