@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <wlr/util/log.h>
+#include "backend/log.h"
 
 #define HARNESS_LOG_LINES 256
 #define HARNESS_LOG_LEN 512
@@ -110,10 +111,19 @@ static inline void harness_log_func(enum wlr_log_importance importance, const ch
 	snprintf(harness_log[harness_log_n++], HARNESS_LOG_LEN, "%s", line);
 }
 
+/* The atomic core logs through its own function (backend/log.h). */
+__attribute__((format(printf, 2, 0)))
+static inline void harness_core_log_func(enum wla_log_level level, const char *fmt,
+	va_list args)
+{
+	harness_log_func((enum wlr_log_importance)level, fmt, args);
+}
+
 static inline void harness_init(void)
 {
 	harness_verbose = getenv("HARNESS_VERBOSE") != NULL;
 	wlr_log_init(WLR_DEBUG, harness_log_func);
+	wla_log_set_func(harness_core_log_func);
 }
 
 /*

@@ -5,15 +5,15 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <wlr/util/log.h>
 #include "backend/atomic.h"
+#include "backend/log.h"
 #include "util.h"
 
 /* Hardware position registers are commonly 16-bit signed. */
 #define WLA_COORD_LIMIT 32767
 
 /* A refusal: an error, or debug output in a trial (state->quiet). */
-#define refuse_log(state, ...) wlr_log((state)->quiet ? WLR_DEBUG : WLR_ERROR, __VA_ARGS__)
+#define refuse_log(state, ...) wla_log((state)->quiet ? WLA_LOG_DEBUG : WLA_LOG_ERROR, __VA_ARGS__)
 
 /* Record why the state is refused (the first refusal wins) and return err. */
 static int refuse(struct wla_atomic_state *state, struct wla_plane *plane,
@@ -333,7 +333,7 @@ int wla_atomic_check(struct wla_atomic_state *state)
 	state->refused_plane = NULL;
 	if (state->removed[0]) {
 		/* Its entries of the object are gone; the rest may point at it. */
-		wlr_log(WLR_ERROR, "device %s: %s was removed after an atomic state named it; "
+		wla_log(WLA_LOG_ERROR, "device %s: %s was removed after an atomic state named it; "
 			"check refused", state->dev->name, state->removed);
 		return -ENODEV;
 	}

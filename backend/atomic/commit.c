@@ -13,8 +13,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
-#include <wlr/util/log.h>
 #include "backend/atomic.h"
+#include "backend/log.h"
 
 /* Entries a CRTC's queue may hold, frames or not: far beyond any depth. */
 #define WLA_QUEUE_MAX 16
@@ -24,7 +24,7 @@ static int prepare_planes(struct wla_atomic_state *state)
 	wla_for_each_plane_in_state(state, e) {
 		int ret = wla_plane_state_prepare_fb(state->dev, e->new_state);
 		if (ret < 0) {
-			wlr_log(WLR_ERROR, "plane %s: prepare_fb failed: %s", e->ptr->name,
+			wla_log(WLA_LOG_ERROR, "plane %s: prepare_fb failed: %s", e->ptr->name,
 				strerror(-ret));
 			wla_for_each_plane_in_state(state, c) {
 				wla_plane_state_cleanup_fb(c->new_state);
@@ -354,19 +354,19 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 			continue;
 		}
 		if (crtc->queued > 0 && !nonblock) {
-			wlr_log(WLR_ERROR, "%s: %u state(s) still waiting to latch; blocking commit "
+			wla_log(WLA_LOG_ERROR, "%s: %u state(s) still waiting to latch; blocking commit "
 				"refused (commit_seq %" PRIu64 ")", crtc->name, crtc->queued,
 				e->commit_seq);
 			return -EBUSY;
 		}
 		if (crtc->queued > 0 && latching > 1) {
-			wlr_log(WLR_ERROR, "%s: %u state(s) queued; a commit that latches on %u "
+			wla_log(WLA_LOG_ERROR, "%s: %u state(s) queued; a commit that latches on %u "
 				"CRTCs waits for all of them to be idle (commit_seq %" PRIu64 ")",
 				crtc->name, crtc->queued, latching, e->commit_seq);
 			return -EBUSY;
 		}
 		if (crtc->queued >= WLA_QUEUE_MAX) {
-			wlr_log(WLR_ERROR, "%s: %u states queued, at most %d; commit refused "
+			wla_log(WLA_LOG_ERROR, "%s: %u states queued, at most %d; commit refused "
 				"(commit_seq %" PRIu64 ")", crtc->name, crtc->queued, WLA_QUEUE_MAX,
 				e->commit_seq);
 			return -EBUSY;
@@ -376,7 +376,7 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 		if (!fits && crtc->mailbox) {
 			victims[crtc->index] = replaceable_frame(crtc);
 			if (!victims[crtc->index]) {
-				wlr_log(WLR_ERROR, "%s: %u frame(s) waiting and none the mailbox may "
+				wla_log(WLA_LOG_ERROR, "%s: %u frame(s) waiting and none the mailbox may "
 					"replace; commit refused (commit_seq %" PRIu64 ")", crtc->name,
 					crtc->waiting_frames, e->commit_seq);
 				return -EBUSY;
@@ -386,7 +386,7 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 			/* A modeset is not refused for a full queue: as a kernel
 			 * modeset waits for the flips in flight, it waits behind the
 			 * queue and latches after it. One past the depth, no more. */
-			wlr_log(WLR_ERROR, "%s: flip queue full (%u of %u frames waiting); commit "
+			wla_log(WLA_LOG_ERROR, "%s: flip queue full (%u of %u frames waiting); commit "
 				"refused (commit_seq %" PRIu64 ")", crtc->name, crtc->pending_frames,
 				depth, e->commit_seq);
 			return -EBUSY;
@@ -398,7 +398,7 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 	if (disabled && waits) {
 		/* The CRTC turned off cannot wait for the other's queue, and the
 		 * state cannot reach the hardware in two parts. */
-		wlr_log(WLR_ERROR, "%s: turning it off in a commit that waits behind the queue "
+		wla_log(WLA_LOG_ERROR, "%s: turning it off in a commit that waits behind the queue "
 			"of %s; commit them apart", disabled, waits);
 		return -EBUSY;
 	}
@@ -546,7 +546,7 @@ static void program_state(struct wla_atomic_state *state)
 	state->busy++;
 	wla_for_each_crtc_in_state(state, e) {
 		if ((e->latch && !e->done) || (!e->latch && e->old_state->active)) {
-			wlr_log(WLR_ERROR, "%s: the driver could not program commit_seq %" PRIu64
+			wla_log(WLA_LOG_ERROR, "%s: the driver could not program commit_seq %" PRIu64
 				": %s; the crtc is off", e->ptr->name, e->commit_seq, strerror(-ret));
 			force_off(e->ptr, state);
 		}
@@ -685,7 +685,7 @@ static int commit_common(struct wla_atomic_state *state, bool nonblock)
 {
 	assert(!state->committed && !state->swapped);
 	if (state->removed[0]) {
-		wlr_log(WLR_ERROR, "device %s: %s was removed after an atomic state named it; "
+		wla_log(WLA_LOG_ERROR, "device %s: %s was removed after an atomic state named it; "
 			"commit refused", state->dev->name, state->removed);
 		return -ENODEV;
 	}
@@ -774,7 +774,7 @@ static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed)
 		ret = wla_atomic_check(state);
 	}
 	if (ret < 0) {
-		wlr_log(WLR_ERROR, "%s: cannot build the state that turns it off: %s", crtc->name,
+		wla_log(WLA_LOG_ERROR, "%s: cannot build the state that turns it off: %s", crtc->name,
 			strerror(-ret));
 		wla_atomic_state_free(state);
 		return;

@@ -4,8 +4,8 @@
  * each builds one state from the current ones and commits it.
  */
 #include <errno.h>
-#include <wlr/util/log.h>
 #include "backend/atomic.h"
+#include "backend/log.h"
 
 static int commit_or_free(struct wla_atomic_state *state, int ret)
 {
@@ -98,7 +98,7 @@ int wla_atomic_set_config(struct wla_crtc *crtc, struct wla_connector *conn,
 int wla_atomic_page_flip(struct wla_crtc *crtc, struct wla_fb *fb, uint64_t commit_seq)
 {
 	if (!crtc->primary) {
-		wlr_log(WLR_ERROR, "%s: page_flip without a primary plane", crtc->name);
+		wla_log(WLA_LOG_ERROR, "%s: page_flip without a primary plane", crtc->name);
 		return -EINVAL;
 	}
 	struct wla_atomic_state *state = wla_atomic_state_alloc(crtc->dev);

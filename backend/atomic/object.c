@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <wlr/util/log.h>
 #include "backend/atomic.h"
+#include "backend/log.h"
 
 void wla_fb_init(struct wla_fb *fb, const struct wla_fb_impl *impl, uint32_t width,
 	uint32_t height, uint32_t format)
@@ -99,7 +99,7 @@ int wla_plane_state_prepare_fb(struct wla_device *dev, struct wla_plane_state *p
 		}
 		fb->import_dev = dev;
 	} else if (fb->prepared > 0 && fb->import_dev && fb->import_dev != dev) {
-		wlr_log(WLR_ERROR, "fb %p: already imported by device %s, not %s", (void *)fb,
+		wla_log(WLA_LOG_ERROR, "fb %p: already imported by device %s, not %s", (void *)fb,
 			fb->import_dev->name, dev->name);
 		if (fb->impl->cleanup) {
 			fb->impl->cleanup(fb);
@@ -242,13 +242,13 @@ bool wla_device_add_crtc(struct wla_device *dev, struct wla_crtc *crtc)
 {
 	size_t i = free_slot((void *const *)dev->crtcs, dev->n_crtcs, WLA_MAX_CRTCS);
 	if (i == WLA_MAX_CRTCS) {
-		wlr_log(WLR_ERROR, "device %s: no room for another crtc (max %d)", dev->name,
+		wla_log(WLA_LOG_ERROR, "device %s: no room for another crtc (max %d)", dev->name,
 			WLA_MAX_CRTCS);
 		return false;
 	}
 	crtc->state = calloc(1, sizeof(*crtc->state));
 	if (!crtc->state) {
-		wlr_log(WLR_ERROR, "device %s: out of memory for a crtc", dev->name);
+		wla_log(WLA_LOG_ERROR, "device %s: out of memory for a crtc", dev->name);
 		return false;
 	}
 	crtc->state->crtc = crtc;
@@ -283,13 +283,13 @@ bool wla_device_add_plane(struct wla_device *dev, struct wla_plane *plane)
 {
 	size_t i = free_slot((void *const *)dev->planes, dev->n_planes, WLA_MAX_PLANES);
 	if (i == WLA_MAX_PLANES) {
-		wlr_log(WLR_ERROR, "device %s: no room for another plane (max %d)", dev->name,
+		wla_log(WLA_LOG_ERROR, "device %s: no room for another plane (max %d)", dev->name,
 			WLA_MAX_PLANES);
 		return false;
 	}
 	plane->state = calloc(1, sizeof(*plane->state));
 	if (!plane->state) {
-		wlr_log(WLR_ERROR, "device %s: out of memory for a plane", dev->name);
+		wla_log(WLA_LOG_ERROR, "device %s: out of memory for a plane", dev->name);
 		return false;
 	}
 	plane->state->plane = plane;
@@ -312,13 +312,13 @@ bool wla_device_add_connector(struct wla_device *dev, struct wla_connector *conn
 	size_t i = free_slot((void *const *)dev->connectors, dev->n_connectors,
 		WLA_MAX_CONNECTORS);
 	if (i == WLA_MAX_CONNECTORS) {
-		wlr_log(WLR_ERROR, "device %s: no room for connector %s (max %d)", dev->name,
+		wla_log(WLA_LOG_ERROR, "device %s: no room for connector %s (max %d)", dev->name,
 			conn->name, WLA_MAX_CONNECTORS);
 		return false;
 	}
 	conn->state = calloc(1, sizeof(*conn->state));
 	if (!conn->state) {
-		wlr_log(WLR_ERROR, "device %s: out of memory for connector %s", dev->name,
+		wla_log(WLA_LOG_ERROR, "device %s: out of memory for connector %s", dev->name,
 			conn->name);
 		return false;
 	}
@@ -451,7 +451,7 @@ bool wla_connector_set_modes(struct wla_connector *conn, const struct wla_mode *
 	if (n_modes > 0) {
 		copy = calloc(n_modes, sizeof(*copy));
 		if (!copy) {
-			wlr_log(WLR_ERROR, "connector %s: out of memory for %zu modes", conn->name,
+			wla_log(WLA_LOG_ERROR, "connector %s: out of memory for %zu modes", conn->name,
 				n_modes);
 			return false;
 		}

@@ -4,14 +4,14 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
-#include <wlr/util/log.h>
 #include "backend/atomic.h"
+#include "backend/log.h"
 
 struct wla_atomic_state *wla_atomic_state_alloc(struct wla_device *dev)
 {
 	struct wla_atomic_state *state = calloc(1, sizeof(*state));
 	if (!state) {
-		wlr_log(WLR_ERROR, "device %s: out of memory for an atomic state", dev->name);
+		wla_log(WLA_LOG_ERROR, "device %s: out of memory for an atomic state", dev->name);
 		return NULL;
 	}
 	state->dev = dev;
@@ -62,7 +62,7 @@ struct wla_crtc_state *wla_atomic_get_crtc_state(struct wla_atomic_state *state,
 	}
 	struct wla_crtc_state *copy = wla_crtc_state_duplicate(crtc->state);
 	if (!copy) {
-		wlr_log(WLR_ERROR, "%s: out of memory duplicating its state", crtc->name);
+		wla_log(WLA_LOG_ERROR, "%s: out of memory duplicating its state", crtc->name);
 		return NULL;
 	}
 	e->ptr = crtc;
@@ -82,7 +82,7 @@ struct wla_plane_state *wla_atomic_get_plane_state(struct wla_atomic_state *stat
 	}
 	struct wla_plane_state *copy = wla_plane_state_duplicate(plane->state);
 	if (!copy) {
-		wlr_log(WLR_ERROR, "%s: out of memory duplicating its state", plane->name);
+		wla_log(WLA_LOG_ERROR, "%s: out of memory duplicating its state", plane->name);
 		return NULL;
 	}
 	e->ptr = plane;
@@ -105,7 +105,7 @@ struct wla_connector_state *wla_atomic_get_connector_state(struct wla_atomic_sta
 	}
 	struct wla_connector_state *copy = wla_connector_state_duplicate(conn->state);
 	if (!copy) {
-		wlr_log(WLR_ERROR, "connector %s: out of memory duplicating its state",
+		wla_log(WLA_LOG_ERROR, "connector %s: out of memory duplicating its state",
 			conn->name);
 		return NULL;
 	}

@@ -13,6 +13,7 @@
 #include "backend/input.h"
 #include "backend/kms.h" /* the drivers' constructors */
 #include "backend/vdc.h"
+#include "backend/log.h"
 #include "backend/wlr.h"
 #include "util.h"
 
@@ -237,9 +238,17 @@ static void handle_display_destroy(struct wl_listener *listener, void *data)
 	backend_destroy(&backend->base);
 }
 
+/* The atomic core's lines go where the compositor's wlr_log goes. */
+__attribute__((format(printf, 2, 0)))
+static void core_log(enum wla_log_level level, const char *fmt, va_list args)
+{
+	_wlr_vlog((enum wlr_log_importance)level, fmt, args);
+}
+
 WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 	const struct wla_config *config)
 {
+	wla_log_set_func(core_log);
 	struct wla_config cfg;
 	if (config) {
 		/* Checked exactly as the environment and config file are. */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <wlr/util/log.h>
+#include "backend/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -82,6 +83,14 @@ static inline void fuzz_log_func(enum wlr_log_importance importance, const char 
 	}
 }
 
+/* The atomic core's own log function (backend/log.h) counts the same. */
+__attribute__((format(printf, 2, 0)))
+static inline void fuzz_core_log_func(enum wla_log_level level, const char *fmt,
+	va_list args)
+{
+	fuzz_log_func((enum wlr_log_importance)level, fmt, args);
+}
+
 /* Quiet unless FUZZ_VERBOSE is set, which also shows the targets' traces. */
 static inline void fuzz_init(void)
 {
@@ -92,6 +101,7 @@ static inline void fuzz_init(void)
 	done = true;
 	fuzz_verbose = getenv("FUZZ_VERBOSE") != NULL;
 	wlr_log_init(fuzz_verbose ? WLR_DEBUG : WLR_ERROR, fuzz_log_func);
+	wla_log_set_func(fuzz_core_log_func);
 }
 
 #define FUZZ_TRACE(...) \

@@ -1,0 +1,31 @@
+/*
+ * The atomic core's own log function, so that backend/atomic needs nothing
+ * of wlroots: its lines go to whoever set a log function (the wlroots glue
+ * routes them to wlr_log, tests to their harness), else errors to stderr.
+ * The levels have wlr_log_importance's values.
+ */
+#ifndef BACKEND_LOG_H
+#define BACKEND_LOG_H
+
+#include <stdarg.h>
+
+enum wla_log_level {
+	WLA_LOG_SILENT = 0,
+	WLA_LOG_ERROR = 1,
+	WLA_LOG_INFO = 2,
+	WLA_LOG_DEBUG = 3,
+};
+
+typedef void (*wla_log_func_t)(enum wla_log_level level, const char *fmt, va_list args);
+
+/* Where the core's lines go from now on; NULL: errors to stderr. */
+void wla_log_set_func(wla_log_func_t func);
+
+__attribute__((format(printf, 2, 3)))
+void _wla_log(enum wla_log_level level, const char *fmt, ...);
+
+/* A line of the core: "[file:line] " and the message, as wlr_log has it. */
+#define wla_log(level, fmt, ...) \
+	_wla_log(level, "[%s:%d] " fmt, __FILE__, __LINE__, ##__VA_ARGS__)
+
+#endif
