@@ -252,7 +252,7 @@ void wla_assign_finish(struct wla_output_planes *planes);
 void wla_assign_forget(struct wla_output_planes *planes);
 
 /*
- * The control socket (backend/wlr/control.c), made when the backend starts
+ * The control socket (backend/control/control.c), made when the backend starts
  * where config.control says. NULL, logged, when it is off or cannot be had:
  * the compositor runs without it. Destroyed first at backend destroy.
  */
