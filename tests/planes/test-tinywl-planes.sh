@@ -43,6 +43,20 @@ stop_tinywl() {
 	[ -z "$unexpected" ] || fail "tinywl logged: $unexpected"
 }
 trap '[ -z "$tinywl" ] || kill "$tinywl" 2>/dev/null; rm -rf "$TEST_DIR"' EXIT
+# run_delay_ns PID: nanoseconds the tasks of PID and its descendants (tinywl
+# under timeout(1), its client under sh) have waited on a runqueue
+# (/proc/PID/task/TID/schedstat, second field).
+run_delay_ns() {
+	local total=0 pid=$1 stat delay child
+	for stat in /proc/"$pid"/task/*/schedstat; do
+		read -r _ delay _ <"$stat" 2>/dev/null && total=$((total + delay))
+	done
+	for child in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
+		total=$((total + $(run_delay_ns "$child")))
+	done
+	echo "$total"
+}
+unchecked=
 overlay_line() { ctl planes Virtual-1 | grep ' overlay ' | grep -v ' off$' || true; }
 
 case $CASE in
@@ -61,13 +75,53 @@ overlay)
 	*) fail "the overlay does not show the client's own buffer at its window: $line" ;;
 	esac
 	[ "$(echo "$line" | wc -l)" = 1 ] || fail "more than one overlay in use: $line"
-	# The client redraws at every frame event: frames keep coming. How many
-	# vblanks 60 of them take is the machine's load (wla-bench-planes
-	# measures the rate; a timed bound here failed on a loaded machine).
+	# The client redraws at every frame event: one frame per vblank. Wall
+	# time cannot tell a backend that latches every other vblank from a
+	# loaded machine that ran tinywl or the client late (60 frames took 134
+	# vblanks with both cores busy). The kernel can: a frame only misses its
+	# vblank if tinywl or the client, whose work per frame is a few ms, was
+	# held up for most of a period, and what held them up on a loaded
+	# machine is waiting for a CPU, which schedstat's run_delay counts. So
+	# every half period they waited excuses one vblank without a frame
+	# (generous: waits of both processes are summed, overlapping or not);
+	# the vblanks left must carry the frames at 0.8 per vblank or better,
+	# which a backend at half the rate cannot. The vblanks and frames come
+	# from one control socket snapshot each, so the time between requests
+	# does not count. If the waits excuse so much that even half the rate
+	# would pass, the machine was too loaded to tell: skip, do not pass.
+	[ -r /proc/self/schedstat ] ||
+		skip "no /proc/PID/schedstat (a kernel without CONFIG_SCHED_INFO): load cannot be told"
 	ctl wait Virtual-1 5 >/dev/null || fail "no frames"
-	seq0=$(ctl wait Virtual-1 1 | sed -n 's/.*seq=//p')
-	seq1=$(ctl wait Virtual-1 60 | sed -n 's/.*seq=//p') || fail "frames stopped"
-	echo "60 frames in $((seq1 - seq0)) vblanks"
+	snapshot() { # vblanks, frames presented, and run_delay of tinywl's tree, in ns
+		local line
+		line=$(ctl list | grep '^output Virtual-1 ') || fail "no Virtual-1 in ctl list"
+		echo "$(echo "$line" | tr ' ' '\n' | sed -n 's/^vblanks=//p')" \
+			"$(echo "$line" | tr ' ' '\n' | sed -n 's/^frames_presented=//p')" \
+			"$(run_delay_ns "$tinywl")"
+	}
+	snap=$(snapshot)
+	read -r vbl0 frm0 rd0 <<<"$snap"
+	ctl wait Virtual-1 60 >/dev/null || fail "frames stopped"
+	snap=$(snapshot)
+	read -r vbl1 frm1 rd1 <<<"$snap"
+	vblanks=$((vbl1 - vbl0)) frames=$((frm1 - frm0)) waited_ms=$(((rd1 - rd0) / 1000000))
+	excused=$(((rd1 - rd0) / 8333333))
+	echo "rate: output Virtual-1 frames=$frames vblanks=$vblanks; tinywl and client" \
+		"waited for a CPU $waited_ms ms, excusing $excused vblanks"
+	[ "$frames" -ge 60 ] || fail "frames_presented went up by $frames while 60 were waited for"
+	# 0.8 frames per vblank with nothing excused: the rate is shown. Else,
+	# half the rate (vblanks >= 2 * frames - 1) would pass the check below
+	# once excused >= 0.75 * frames - 1: then it cannot be told from load.
+	if [ $((5 * frames)) -ge $((4 * vblanks)) ]; then
+		:
+	elif [ $((4 * (excused + 1))) -ge $((3 * frames)) ]; then
+		unchecked="the frame rate of the overlay client: tinywl and the client waited"
+		unchecked+=" $waited_ms ms for a CPU, excusing $excused of $vblanks vblanks, enough"
+		unchecked+=" to excuse half the rate ($frames frames)"
+	elif [ $((5 * frames)) -lt $((4 * (vblanks - excused))) ]; then
+		fail "output Virtual-1 presented $frames frames in $vblanks vblanks; the" \
+			"$excused vblanks load excuses leave fewer than 0.8 frames per vblank"
+	fi
 	with_planes=$(crc planes)
 	client_frames=$(ctl list | grep '^output Virtual-1 ' | tr ' ' '\n' |
 		sed -n 's/^frames_client_planes=//p')
@@ -86,6 +140,7 @@ overlay)
 	echo "capture crc32: with planes $with_planes, composited $composited"
 	[ -n "$with_planes" ] && [ "$with_planes" = "$composited" ] ||
 		fail "the screen with the window on a plane differs from the composited one"
+	[ -z "$unchecked" ] || skip "all else passed; not checked: $unchecked"
 	;;
 zero-copy)
 	PRESENTATION=$(command -v weston-presentation-shm) ||
