@@ -51,7 +51,7 @@ start_cage() {
 # end_cage NAME: end cage's client (its process name) and see cage exit by
 # itself, with status 0, within 10 s.
 end_cage() {
-	pkill -TERM -u "$TEST_USER" -x "$1" || fail "cage's client $1 is not running"
+	signal_run TERM "$1" || fail "cage's client $1 is not running"
 	wait_until 10 '! kill -0 "$COMPOSITOR_PID" 2>/dev/null' ||
 		fail "cage did not exit when its client $1 did"
 	local status=0
