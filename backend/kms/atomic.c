@@ -1,0 +1,471 @@
+/*
+ * Requests of the KMS driver: a state of the core built into one atomic
+ * request, tested (TEST_ONLY, the driver's atomic_check) and programmed
+ * (commit_tail): the commit flags, the kernel's refusals, and the CRTCs'
+ * books once a commit went out.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <wlr/util/log.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+#include "kms-private.h"
+
+void wla_kms_add_prop(struct kms_req *r, const char *what, uint32_t obj, uint32_t prop,
+	uint64_t value)
+{
+	if (r->err) {
+		return;
+	}
+	if (!prop) {
+		wlr_log(WLR_ERROR, "kms %s: object %" PRIu32 " has no %s property", r->kms->path,
+			obj, what);
+		r->err = -EINVAL;
+		return;
+	}
+	if (drmModeAtomicAddProperty(r->req, obj, prop, value) < 0) {
+		r->err = -ENOMEM;
+	}
+}
+
+static void add_crtc(struct kms_req *r, struct wla_kms_crtc *kc,
+	const struct wla_crtc_state *cs, bool with_wb)
+{
+	uint32_t blob = 0;
+	if (cs->enable) {
+		blob = wla_kms_mode_blob(r->kms, &cs->mode);
+		if (!blob) {
+			r->err = r->err ? r->err : -ENOMEM;
+			return;
+		}
+	}
+	wla_kms_add_prop(r, "MODE_ID", kc->id, kc->prop_mode_id, blob);
+	wla_kms_add_prop(r, "ACTIVE", kc->id, kc->prop_active, cs->active);
+	wla_kms_add_writeback_route(r, kc, cs, with_wb);
+}
+
+static uint32_t crtc_id_of(struct wla_crtc *crtc)
+{
+	return crtc ? wla_kms_crtc_from_crtc(crtc)->id : 0;
+}
+
+static void add_plane(struct kms_req *r, struct wla_kms_plane *kp,
+	const struct wla_plane_state *ps, bool test)
+{
+	const struct wla_kms_plane_props *p = &kp->props;
+	if (!ps->crtc || !ps->fb) {
+		wla_kms_add_prop(r, "FB_ID", kp->id, p->fb_id, 0);
+		wla_kms_add_prop(r, "CRTC_ID", kp->id, p->crtc_id, 0);
+		return;
+	}
+	uint32_t fb_id = 0;
+	struct kms_fb *import = ps->fb->import_dev == &r->kms->dev ? ps->fb->import : NULL;
+	if (import) {
+		fb_id = import->fb_id;
+	} else if (test) {
+		int ret = wla_kms_add_fb(r->kms, ps->fb, &fb_id);
+		if (ret < 0) {
+			r->err = r->err ? r->err : ret;
+			return;
+		}
+		r->temp_owner[r->n_temp] = ps->fb;
+		r->temp_fbs[r->n_temp++] = fb_id;
+	} else {
+		wlr_log(WLR_ERROR, "kms %s: plane %s: fb %p was not prepared", r->kms->path,
+			kp->base.name, (void *)ps->fb);
+		r->err = -EINVAL;
+		return;
+	}
+	wla_kms_add_prop(r, "FB_ID", kp->id, p->fb_id, fb_id);
+	wla_kms_add_prop(r, "CRTC_ID", kp->id, p->crtc_id, crtc_id_of(ps->crtc));
+	wla_kms_add_prop(r, "SRC_X", kp->id, p->src_x, ps->src_x);
+	wla_kms_add_prop(r, "SRC_Y", kp->id, p->src_y, ps->src_y);
+	wla_kms_add_prop(r, "SRC_W", kp->id, p->src_w, ps->src_w);
+	wla_kms_add_prop(r, "SRC_H", kp->id, p->src_h, ps->src_h);
+	wla_kms_add_prop(r, "CRTC_X", kp->id, p->crtc_x, (uint64_t)(int64_t)ps->crtc_x);
+	wla_kms_add_prop(r, "CRTC_Y", kp->id, p->crtc_y, (uint64_t)(int64_t)ps->crtc_y);
+	wla_kms_add_prop(r, "CRTC_W", kp->id, p->crtc_w, ps->crtc_w);
+	wla_kms_add_prop(r, "CRTC_H", kp->id, p->crtc_h, ps->crtc_h);
+}
+
+static bool in_mask(struct wla_crtc *crtc, uint32_t mask)
+{
+	return crtc && (mask & (1u << crtc->index));
+}
+
+/* The CRTCs of mask in the state, with their planes and connectors, into
+ * r; test: a TEST_ONLY (unprepared fbs imported for it). */
+static void build_request(struct kms_req *r, struct wla_atomic_state *state, uint32_t mask,
+	bool test, bool with_wb, bool with_job)
+{
+	wla_for_each_crtc_in_state(state, e) {
+		if (in_mask(e->ptr, mask)) {
+			add_crtc(r, wla_kms_crtc_from_crtc(e->ptr), e->new_state, with_wb);
+		}
+	}
+	wla_for_each_connector_in_state(state, e) {
+		const struct wla_connector_state *ns = e->new_state;
+		if (!in_mask(ns->crtc, mask) && !in_mask(e->old_state->crtc, mask)) {
+			continue;
+		}
+		struct wla_kms_connector *kc = e->ptr->driver_data;
+		wla_kms_add_prop(r, "CRTC_ID", kc->id, kc->prop_crtc_id, crtc_id_of(ns->crtc));
+	}
+	wla_for_each_plane_in_state(state, e) {
+		const struct wla_plane_state *ns = e->new_state;
+		if (!in_mask(ns->crtc, mask) && !in_mask(e->old_state->crtc, mask)) {
+			continue;
+		}
+		add_plane(r, e->ptr->driver_data, ns, test);
+	}
+	if (!test && with_job) {
+		wla_for_each_crtc_in_state(state, e) {
+			if (in_mask(e->ptr, mask) && e->latch) {
+				wla_kms_add_writeback_job(r, wla_kms_crtc_from_crtc(e->ptr), e->new_state);
+			}
+		}
+	}
+}
+
+void wla_kms_finish_request(struct kms_req *r)
+{
+	for (size_t i = 0; i < r->n_temp; i++) {
+		wla_kms_remove_fb(r->kms, r->temp_fbs[i]);
+	}
+	drmModeAtomicFree(r->req);
+}
+
+/* "crtc-0 plane-0 plane-3 Virtual-1" into buf: the objects of a state. */
+static const char *describe_state(struct wla_atomic_state *state, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+#define APPEND(name) \
+	do { \
+		int n = snprintf(buf + len, size - len, "%s%s", len ? " " : "", name); \
+		if (n > 0 && (size_t)n < size - len) { \
+			len += (size_t)n; \
+		} \
+	} while (0)
+	wla_for_each_crtc_in_state(state, e) {
+		APPEND(e->ptr->name);
+	}
+	wla_for_each_plane_in_state(state, e) {
+		APPEND(e->ptr->name);
+	}
+	wla_for_each_connector_in_state(state, e) {
+		APPEND(e->ptr->name);
+	}
+#undef APPEND
+	return buf;
+}
+
+/* Whether the state changes a mode, turns a CRTC on or off or reroutes a
+ * connector (the core's check computed it): KMS needs ALLOW_MODESET. */
+static bool needs_modeset(struct wla_atomic_state *state, uint32_t mask)
+{
+	wla_for_each_crtc_in_state(state, e) {
+		const struct wla_crtc_state *cs = e->new_state;
+		if (in_mask(e->ptr, mask) &&
+				(cs->mode_changed || cs->active_changed || cs->connectors_changed)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static uint32_t state_mask(struct wla_atomic_state *state)
+{
+	uint32_t mask = 0;
+	wla_for_each_crtc_in_state(state, e) {
+		mask |= 1u << e->ptr->index;
+	}
+	return mask;
+}
+
+/*
+ * Whether a state only puts other framebuffers, of the same format,
+ * modifier and size, on the planes of the configuration it replaces, with
+ * the same rectangles: that configuration passed the kernel's check, and a
+ * TEST_ONLY of this one would say what that one said. wlroots' DRM backend
+ * does not test such page flips either; a change of anything else is tested.
+ */
+static bool only_fbs_change(struct wla_atomic_state *state, uint32_t mask)
+{
+	if (needs_modeset(state, mask)) {
+		return false;
+	}
+	wla_for_each_crtc_in_state(state, e) {
+		const struct wla_crtc_state *ns = e->new_state, *os = e->old_state;
+		if (!ns->active || !os->active || ns->plane_mask != os->plane_mask) {
+			return false;
+		}
+	}
+	wla_for_each_plane_in_state(state, e) {
+		const struct wla_plane_state *ns = e->new_state, *os = e->old_state;
+		if (ns->crtc != os->crtc || ns->src_x != os->src_x || ns->src_y != os->src_y ||
+				ns->src_w != os->src_w || ns->src_h != os->src_h ||
+				ns->crtc_x != os->crtc_x || ns->crtc_y != os->crtc_y ||
+				ns->crtc_w != os->crtc_w || ns->crtc_h != os->crtc_h ||
+				!ns->fb != !os->fb) {
+			return false;
+		}
+		if (ns->fb && (ns->fb->format != os->fb->format ||
+				ns->fb->modifier != os->fb->modifier || ns->fb->width != os->fb->width ||
+				ns->fb->height != os->fb->height)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* TEST_ONLY of the whole state: 0 or -errno, the kernel's refusal logged
+ * (log false: quietly). trusted: only_fbs_change said yes, so the request
+ * is built (its fbs imported, which can still fail) but not sent, unless
+ * it routes the writeback connector. */
+static int test_state(struct wla_kms *kms, struct wla_atomic_state *state, bool with_wb,
+	bool *wb_routed, bool log, bool trusted)
+{
+	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
+	if (!r.req) {
+		wlr_log(WLR_ERROR, "kms %s: out of memory for a request", kms->path);
+		return -ENOMEM;
+	}
+	uint32_t mask = state_mask(state);
+	build_request(&r, state, mask, true, with_wb, false);
+	*wb_routed = r.wb_routes && r.wb_crtc;
+	int ret = r.err;
+	if (ret == 0 && trusted && !*wb_routed) {
+		kms->tests_skipped++;
+	} else if (ret == 0) {
+		bool modeset = state->allow_modeset && needs_modeset(state, mask);
+		uint32_t flags = DRM_MODE_ATOMIC_TEST_ONLY |
+			(modeset ? DRM_MODE_ATOMIC_ALLOW_MODESET : 0);
+		kms->test_commits++;
+		if (drmModeAtomicCommit(kms->fd, r.req, flags, NULL) != 0) {
+			ret = -errno;
+			char objs[256];
+			/* A frame the card cannot scan out is composited by the
+			 * compositor instead: not an error worth a line per frame. */
+			if (log) {
+				wlr_log(modeset ? WLR_ERROR : WLR_DEBUG, "kms %s: the kernel refused "
+					"the state (TEST_ONLY%s) of %s: %s (errno %d)", kms->path,
+					modeset ? ", ALLOW_MODESET" : "",
+					describe_state(state, objs, sizeof(objs)), strerror(-ret), -ret);
+			}
+		}
+	}
+	if (ret == 0) {
+		wla_kms_stash_temps(&r);
+	}
+	wla_kms_finish_request(&r);
+	return ret;
+}
+
+int wla_kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *state)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	if (kms->lost) {
+		/* Turning off still works (there is nothing left to stop). */
+		bool lights = false;
+		wla_for_each_crtc_in_state(state, e) {
+			lights |= e->new_state->active;
+		}
+		if (!lights) {
+			return 0;
+		}
+		char objs[256];
+		wlr_log(state->quiet ? WLR_DEBUG : WLR_ERROR, "kms %s: the device is gone; the "
+			"state of %s is refused", kms->path, describe_state(state, objs, sizeof(objs)));
+		return -ENODEV;
+	}
+	wla_kms_clear_stash(kms);
+	bool wb_routed = false;
+	int ret = test_state(kms, state, true, &wb_routed, !kms->writeback.usable,
+		only_fbs_change(state, state_mask(state)));
+	if (ret < 0 && ret != -ENOMEM && wb_routed) {
+		/* Whether it is the writeback connector the kernel refused:
+		 * then the outputs go on without capture. */
+		bool again;
+		ret = test_state(kms, state, false, &again, true, false);
+		if (ret == 0) {
+			kms->writeback.usable = false;
+			wlr_log(WLR_ERROR, "kms %s: the kernel refuses to attach writeback connector "
+				"%" PRIu32 ": capture is off", kms->path, kms->writeback.id);
+		}
+	} else if (ret < 0 && kms->writeback.usable) {
+		char objs[256];
+		bool modeset = state->allow_modeset && needs_modeset(state, state_mask(state));
+		wlr_log(modeset && !state->quiet ? WLR_ERROR : WLR_DEBUG, "kms %s: the kernel "
+			"refused the state (TEST_ONLY%s) of %s: %s (errno %d)", kms->path,
+			modeset ? ", ALLOW_MODESET" : "", describe_state(state, objs, sizeof(objs)),
+			strerror(-ret), -ret);
+	}
+	if (ret == -ENODEV) {
+		wla_kms_mark_lost(kms, ret);
+	}
+	return ret;
+}
+
+/* Program the CRTCs of mask in the state: one commit. */
+int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_t mask)
+{
+	bool turns_off = false, latches = false;
+	wla_for_each_crtc_in_state(state, e) {
+		if (!in_mask(e->ptr, mask)) {
+			continue;
+		}
+		if (!e->new_state->active) {
+			turns_off = true;
+		} else if (e->latch) {
+			latches = true;
+		}
+	}
+	if (kms->lost) {
+		/* Nothing to stop: the device is gone. Turning off never fails. */
+		return latches ? -ENODEV : 0;
+	}
+	bool modeset = needs_modeset(state, mask) || turns_off;
+	struct kms_req r;
+	int ret;
+	uint64_t serial;
+	for (int attempt = 0;; attempt++) {
+		r = (struct kms_req){ .kms = kms, .req = drmModeAtomicAlloc() };
+		if (!r.req) {
+			wlr_log(WLR_ERROR, "kms %s: out of memory for a request", kms->path);
+			return -ENOMEM;
+		}
+		build_request(&r, state, mask, false, true, attempt == 0);
+		ret = r.err;
+		serial = ++kms->serial;
+		if (ret == 0) {
+			/* A modeset is blocking, as in wlroots' DRM backend: the
+			 * kernel may pull other CRTCs in, whose flips in flight
+			 * would make a NONBLOCK one fail with EBUSY. A CRTC turned
+			 * off stops before this returns. */
+			uint32_t flags = (latches ? DRM_MODE_PAGE_FLIP_EVENT : 0) |
+				(modeset ? 0 : DRM_MODE_ATOMIC_NONBLOCK) |
+				(modeset || r.wb_routes ? DRM_MODE_ATOMIC_ALLOW_MODESET : 0);
+			/* A refusal injected by a test takes the same path as the
+			 * kernel's. */
+			int injected = latches ? kms->fail_commit : 0;
+			kms->fail_commit = injected ? 0 : kms->fail_commit;
+			if (injected) {
+				errno = injected;
+			}
+			if (injected || drmModeAtomicCommit(kms->fd, r.req, flags,
+					(void *)(uintptr_t)serial) != 0) {
+				ret = -errno;
+				char objs[256];
+				wlr_log(WLR_ERROR, "kms %s: the kernel refused the commit of %s%s: %s "
+					"(errno %d%s)", kms->path, describe_state(state, objs,
+					sizeof(objs)), r.job ? " with a writeback job" : "",
+					strerror(-ret), -ret, injected ? ", injected" : "");
+				kms->refused++;
+			}
+		}
+		if (ret < 0 && r.job) {
+			/* The capture fails, not the frame: again without it. */
+			wl_list_insert_list(&kms->failed_captures, &r.job->captures);
+			wl_list_init(&r.job->captures);
+			wla_kms_job_free(r.job);
+			r.job = NULL;
+			if (ret != -ENODEV && attempt == 0) {
+				wla_kms_finish_request(&r);
+				continue;
+			}
+		}
+		break;
+	}
+	struct kms_wb_job *job = r.job;
+	bool wb_routes = r.wb_routes;
+	uint32_t wb_crtc = r.wb_crtc;
+	wla_kms_finish_request(&r);
+	if (ret == -ENODEV) {
+		/* The core turns this state's CRTCs off when it hears the
+		 * error; the others go off once it is done (never from in
+		 * here: the core is in the middle of its books). */
+		wla_kms_mark_lost(kms, ret);
+	}
+	if (ret < 0) {
+		return ret;
+	}
+	kms->commits++;
+	if (wb_routes) {
+		kms->writeback.routed_crtc = wb_crtc;
+	}
+	if (job) {
+		wla_kms_start_job(kms, job, serial, state);
+	}
+	uint64_t now = now_ns();
+	wla_for_each_crtc_in_state(state, e) {
+		if (!in_mask(e->ptr, mask)) {
+			continue;
+		}
+		struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(e->ptr);
+		const struct wla_crtc_state *cs = e->new_state;
+		if (!cs->active) {
+			if (kc->active) {
+				wlr_log(WLR_INFO, "kms %s: %s: disabled", kms->path, kc->base.name);
+			}
+			/* An event still to come for it names a state the core
+			 * completes now: dropped. So is a state it deferred. */
+			kc->armed_serial = 0;
+			kc->deferred = NULL;
+			kc->active = false;
+			kc->have_vblank = false;
+			wla_kms_fail_captures(kms, kc);
+			continue;
+		}
+		if (!kc->active || !wla_mode_equal(&kc->mode, &cs->mode)) {
+			char buf[128];
+			wlr_log(WLR_INFO, "kms %s: %s: %s %s", kms->path, kc->base.name,
+				kc->active ? "mode set to" : "enabled",
+				wla_mode_describe(&cs->mode, buf, sizeof(buf)));
+			kc->mode = cs->mode;
+			kc->period_ns = wla_mode_period_ns(&cs->mode);
+			kc->counters.refresh_ns = kc->period_ns;
+			if (!kc->active) {
+				kc->have_vblank = false;
+			}
+			kc->active = true;
+		}
+		if (e->latch) {
+			kc->armed_serial = serial;
+			kc->armed_ns = now;
+			/* A modeset latches when the CRTC is up again: its frame
+			 * cannot miss a vblank. */
+			kc->armed_frame = e->frame && !cs->mode_changed && !cs->active_changed;
+		}
+	}
+	return 0;
+}
+
+int wla_kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	uint32_t mask = 0;
+	bool turns_off = false;
+	struct wla_kms_crtc *busy = NULL;
+	wla_for_each_crtc_in_state(state, e) {
+		if (!e->program) {
+			continue;
+		}
+		mask |= 1u << e->ptr->index;
+		struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(e->ptr);
+		turns_off |= !e->new_state->active;
+		if (kc->own_serial) {
+			busy = kc;
+		}
+	}
+	if (busy && !turns_off && !kms->lost) {
+		/* A writeback commit of the driver's own is in flight there:
+		 * the kernel takes this one when it completed. */
+		busy->deferred = state;
+		busy->deferred_mask = mask;
+		return 0;
+	}
+	return wla_kms_program(kms, state, mask);
+}

@@ -1,0 +1,314 @@
+/*
+ * Events of the KMS driver: page-flip events read from the card's fd and
+ * reported to the core as latches, the vblank grid they give, the work
+ * deferred out of the core's processing, and the device's loss.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+#include <wlr/util/log.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+#include "kms-private.h"
+
+static void run_deferred(struct wla_kms *kms);
+
+/* The device whose events drmHandleEvent is dispatching (one thread). */
+static struct wla_kms *dispatching;
+
+static struct wla_kms_crtc *find_crtc(struct wla_kms *kms, uint32_t id)
+{
+	for (size_t i = 0; i < kms->n_crtcs; i++) {
+		if (kms->crtcs[i].id == id) {
+			return &kms->crtcs[i];
+		}
+	}
+	return NULL;
+}
+
+/* The driver's own commit on kc completed: what waited for it goes. */
+static void own_commit_done(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	kc->own_serial = 0;
+	struct wla_atomic_state *state = kc->deferred;
+	if (!state) {
+		return;
+	}
+	kc->deferred = NULL;
+	if (wla_kms_program(kms, state, kc->deferred_mask) < 0) {
+		/* The core was told it was programmed: take it back the only
+		 * way there is, the CRTC off (its frames reported failed). */
+		wla_crtc_force_off(&kc->base);
+	}
+}
+
+static void handle_page_flip(int fd, unsigned seq, unsigned tv_sec, unsigned tv_usec,
+	unsigned crtc_id, void *user_data)
+{
+	struct wla_kms *kms = dispatching;
+	struct wla_kms_crtc *kc = kms ? find_crtc(kms, crtc_id) : NULL;
+	uint64_t serial = (uint64_t)(uintptr_t)user_data;
+	struct kms_wb_job *job = kms ? kms->wb_job : NULL;
+	if (job && job->serial == serial && job->kc == kc) {
+		wlr_log(WLR_DEBUG, "kms %s: %s: the writeback commit %" PRIu64 " latched at %u",
+			kms->path, kc->base.name, serial, seq);
+		job->seq = seq;
+		job->flipped = true;
+		wla_kms_schedule_idle(kms);
+	}
+	if (kc && kc->own_serial && kc->own_serial == serial) {
+		own_commit_done(kms, kc);
+		return;
+	}
+	if (!kc || kc->armed_serial == 0 || kc->armed_serial != serial) {
+		wlr_log(WLR_DEBUG, "kms %s: page-flip event of crtc %u (commit %" PRIu64
+			") for nothing armed: dropped", kms ? kms->path : "?", crtc_id, serial);
+		return;
+	}
+	kc->armed_serial = 0;
+	uint64_t when_ns = (uint64_t)tv_sec * 1000000000u + (uint64_t)tv_usec * 1000u;
+	struct wla_vblank_counters *c = &kc->counters;
+	if (!kc->have_vblank) {
+		/* The vblank that latched the enable is the CRTC's first. */
+		kc->first_seq = seq - 1;
+		kc->have_vblank = true;
+		wlr_log(WLR_DEBUG, "kms %s: %s: first page-flip event after enable, seq %u",
+			kms->path, kc->base.name, seq);
+	}
+	if (kc->armed_frame && kc->period_ns && when_ns > kc->armed_ns) {
+		/* Armed with nothing ahead, it was due at the first vblank
+		 * after it reached the kernel. */
+		c->missed += (when_ns - kc->armed_ns) / kc->period_ns;
+	}
+	kc->last_vblank_ns = when_ns;
+	kc->last_vblank_seq = seq;
+	c->seq = seq;
+	c->vblanks = seq - kc->first_seq;
+	c->latched++;
+	struct timespec when = {
+		.tv_sec = tv_sec,
+		.tv_nsec = (long)tv_usec * 1000,
+	};
+	uint32_t flags = WLA_PRESENT_VSYNC | WLA_PRESENT_HW_COMPLETION |
+		(kms->monotonic ? WLA_PRESENT_HW_CLOCK : 0) |
+		/* The card scanned the committed buffers out themselves. */
+		WLA_PRESENT_ZERO_COPY;
+	wla_crtc_handle_latch(&kc->base, seq, &when, kc->period_ns, flags);
+}
+
+/* Read the waiting events; false if the device failed. */
+static int read_events(struct wla_kms *kms)
+{
+	drmEventContext ctx = {
+		.version = 3,
+		.page_flip_handler2 = handle_page_flip,
+	};
+	struct wla_kms *outer = dispatching;
+	dispatching = kms;
+	int ret = drmHandleEvent(kms->fd, &ctx);
+	dispatching = outer;
+	return ret == 0 ? 0 : -(errno ? errno : EIO);
+}
+
+static int wait_readable(struct wla_kms *kms, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = kms->fd, .events = POLLIN };
+	int n = poll(&pfd, 1, timeout_ms);
+	if (n < 0) {
+		return -errno;
+	}
+	if (n > 0 && (pfd.revents & (POLLERR | POLLHUP | POLLNVAL))) {
+		return -ENODEV;
+	}
+	return n > 0 && (pfd.revents & POLLIN);
+}
+
+int wla_kms_dispatch(struct wla_kms *kms, int timeout_ms)
+{
+	int n = 0, ret = 0;
+	while (!kms->lost) {
+		int ready = wait_readable(kms, n == 0 ? timeout_ms : 0);
+		if (ready < 0) {
+			wla_kms_mark_lost(kms, ready);
+			ret = ready;
+			break;
+		}
+		if (!ready) {
+			break;
+		}
+		int err = read_events(kms);
+		if (err < 0) {
+			wla_kms_mark_lost(kms, err);
+			ret = err;
+			break;
+		}
+		n++;
+	}
+	wla_device_deliver_events(&kms->dev);
+	run_deferred(kms);
+	return ret < 0 ? ret : n;
+}
+
+int wla_kms_handle_fd(int fd, uint32_t mask, void *data)
+{
+	struct wla_kms *kms = data;
+	if (mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR)) {
+		wla_kms_device_lost(kms, -ENODEV);
+		return 0;
+	}
+	wla_kms_dispatch(kms, 0);
+	return 0;
+}
+
+void wla_kms_sync(struct wla_device *dev)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	if (kms->lost) {
+		return;
+	}
+	/* Latches already on the fd are reported; events are delivered by
+	 * the core afterwards. */
+	while (wait_readable(kms, 0) > 0 && read_events(kms) == 0) {
+	}
+}
+
+void wla_kms_deliver(struct wla_device *dev)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	wla_kms_deliver_failed(kms);
+	/* Latches read by sync(), a lost device: finished from the loop. */
+	wla_kms_schedule_idle(kms);
+}
+
+/* Work that must not run inside the core's processing (commit_tail, sync,
+ * check) runs at the end of a dispatch, or from an idle source. */
+static void handle_idle(void *data)
+{
+	struct wla_kms *kms = data;
+	kms->idle = NULL;
+	run_deferred(kms);
+}
+
+void wla_kms_schedule_idle(struct wla_kms *kms)
+{
+	if (kms->loop && !kms->idle) {
+		kms->idle = wl_event_loop_add_idle(kms->loop, handle_idle, kms);
+	}
+}
+
+/* The device answered ENODEV: no more ioctls, one error line; the CRTCs go
+ * off at the next deferred run. */
+void wla_kms_mark_lost(struct wla_kms *kms, int err)
+{
+	if (kms->lost) {
+		return;
+	}
+	kms->lost = true;
+	kms->lost_pending = true;
+	wlr_log(WLR_ERROR, "kms %s: the device is gone (%s): its outputs are off", kms->path,
+		strerror(err < 0 ? -err : err));
+	if (kms->fd_source) {
+		wl_event_source_remove(kms->fd_source);
+		kms->fd_source = NULL;
+	}
+	wla_kms_schedule_idle(kms);
+}
+
+static void finish_lost(struct wla_kms *kms)
+{
+	kms->lost_pending = false;
+	wla_kms_fail_captures(kms, NULL);
+	if (kms->wb_job) {
+		wl_list_insert_list(&kms->failed_captures, &kms->wb_job->captures);
+		wl_list_init(&kms->wb_job->captures);
+		wla_kms_job_free(kms->wb_job);
+	}
+	for (size_t i = 0; i < kms->n_crtcs; i++) {
+		struct wla_kms_crtc *kc = &kms->crtcs[i];
+		kc->armed_serial = 0;
+		kc->own_serial = 0;
+		kc->deferred = NULL;
+		/* Enabled but off by DPMS too: its connector and planes go. */
+		if (kc->base.state->enable || kc->base.state->active ||
+				!wl_list_empty(&kc->base.queue)) {
+			wla_crtc_force_off(&kc->base);
+		}
+	}
+}
+
+void wla_kms_device_lost(struct wla_kms *kms, int err)
+{
+	if (kms->lost && !kms->lost_pending) {
+		return;
+	}
+	wla_kms_mark_lost(kms, err);
+	finish_lost(kms);
+	wla_kms_deliver_failed(kms);
+}
+
+static void run_deferred(struct wla_kms *kms)
+{
+	if (kms->lost_pending) {
+		finish_lost(kms);
+	}
+	wla_kms_deliver_failed(kms);
+	wla_kms_check_job(kms);
+	wla_kms_kick_captures(kms);
+}
+
+/* The last vblank of an active CRTC, from its events or the kernel. */
+static bool last_vblank(struct wla_kms *kms, struct wla_kms_crtc *kc, uint64_t *seq,
+	uint64_t *ns)
+{
+	if (!kc->active) {
+		return false;
+	}
+	uint64_t kns = 0, kseq = 0;
+	if (drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) == 0 && kns > 0) {
+		*seq = kseq;
+		*ns = kns;
+		return true;
+	}
+	if (kc->have_vblank) {
+		*seq = kc->last_vblank_seq;
+		*ns = kc->last_vblank_ns;
+		return true;
+	}
+	return false;
+}
+
+/* The first vblank at or after t after the last one seen (its page-flip
+ * event or the kernel's counter), a period apart on the current timing. */
+bool wla_kms_vblank_at(struct wla_device *dev, struct wla_crtc *crtc, uint64_t t,
+	uint64_t *seq, uint64_t *vblank_ns)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(crtc);
+	uint64_t last_seq, last;
+	if (!kc->period_ns || !last_vblank(kms, kc, &last_seq, &last)) {
+		return false;
+	}
+	uint64_t j = 1;
+	if (t > last + kc->period_ns) {
+		j = (t - last + kc->period_ns - 1) / kc->period_ns;
+	}
+	*seq = last_seq + j;
+	*vblank_ns = last + j * kc->period_ns;
+	return true;
+}
+
+bool wla_kms_vblank_counters(struct wla_device *dev, struct wla_crtc *crtc,
+	struct wla_vblank_counters *counters)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(crtc);
+	uint64_t seq, ns;
+	if (kc->have_vblank && last_vblank(kms, kc, &seq, &ns) && seq >= kc->first_seq) {
+		kc->counters.seq = seq;
+		kc->counters.vblanks = seq - kc->first_seq;
+	}
+	*counters = kc->counters;
+	return true;
+}

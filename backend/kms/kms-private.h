@@ -1,0 +1,146 @@
+/*
+ * What the files of the KMS driver share (private to backend/kms/; the
+ * driver's interface to the glue is include/backend/kms.h): the types of an
+ * fb import, a mode blob, a property lookup, a writeback job and a request,
+ * and each file's functions the others call, grouped by the file that
+ * defines them (their comments are there).
+ */
+#ifndef BACKEND_KMS_PRIVATE_H
+#define BACKEND_KMS_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <wayland-server-core.h>
+#include <xf86drmMode.h>
+#include "backend/kms.h"
+
+struct wla_capture;
+struct wla_image;
+
+struct wla_kms_blob {
+	struct wla_mode mode;
+	uint32_t id;
+};
+
+/* The driver's import of a wla_fb: a DRM framebuffer. */
+struct kms_fb {
+	uint32_t fb_id;
+};
+
+struct prop_want {
+	const char *name;
+	uint32_t *id;
+	uint64_t *value; /* may be NULL */
+};
+
+/* What one writeback commit writes into: a dumb buffer of the mode's size,
+ * for every capture that waited on its CRTC when it went out. */
+struct kms_wb_job {
+	struct wla_kms *kms;
+	struct wla_kms_crtc *kc;
+	uint32_t width, height, stride, handle, fb_id;
+	uint64_t size;
+	void *map;
+	int32_t fence_fd;
+	struct wl_event_source *fence_source;
+	uint64_t serial; /* the commit that carries it */
+	uint64_t seq;
+	bool flipped, fenced;
+	struct wl_list captures; /* struct wla_capture.link */
+	/* The fbs on the CRTC when it went out, held (locked) until the
+	 * writeback is done: a display engine that composes late (vkms' worker)
+	 * still reads them after the next flip released them. */
+	struct wla_fb *held[WLA_MAX_PLANES];
+	size_t n_held;
+};
+
+/* One atomic request being built. */
+struct kms_req {
+	struct wla_kms *kms;
+	drmModeAtomicReq *req;
+	int err;
+	/* Framebuffers made for a TEST_ONLY only. */
+	uint32_t temp_fbs[WLA_MAX_PLANES];
+	struct wla_fb *temp_owner[WLA_MAX_PLANES];
+	size_t n_temp;
+	/* The writeback connector attached (crtc id) or detached (0). */
+	bool wb_routes;
+	uint32_t wb_crtc;
+	/* A writeback job the request carries. */
+	struct kms_wb_job *job;
+};
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* properties.c */
+bool wla_kms_get_props(int fd, uint32_t obj, uint32_t type, const struct prop_want *want,
+	size_t n_want);
+
+/* mode.c */
+bool wla_kms_mode_from_drm(const drmModeModeInfo *info, struct wla_mode *mode);
+uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode);
+
+/* fb.c */
+int wla_kms_add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id);
+void wla_kms_remove_fb(struct wla_kms *kms, uint32_t fb_id);
+int wla_kms_prepare_fb(struct wla_device *dev, struct wla_fb *fb);
+void wla_kms_cleanup_fb(struct wla_device *dev, struct wla_fb *fb);
+void wla_kms_clear_stash(struct wla_kms *kms);
+void wla_kms_stash_temps(struct kms_req *r);
+
+/* atomic.c */
+void wla_kms_add_prop(struct kms_req *r, const char *what, uint32_t obj, uint32_t prop,
+	uint64_t value);
+void wla_kms_finish_request(struct kms_req *r);
+int wla_kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *state);
+int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_t mask);
+int wla_kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *state);
+
+/* events.c */
+int wla_kms_handle_fd(int fd, uint32_t mask, void *data);
+void wla_kms_sync(struct wla_device *dev);
+void wla_kms_deliver(struct wla_device *dev);
+void wla_kms_schedule_idle(struct wla_kms *kms);
+void wla_kms_mark_lost(struct wla_kms *kms, int err);
+bool wla_kms_vblank_at(struct wla_device *dev, struct wla_crtc *crtc, uint64_t t,
+	uint64_t *seq, uint64_t *vblank_ns);
+bool wla_kms_vblank_counters(struct wla_device *dev, struct wla_crtc *crtc,
+	struct wla_vblank_counters *counters);
+
+/* writeback.c */
+void wla_kms_job_free(struct kms_wb_job *job);
+void wla_kms_fail_captures(struct wla_kms *kms, struct wla_kms_crtc *kc);
+void wla_kms_deliver_failed(struct wla_kms *kms);
+void wla_kms_check_job(struct wla_kms *kms);
+void wla_kms_start_job(struct wla_kms *kms, struct kms_wb_job *job, uint64_t serial,
+	struct wla_atomic_state *state);
+void wla_kms_add_writeback_route(struct kms_req *r, struct wla_kms_crtc *kc,
+	const struct wla_crtc_state *cs, bool with_wb);
+void wla_kms_add_writeback_job(struct kms_req *r, struct wla_kms_crtc *kc,
+	const struct wla_crtc_state *cs);
+void wla_kms_kick_captures(struct wla_kms *kms);
+struct wla_capture *wla_kms_capture(struct wla_device *dev, struct wla_crtc *crtc,
+	void (*func)(struct wla_capture *capture, const struct wla_image *image, uint64_t seq,
+		void *data), void *data);
+void wla_kms_capture_cancel(struct wla_device *dev, struct wla_capture *capture);
+void wla_kms_init_writeback(struct wla_kms *kms, const drmModeConnector *conn);
+
+/* probe.c */
+bool wla_kms_init_crtcs(struct wla_kms *kms, const drmModeRes *res);
+bool wla_kms_init_planes(struct wla_kms *kms);
+bool wla_kms_init_connectors(struct wla_kms *kms, const drmModeRes *res);
+uint32_t wla_kms_connector_crtcs(struct wla_kms *kms, const drmModeConnector *conn);
+
+/* session.c */
+int wla_kms_find_card(struct wla_kms *kms, const struct wla_config *cfg);
+void wla_kms_init_hotplug(struct wla_kms *kms);
+void wla_kms_finish_hotplug(struct wla_kms *kms);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * Modes of the KMS driver: the kernel's mode info to the core's wla_mode and
+ * back, and the MODE_ID property blobs made of them (kept until destroy).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wlr/util/log.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+#include "kms-private.h"
+
+/* Mode blobs kept for MODE_ID before the oldest is let go. */
+#define KMS_MAX_BLOBS 32
+
+bool wla_kms_mode_from_drm(const drmModeModeInfo *info, struct wla_mode *mode)
+{
+	if (info->flags & (DRM_MODE_FLAG_INTERLACE | DRM_MODE_FLAG_DBLSCAN)) {
+		return false; /* the core's refresh arithmetic is progressive */
+	}
+	*mode = (struct wla_mode){
+		.width = info->hdisplay,
+		.height = info->vdisplay,
+		.clock_khz = info->clock,
+		.hsync_start = info->hsync_start,
+		.hsync_end = info->hsync_end,
+		.htotal = info->htotal,
+		.vsync_start = info->vsync_start,
+		.vsync_end = info->vsync_end,
+		.vtotal = info->vtotal,
+		.flags = info->flags & (WLA_MODE_FLAG_PHSYNC | WLA_MODE_FLAG_NHSYNC |
+			WLA_MODE_FLAG_PVSYNC | WLA_MODE_FLAG_NVSYNC),
+		.preferred = (info->type & DRM_MODE_TYPE_PREFERRED) != 0,
+	};
+	wla_mode_update_refresh(mode);
+	const char *why;
+	return wla_mode_valid(mode, &why);
+}
+
+static void mode_to_drm(const struct wla_mode *mode, drmModeModeInfo *info)
+{
+	*info = (drmModeModeInfo){
+		.clock = mode->clock_khz,
+		.hdisplay = (uint16_t)mode->width,
+		.hsync_start = mode->hsync_start,
+		.hsync_end = mode->hsync_end,
+		.htotal = mode->htotal,
+		.vdisplay = (uint16_t)mode->height,
+		.vsync_start = mode->vsync_start,
+		.vsync_end = mode->vsync_end,
+		.vtotal = mode->vtotal,
+		.vrefresh = (uint32_t)((mode->refresh_mhz + 500) / 1000),
+		.flags = mode->flags,
+		.type = DRM_MODE_TYPE_USERDEF,
+	};
+	snprintf(info->name, sizeof(info->name), "%" PRId32 "x%" PRId32, mode->width,
+		mode->height);
+}
+
+/* The MODE_ID blob of mode, made on first use; 0 (logged) on failure. */
+uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode)
+{
+	for (size_t i = 0; i < kms->n_blobs; i++) {
+		if (wla_mode_equal(&kms->blobs[i].mode, mode)) {
+			return kms->blobs[i].id;
+		}
+	}
+	if (kms->n_blobs == KMS_MAX_BLOBS) {
+		/* The kernel keeps its own reference of a blob in use. */
+		drmModeDestroyPropertyBlob(kms->fd, kms->blobs[0].id);
+		memmove(kms->blobs, kms->blobs + 1, (KMS_MAX_BLOBS - 1) * sizeof(*kms->blobs));
+		kms->n_blobs--;
+	}
+	if (!kms->blobs) {
+		kms->blobs = calloc(KMS_MAX_BLOBS, sizeof(*kms->blobs));
+		if (!kms->blobs) {
+			wlr_log(WLR_ERROR, "kms %s: out of memory for mode blobs", kms->path);
+			return 0;
+		}
+	}
+	drmModeModeInfo info;
+	mode_to_drm(mode, &info);
+	uint32_t id = 0;
+	if (drmModeCreatePropertyBlob(kms->fd, &info, sizeof(info), &id) != 0) {
+		char buf[128];
+		wlr_log_errno(WLR_ERROR, "kms %s: cannot make a MODE_ID blob of %s", kms->path,
+			wla_mode_describe(mode, buf, sizeof(buf)));
+		return 0;
+	}
+	kms->blobs[kms->n_blobs++] = (struct wla_kms_blob){ .mode = *mode, .id = id };
+	return id;
+}

@@ -1,0 +1,421 @@
+/*
+ * Writeback of the KMS driver (capture): the card's writeback connector,
+ * found at enumeration and attached to a CRTC with a modeset it goes
+ * through anyway; the jobs that carry captures on a commit (the
+ * compositor's, or one of the driver's own), their buffer, fence and image.
+ */
+#include <drm_fourcc.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <wlr/util/log.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+#include "kms-private.h"
+#include "wlatomic/capture.h"
+#include "util.h"
+
+void wla_kms_job_free(struct kms_wb_job *job)
+{
+	struct wla_kms *kms = job->kms;
+	for (size_t i = 0; i < job->n_held; i++) {
+		job->held[i]->impl->cleanup(job->held[i]);
+		wla_fb_put(job->held[i]);
+	}
+	if (job->fence_source) {
+		wl_event_source_remove(job->fence_source);
+	}
+	if (job->fence_fd >= 0) {
+		close(job->fence_fd);
+	}
+	if (job->map) {
+		munmap(job->map, job->size);
+	}
+	if (job->fb_id && !kms->lost) {
+		drmModeRmFB(kms->fd, job->fb_id);
+	}
+	if (job->handle) {
+		struct drm_mode_destroy_dumb destroy = { .handle = job->handle };
+		drmIoctl(kms->fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
+	}
+	if (kms->wb_job == job) {
+		kms->wb_job = NULL;
+	}
+	free(job);
+}
+
+/* A job for the captures waiting on kc, its buffer of the mode's size;
+ * NULL (logged) if it cannot be had. */
+static struct kms_wb_job *job_create(struct wla_kms *kms, struct wla_kms_crtc *kc,
+	const struct wla_mode *mode)
+{
+	struct kms_wb_job *job = calloc(1, sizeof(*job));
+	if (!job) {
+		wlr_log(WLR_ERROR, "kms %s: %s: out of memory for a writeback job", kms->path,
+			kc->base.name);
+		return NULL;
+	}
+	job->kms = kms;
+	job->kc = kc;
+	job->fence_fd = -1;
+	wl_list_init(&job->captures);
+	job->width = (uint32_t)mode->width;
+	job->height = (uint32_t)mode->height;
+	struct drm_mode_create_dumb create = { .width = job->width, .height = job->height,
+		.bpp = 32 };
+	if (drmIoctl(kms->fd, DRM_IOCTL_MODE_CREATE_DUMB, &create) != 0) {
+		wlr_log_errno(WLR_ERROR, "kms %s: %s: a %" PRIu32 "x%" PRIu32 " dumb buffer for "
+			"writeback", kms->path, kc->base.name, job->width, job->height);
+		free(job);
+		return NULL;
+	}
+	job->handle = create.handle;
+	job->stride = create.pitch;
+	job->size = create.size;
+	uint32_t handles[4] = { job->handle }, pitches[4] = { job->stride }, offsets[4] = { 0 };
+	struct drm_mode_map_dumb map = { .handle = job->handle };
+	if (drmModeAddFB2(kms->fd, job->width, job->height, DRM_FORMAT_XRGB8888, handles,
+			pitches, offsets, &job->fb_id, 0) != 0 ||
+			drmIoctl(kms->fd, DRM_IOCTL_MODE_MAP_DUMB, &map) != 0) {
+		wlr_log_errno(WLR_ERROR, "kms %s: %s: the writeback buffer", kms->path,
+			kc->base.name);
+		wla_kms_job_free(job);
+		return NULL;
+	}
+	job->map = mmap(NULL, job->size, PROT_READ, MAP_SHARED, kms->fd, (off_t)map.offset);
+	if (job->map == MAP_FAILED) {
+		job->map = NULL;
+		wlr_log_errno(WLR_ERROR, "kms %s: %s: mmap of the writeback buffer", kms->path,
+			kc->base.name);
+		wla_kms_job_free(job);
+		return NULL;
+	}
+	return job;
+}
+
+static struct wla_kms_crtc *capture_crtc(struct wla_capture *cap)
+{
+	return cap->driver_data;
+}
+
+/* Captures of kc not yet given to a job. */
+static bool captures_waiting(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	struct wla_capture *cap;
+	wl_list_for_each(cap, &kms->captures, link) {
+		if (capture_crtc(cap) == kc) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Move kc's waiting captures (all of them with kc NULL) to the failed
+ * list, delivered by wla_kms_deliver. */
+void wla_kms_fail_captures(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	struct wla_capture *cap, *tmp;
+	wl_list_for_each_safe(cap, tmp, &kms->captures, link) {
+		if (!kc || capture_crtc(cap) == kc) {
+			wl_list_remove(&cap->link);
+			wl_list_insert(kms->failed_captures.prev, &cap->link);
+		}
+	}
+}
+
+void wla_kms_deliver_failed(struct wla_kms *kms)
+{
+	while (!wl_list_empty(&kms->failed_captures)) {
+		struct wla_capture *cap = wl_container_of(kms->failed_captures.next, cap, link);
+		wl_list_remove(&cap->link);
+		cap->func(cap, NULL, 0, cap->data);
+		free(cap);
+	}
+}
+
+/* The writeback finished: copy the pixels out, tell the captures. */
+static void job_complete(struct kms_wb_job *job)
+{
+	struct wla_image *image = wla_image_create(job->width, job->height);
+	if (image) {
+		for (uint32_t y = 0; y < job->height; y++) {
+			memcpy((char *)image->data + (size_t)y * image->stride,
+				(const char *)job->map + (size_t)y * job->stride, (size_t)job->width * 4);
+		}
+	} else {
+		wlr_log(WLR_ERROR, "kms %s: %s: out of memory for a captured image",
+			job->kms->path, job->kc->base.name);
+	}
+	if (job->kms->wb_job == job) {
+		job->kms->wb_job = NULL;
+	}
+	while (!wl_list_empty(&job->captures)) {
+		struct wla_capture *cap = wl_container_of(job->captures.next, cap, link);
+		wl_list_remove(&cap->link);
+		cap->func(cap, image, job->seq, cap->data);
+		free(cap);
+	}
+	wla_image_destroy(image);
+	wla_kms_job_free(job);
+}
+
+static bool fence_signalled(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	return fd < 0 || (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN));
+}
+
+/* Complete the job in flight once its flip happened and its fence
+ * signalled (the composed frame is in the buffer). */
+void wla_kms_check_job(struct wla_kms *kms)
+{
+	struct kms_wb_job *job = kms->wb_job;
+	if (job && job->flipped && (job->fenced || fence_signalled(job->fence_fd))) {
+		job_complete(job);
+	}
+}
+
+static int handle_fence(int fd, uint32_t mask, void *data)
+{
+	struct kms_wb_job *job = data;
+	struct wla_kms *kms = job->kms;
+	wl_event_source_remove(job->fence_source);
+	job->fence_source = NULL;
+	job->fenced = true;
+	wla_kms_check_job(kms);
+	wla_kms_kick_captures(kms);
+	return 0;
+}
+
+/* The job went out with commit serial (programming state, or NULL for a
+ * commit of the driver's own): hold what the CRTC shows with it, and wait
+ * for its flip and fence. */
+void wla_kms_start_job(struct wla_kms *kms, struct kms_wb_job *job, uint64_t serial,
+	struct wla_atomic_state *state)
+{
+	wlr_log(WLR_DEBUG, "kms %s: %s: writeback into fb %" PRIu32 " with commit %" PRIu64
+		", fence fd %d", kms->path, job->kc->base.name, job->fb_id, serial, job->fence_fd);
+	for (size_t i = 0; i < kms->dev.n_planes; i++) {
+		struct wla_plane *plane = kms->dev.planes[i];
+		if (!plane) {
+			continue;
+		}
+		/* The programmed state's own plane states (the newest ones may
+		 * be queued behind it), else what the plane shows. */
+		const struct wla_plane_state *ps = plane->state;
+		if (state && state->planes[plane->index].ptr) {
+			ps = state->planes[plane->index].new_state;
+		}
+		if (ps && ps->crtc == &job->kc->base && ps->fb && ps->fb->impl->prepare(ps->fb) == 0) {
+			job->held[job->n_held++] = wla_fb_get(ps->fb);
+		}
+	}
+	job->serial = serial;
+	kms->wb_job = job;
+	if (kms->loop && job->fence_fd >= 0) {
+		job->fence_source = wl_event_loop_add_fd(kms->loop, job->fence_fd,
+			WL_EVENT_READABLE, handle_fence, job);
+	}
+}
+
+/* The writeback connector follows the first CRTC it can serve. */
+void wla_kms_add_writeback_route(struct kms_req *r, struct wla_kms_crtc *kc,
+	const struct wla_crtc_state *cs, bool with_wb)
+{
+	struct wla_kms_writeback *wb = &r->kms->writeback;
+	if (!r->kms->has_writeback || !(wb->possible_crtcs & (1u << kc->base.index))) {
+		return;
+	}
+	/* Attached only where the CRTC goes through a modeset anyway: for the
+	 * kernel a new connector on a running CRTC is one. */
+	bool modeset = cs->active_changed || cs->mode_changed || cs->connectors_changed;
+	if (cs->active && modeset && with_wb && wb->usable && wb->routed_crtc == 0 &&
+			!r->wb_routes) {
+		r->wb_routes = true;
+		r->wb_crtc = kc->id;
+	} else if (!cs->active && wb->routed_crtc == kc->id) {
+		r->wb_routes = true;
+		r->wb_crtc = 0;
+	} else {
+		return;
+	}
+	wla_kms_add_prop(r, "CRTC_ID", wb->id, wb->prop_crtc_id, r->wb_crtc);
+}
+
+/* A capture waiting on kc rides on this request. */
+void wla_kms_add_writeback_job(struct kms_req *r, struct wla_kms_crtc *kc,
+	const struct wla_crtc_state *cs)
+{
+	struct wla_kms *kms = r->kms;
+	struct wla_kms_writeback *wb = &kms->writeback;
+	if (r->err || r->job || kms->wb_job || !cs->active || wb->routed_crtc != kc->id ||
+			!captures_waiting(kms, kc)) {
+		return;
+	}
+	struct kms_wb_job *job = job_create(kms, kc, &cs->mode);
+	if (!job) {
+		wla_kms_fail_captures(kms, kc);
+		return;
+	}
+	r->job = job;
+	/* Every capture waiting on kc is served by this job's image. */
+	struct wla_capture *cap, *tmp;
+	wl_list_for_each_safe(cap, tmp, &kms->captures, link) {
+		if (capture_crtc(cap) == kc) {
+			wl_list_remove(&cap->link);
+			wl_list_insert(job->captures.prev, &cap->link);
+		}
+	}
+	wla_kms_add_prop(r, "WRITEBACK_FB_ID", wb->id, wb->prop_fb_id, job->fb_id);
+	wla_kms_add_prop(r, "WRITEBACK_OUT_FENCE_PTR", wb->id, wb->prop_out_fence,
+		(uint64_t)(uintptr_t)&job->fence_fd);
+}
+
+/* A commit of the driver's own carrying kc's waiting captures. */
+static int own_writeback_commit(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
+	if (!r.req) {
+		return -ENOMEM;
+	}
+	struct wla_crtc_state *cs = kc->base.state;
+	wla_kms_add_writeback_job(&r, kc, cs);
+	int ret = r.err ? r.err : r.job ? 0 : -ENOMEM;
+	uint64_t serial = ++kms->serial;
+	if (ret == 0 && drmModeAtomicCommit(kms->fd, r.req, DRM_MODE_ATOMIC_NONBLOCK |
+			DRM_MODE_PAGE_FLIP_EVENT, (void *)(uintptr_t)serial) != 0) {
+		ret = -errno;
+		wlr_log(WLR_ERROR, "kms %s: %s: the kernel refused the writeback commit: %s "
+			"(errno %d)", kms->path, kc->base.name, strerror(-ret), -ret);
+	}
+	struct kms_wb_job *job = r.job;
+	wla_kms_finish_request(&r);
+	if (ret < 0) {
+		if (job) {
+			wl_list_insert_list(&kms->failed_captures, &job->captures);
+			wla_kms_job_free(job);
+		}
+		return ret;
+	}
+	kc->own_serial = serial;
+	wla_kms_start_job(kms, job, serial, NULL);
+	return 0;
+}
+
+/* Captures waiting on a CRTC that nothing will commit to soon go out on a
+ * commit of the driver's own. */
+void wla_kms_kick_captures(struct wla_kms *kms)
+{
+	for (size_t i = 0; i < kms->n_crtcs && !kms->lost; i++) {
+		struct wla_kms_crtc *kc = &kms->crtcs[i];
+		if (kms->wb_job || !captures_waiting(kms, kc)) {
+			continue;
+		}
+		if (!kc->active) {
+			wla_kms_fail_captures(kms, kc);
+		} else if (kc->base.queued == 0 && !kc->armed_serial && !kc->own_serial &&
+				own_writeback_commit(kms, kc) < 0) {
+			wla_kms_fail_captures(kms, kc);
+		}
+	}
+	wla_kms_deliver_failed(kms);
+}
+
+struct wla_capture *wla_kms_capture(struct wla_device *dev, struct wla_crtc *crtc,
+	void (*func)(struct wla_capture *capture, const struct wla_image *image, uint64_t seq,
+		void *data), void *data)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
+	struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(crtc);
+	const char *why = NULL;
+	if (!kms->has_writeback) {
+		why = "the card has no writeback connector";
+	} else if (!kms->writeback.usable) {
+		why = "the kernel refused to attach its writeback connector";
+	} else if (kms->lost || kms->destroying || !kc->active) {
+		why = "the crtc is off";
+	} else if (kms->writeback.routed_crtc != kc->id) {
+		why = "the card's writeback connector serves another crtc";
+	}
+	if (why) {
+		wlr_log(WLR_ERROR, "kms %s: %s: capture refused: %s (driver %s)", kms->path,
+			crtc->name, why, kms->driver_name);
+		return NULL;
+	}
+	struct wla_capture *cap = calloc(1, sizeof(*cap));
+	if (!cap) {
+		wlr_log(WLR_ERROR, "kms %s: %s: out of memory for a capture", kms->path, crtc->name);
+		return NULL;
+	}
+	cap->dev = dev;
+	cap->func = func;
+	cap->data = data;
+	cap->driver_data = kc;
+	wl_list_insert(kms->captures.prev, &cap->link);
+	/* Nothing will be committed there soon: a commit of our own, now or
+	 * once the CRTC is free (wla_kms_kick_captures). */
+	bool own = crtc->queued == 0 && !kc->armed_serial && !kc->own_serial && !kms->wb_job;
+	if (!own) {
+		wla_kms_schedule_idle(kms);
+	}
+	wlr_log(WLR_DEBUG, "kms %s: %s: capture %p %s", kms->path, crtc->name, (void *)cap,
+		own ? "goes out now" : "waits for the next commit");
+	if (own && own_writeback_commit(kms, kc) < 0) {
+		wl_list_remove(&cap->link);
+		free(cap);
+		return NULL;
+	}
+	return cap;
+}
+
+void wla_kms_capture_cancel(struct wla_device *dev, struct wla_capture *capture)
+{
+	if (!capture) {
+		return;
+	}
+	/* Waiting, in a job or failed: off its list either way (a job in
+	 * flight still writes its buffer, for nobody). */
+	wl_list_remove(&capture->link);
+	free(capture);
+}
+
+void wla_kms_init_writeback(struct wla_kms *kms, const drmModeConnector *conn)
+{
+	if (kms->has_writeback) {
+		return;
+	}
+	struct wla_kms_writeback *wb = &kms->writeback;
+	wb->id = conn->connector_id;
+	wb->possible_crtcs = wla_kms_connector_crtcs(kms, conn);
+	struct prop_want want[] = {
+		{ "CRTC_ID", &wb->prop_crtc_id, NULL },
+		{ "WRITEBACK_FB_ID", &wb->prop_fb_id, NULL },
+		{ "WRITEBACK_OUT_FENCE_PTR", &wb->prop_out_fence, NULL },
+	};
+	uint32_t prop_formats = 0;
+	uint64_t formats_blob = 0;
+	struct prop_want fmt_want[] = {
+		{ "WRITEBACK_PIXEL_FORMATS", &prop_formats, &formats_blob },
+	};
+	if (wla_kms_get_props(kms->fd, wb->id, DRM_MODE_OBJECT_CONNECTOR, want, WLA_ARRAY_SIZE(want)) &&
+			wb->prop_crtc_id && wb->prop_fb_id && wb->prop_out_fence) {
+		kms->has_writeback = true;
+		/* Captures are written as XRGB8888: the connector must take it. */
+		wla_kms_get_props(kms->fd, wb->id, DRM_MODE_OBJECT_CONNECTOR, fmt_want, 1);
+		drmModePropertyBlobRes *blob = formats_blob ?
+			drmModeGetPropertyBlob(kms->fd, (uint32_t)formats_blob) : NULL;
+		const uint32_t *formats = blob ? blob->data : NULL;
+		for (size_t i = 0; blob && i < blob->length / sizeof(uint32_t); i++) {
+			wb->usable |= formats[i] == DRM_FORMAT_XRGB8888;
+		}
+		drmModeFreePropertyBlob(blob);
+		if (!wb->usable) {
+			wlr_log(WLR_INFO, "kms %s: writeback connector %" PRIu32 " does not write "
+				"XRGB8888: capture is off", kms->path, wb->id);
+		}
+	}
+}
