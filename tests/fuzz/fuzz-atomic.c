@@ -41,6 +41,7 @@
 #include "backend/atomic.h"
 #include "backend/vdc.h"
 #include "fuzz.h"
+#include "lib/legacy.h"
 
 #define N_FBS 8
 #define MAX_SEQ 4096

@@ -45,6 +45,7 @@
 #include "backend/vdc.h"
 #include "fuzz.h"
 #include "wlatomic/config.h"
+#include "lib/legacy.h"
 
 #define TEXT_MAX (128 * 1024)
 

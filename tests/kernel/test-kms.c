@@ -25,6 +25,7 @@
 #include "harness.h"
 #include "kms-helpers.h"
 #include "wlatomic/config.h"
+#include "lib/legacy.h"
 
 /* Presents seen. */
 #define MAX_EVENTS 256

@@ -23,6 +23,7 @@
 #include "harness.h"
 #include "util.h"
 #include "vblank-grid.h"
+#include "lib/legacy.h"
 
 #define QW 64
 #define QH 48

@@ -9,6 +9,7 @@
  * at the next vblank when idle, with a frame written over them (rearm).
  */
 #include "queue-helpers.h"
+#include "lib/legacy.h"
 
 static void frames_queued_at_depth_3_latch_one_per_vblank_in_commit_order(void)
 {

@@ -16,6 +16,7 @@
  */
 #include <stdarg.h>
 #include "queue-helpers.h"
+#include "lib/legacy.h"
 
 static bool trace;
 

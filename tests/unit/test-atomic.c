@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include "vdc-fixture.h"
+#include "lib/legacy.h"
 
 #define W 64
 #define H 48

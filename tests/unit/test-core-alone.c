@@ -15,6 +15,7 @@
 #include "backend/atomic.h"
 #include "backend/log.h"
 #include "fake-fb.h"
+#include "lib/legacy.h"
 
 static int failures;
 

@@ -14,6 +14,7 @@
 #include "backend/vdc.h"
 #include "harness.h"
 #include "unit/fake-fb.h"
+#include "lib/legacy.h"
 
 #define W 64
 #define H 48

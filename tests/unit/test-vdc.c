@@ -9,6 +9,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include "vdc-fixture.h"
+#include "lib/legacy.h"
 
 #define W 64
 #define H 48

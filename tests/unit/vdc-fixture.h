@@ -14,6 +14,7 @@
 #include "fake-fb.h"
 #include "harness.h"
 #include "queue/vblank-grid.h"
+#include "lib/legacy.h"
 
 #define FIXTURE_MAX_FBS 16
 #define FIXTURE_MAX_PRESENTS 16

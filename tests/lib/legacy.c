@@ -4,8 +4,8 @@
  * each builds one state from the current ones and commits it.
  */
 #include <errno.h>
-#include "backend/atomic.h"
 #include "backend/log.h"
+#include "lib/legacy.h"
 
 static int commit_or_free(struct wla_atomic_state *state, int ret)
 {
