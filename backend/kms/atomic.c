@@ -185,6 +185,32 @@ static uint32_t state_mask(struct wla_atomic_state *state)
 	return mask;
 }
 
+/* The CRTCs (bits of their index) a request of mask in the state names:
+ * its own, and those a plane or connector of it leaves or joins. The
+ * kernel sends each of them an event. */
+static uint32_t event_crtcs(struct wla_atomic_state *state, uint32_t mask)
+{
+	uint32_t crtcs = 0;
+	wla_for_each_crtc_in_state(state, e) {
+		if (in_mask(e->ptr, mask)) {
+			crtcs |= 1u << e->ptr->index;
+		}
+	}
+	wla_for_each_connector_in_state(state, e) {
+		struct wla_crtc *nc = e->new_state->crtc, *oc = e->old_state->crtc;
+		if (in_mask(nc, mask) || in_mask(oc, mask)) {
+			crtcs |= (nc ? 1u << nc->index : 0) | (oc ? 1u << oc->index : 0);
+		}
+	}
+	wla_for_each_plane_in_state(state, e) {
+		struct wla_crtc *nc = e->new_state->crtc, *oc = e->old_state->crtc;
+		if (in_mask(nc, mask) || in_mask(oc, mask)) {
+			crtcs |= (nc ? 1u << nc->index : 0) | (oc ? 1u << oc->index : 0);
+		}
+	}
+	return crtcs;
+}
+
 /*
  * Whether a state only puts other framebuffers, of the same format,
  * modifier and size, on the planes of the configuration it replaces, with
@@ -355,9 +381,12 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 			if (injected) {
 				errno = injected;
 			}
-			if (injected || drmModeAtomicCommit(kms->fd, r.req, flags,
-					(void *)(uintptr_t)serial) != 0) {
+			/* The kernel hands the slot back with each CRTC's event. */
+			struct wla_kms_flip *flip = latches && !injected ?
+				wla_kms_flip_take(kms, serial, event_crtcs(state, mask)) : NULL;
+			if (injected || drmModeAtomicCommit(kms->fd, r.req, flags, flip) != 0) {
 				ret = -errno;
+				wla_kms_flip_drop(flip);
 				char objs[256];
 				wlr_log(WLR_ERROR, "kms %s: the kernel refused the commit of %s%s: %s "
 					"(errno %d%s)", kms->path, describe_state(state, objs,

@@ -15,8 +15,37 @@
 
 static void run_deferred(struct wla_kms *kms);
 
-/* The device whose events drmHandleEvent is dispatching (one thread). */
-static struct wla_kms *dispatching;
+/* The slot a commit of serial passes the kernel, its events to come on the
+ * CRTCs of crtcs: the next one after the last taken that waits for no
+ * event; with none free, the next one all the same (an event of its
+ * commit still to come then names this one). */
+struct wla_kms_flip *wla_kms_flip_take(struct wla_kms *kms, uint64_t serial, uint32_t crtcs)
+{
+	struct wla_kms_flip *flip = &kms->flips[kms->next_flip % WLA_KMS_FLIPS];
+	for (size_t i = 0; i < WLA_KMS_FLIPS; i++) {
+		struct wla_kms_flip *f = &kms->flips[(kms->next_flip + i) % WLA_KMS_FLIPS];
+		if (!f->pending) {
+			flip = f;
+			break;
+		}
+	}
+	if (flip->pending) {
+		wlr_log(WLR_DEBUG, "kms %s: every page-flip slot waits for events: the one of "
+			"commit %" PRIu64 " is taken for commit %" PRIu64, kms->path, flip->serial,
+			serial);
+	}
+	kms->next_flip = (size_t)(flip - kms->flips) + 1;
+	*flip = (struct wla_kms_flip){ .kms = kms, .serial = serial, .pending = crtcs };
+	return flip;
+}
+
+/* The commit that took flip (NULL: none) failed: no event names it. */
+void wla_kms_flip_drop(struct wla_kms_flip *flip)
+{
+	if (flip) {
+		flip->pending = 0;
+	}
+}
 
 static struct wla_kms_crtc *find_crtc(struct wla_kms *kms, uint32_t id)
 {
@@ -47,9 +76,15 @@ static void own_commit_done(struct wla_kms *kms, struct wla_kms_crtc *kc)
 static void handle_page_flip(int fd, unsigned seq, unsigned tv_sec, unsigned tv_usec,
 	unsigned crtc_id, void *user_data)
 {
-	struct wla_kms *kms = dispatching;
+	/* The slot of the commit (wla_kms_flip_take): the driver and the
+	 * commit's serial. */
+	struct wla_kms_flip *flip = user_data;
+	struct wla_kms *kms = flip ? flip->kms : NULL;
 	struct wla_kms_crtc *kc = kms ? find_crtc(kms, crtc_id) : NULL;
-	uint64_t serial = (uint64_t)(uintptr_t)user_data;
+	uint64_t serial = flip ? flip->serial : 0;
+	if (kc) {
+		flip->pending &= ~(1u << kc->base.index);
+	}
 	struct kms_wb_job *job = kms ? kms->wb_job : NULL;
 	if (job && job->serial == serial && job->kc == kc) {
 		wlr_log(WLR_DEBUG, "kms %s: %s: the writeback commit %" PRIu64 " latched at %u",
@@ -105,10 +140,7 @@ static int read_events(struct wla_kms *kms)
 		.version = 3,
 		.page_flip_handler2 = handle_page_flip,
 	};
-	struct wla_kms *outer = dispatching;
-	dispatching = kms;
 	int ret = drmHandleEvent(kms->fd, &ctx);
-	dispatching = outer;
 	return ret == 0 ? 0 : -(errno ? errno : EIO);
 }
 

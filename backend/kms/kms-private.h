@@ -104,6 +104,8 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 int wla_kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *state);
 
 /* events.c */
+struct wla_kms_flip *wla_kms_flip_take(struct wla_kms *kms, uint64_t serial, uint32_t crtcs);
+void wla_kms_flip_drop(struct wla_kms_flip *flip);
 int wla_kms_handle_fd(int fd, uint32_t mask, void *data);
 void wla_kms_sync(struct wla_device *dev);
 void wla_kms_deliver(struct wla_device *dev);

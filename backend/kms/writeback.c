@@ -286,9 +286,12 @@ static int own_writeback_commit(struct wla_kms *kms, struct wla_kms_crtc *kc)
 	wla_kms_add_writeback_job(&r, kc, cs);
 	int ret = r.err ? r.err : r.job ? 0 : -ENOMEM;
 	uint64_t serial = ++kms->serial;
+	struct wla_kms_flip *flip = ret == 0 ?
+		wla_kms_flip_take(kms, serial, 1u << kc->base.index) : NULL;
 	if (ret == 0 && drmModeAtomicCommit(kms->fd, r.req, DRM_MODE_ATOMIC_NONBLOCK |
-			DRM_MODE_PAGE_FLIP_EVENT, (void *)(uintptr_t)serial) != 0) {
+			DRM_MODE_PAGE_FLIP_EVENT, flip) != 0) {
 		ret = -errno;
+		wla_kms_flip_drop(flip);
 		wlr_log(WLR_ERROR, "kms %s: %s: the kernel refused the writeback commit: %s "
 			"(errno %d)", kms->path, kc->base.name, strerror(-ret), -ret);
 	}

@@ -92,6 +92,21 @@ struct wla_kms_writeback {
 	bool usable;          /* false once the kernel refused to attach it */
 };
 
+/*
+ * The user_data of a commit that asks for page-flip events, handed back by
+ * the kernel with the event of each CRTC of the commit: the driver and the
+ * commit's serial. The slots live as long as the driver, so that an event
+ * read late still points at valid memory; a slot is taken again once every
+ * CRTC it waits for reported (the next free one after the last taken).
+ */
+struct wla_kms_flip {
+	struct wla_kms *kms;
+	uint64_t serial;
+	uint32_t pending; /* CRTCs (bits of their index) whose event is to come */
+};
+
+#define WLA_KMS_FLIPS 64
+
 struct wla_kms {
 	struct wla_device dev;
 	int fd;
@@ -123,6 +138,8 @@ struct wla_kms {
 	uint32_t cursor_width, cursor_height;
 	bool monotonic;      /* page-flip timestamps are CLOCK_MONOTONIC */
 	uint64_t serial;     /* of the last commit that asked for events */
+	struct wla_kms_flip flips[WLA_KMS_FLIPS];
+	size_t next_flip;
 	/* DRM fbs a passed TEST_ONLY made, for the prepare_fb of the same
 	 * commit (cleared at the next check). */
 	struct {
