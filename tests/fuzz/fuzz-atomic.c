@@ -41,6 +41,7 @@
 #include "backend/atomic.h"
 #include "backend/vdc.h"
 #include "fuzz.h"
+#include "lib/fake-fb.h"
 #include "lib/legacy.h"
 
 #define N_FBS 8
@@ -69,18 +70,14 @@ static uint32_t take(struct input *in, uint32_t below)
 	return v % below;
 }
 
-struct ffb {
-	struct wla_fb base;
-	uint32_t *pixels;
-	int locks;
-	bool destroyed;
-	bool held; /* the fuzzer's own reference */
-};
 
 struct fuzz {
 	uint64_t now;
 	struct wla_vdc *vdc;
-	struct ffb *fbs[N_FBS];
+	/* The fbs the fuzzer holds a reference to (tests/lib/fake-fb.h); one
+	 * it let go of lives on, out of this table, while states hold it. */
+	struct wla_fb *fbs[N_FBS];
+	struct fake_fb_probe *probes[N_FBS]; /* of fbs[i] */
 	uint64_t next_seq;
 	/* Per commit_seq: a frame was accepted, its events, its commit time,
 	 * the output (by id) whose CRTC it was for. */
@@ -104,55 +101,23 @@ struct fuzz {
 
 static struct fuzz *g;
 
-static struct ffb *ffb_of(struct wla_fb *fb)
+static int fb_locks(struct wla_fb *fb)
 {
-	return (struct ffb *)fb;
+	return fake_fb_from_fb(fb)->probe->locks;
 }
 
-static int ffb_prepare(struct wla_fb *fb)
+/* A fake fb went: its probe with it, and out of the table if it is there. */
+static void fb_destroyed(struct fake_fb_probe *probe, void *data)
 {
-	ffb_of(fb)->locks++;
-	return 0;
-}
-
-static void ffb_cleanup(struct wla_fb *fb)
-{
-	CHECK(ffb_of(fb)->locks > 0);
-	ffb_of(fb)->locks--;
-}
-
-static bool ffb_begin(struct wla_fb *fb, const void **data, uint32_t *stride)
-{
-	CHECK(!ffb_of(fb)->destroyed);
-	*data = ffb_of(fb)->pixels;
-	*stride = fb->width * 4;
-	return true;
-}
-
-static void ffb_end(struct wla_fb *fb)
-{
-}
-
-static void ffb_destroy(struct wla_fb *fb)
-{
-	struct ffb *f = ffb_of(fb);
-	CHECK(f->locks == 0);
+	CHECK(probe->bad_cleanups == 0);
+	struct fuzz *f = data;
 	for (size_t i = 0; i < N_FBS; i++) {
-		if (g->fbs[i] == f) {
-			g->fbs[i] = NULL;
+		if (f->fbs[i] && f->probes[i] == probe) {
+			f->fbs[i] = NULL;
 		}
 	}
-	free(f->pixels);
-	free(f);
+	free(probe);
 }
-
-static const struct wla_fb_impl ffb_impl = {
-	.prepare = ffb_prepare,
-	.cleanup = ffb_cleanup,
-	.begin_access = ffb_begin,
-	.end_access = ffb_end,
-	.destroy = ffb_destroy,
-};
 
 static const uint32_t fb_sizes[][2] = { { 64, 48 }, { 32, 32 }, { 16, 16 }, { 64, 64 },
 	{ 8, 100 } };
@@ -170,14 +135,15 @@ static const struct wla_config_mode fuzz_modes[] = {
 
 static struct wla_fb *new_fb(struct fuzz *f, size_t i, uint32_t w, uint32_t h, uint32_t format)
 {
-	struct ffb *fb = calloc(1, sizeof(*fb));
+	struct fake_fb_probe *probe = calloc(1, sizeof(*probe));
+	CHECK(probe);
+	struct wla_fb *fb = fake_fb_create(w, h, format, 0, probe);
 	CHECK(fb);
-	fb->pixels = calloc((size_t)w * h, 4);
-	CHECK(fb->pixels);
-	wla_fb_init(&fb->base, &ffb_impl, w, h, format);
-	fb->held = true;
+	probe->on_destroy = fb_destroyed;
+	probe->on_destroy_data = f;
 	f->fbs[i] = fb;
-	return &fb->base;
+	f->probes[i] = probe;
+	return fb;
 }
 
 static struct wla_fb *fuzz_fb(struct fuzz *f)
@@ -187,7 +153,7 @@ static struct wla_fb *fuzz_fb(struct fuzz *f)
 		const uint32_t *sz = fb_sizes[take(f->in, 5)];
 		return new_fb(f, i, sz[0], sz[1], fb_formats[take(f->in, 3)]);
 	}
-	return &f->fbs[i]->base;
+	return f->fbs[i];
 }
 
 /* An fb for a primary plane showing mode: a new one is of its size. */
@@ -198,7 +164,7 @@ static struct wla_fb *fuzz_fb_for(struct fuzz *f, const struct wla_mode *mode)
 		return new_fb(f, i, (uint32_t)mode->width, (uint32_t)mode->height,
 			take(f->in, 2) ? DRM_FORMAT_XRGB8888 : DRM_FORMAT_ARGB8888);
 	}
-	return &f->fbs[i]->base;
+	return f->fbs[i];
 }
 
 static uint64_t fuzz_clock(void *data)
@@ -265,7 +231,7 @@ static void take_snapshot(struct fuzz *f, struct snapshot *s)
 		s->states[n++] = dev->connectors[i] ? dev->connectors[i]->state : NULL;
 	}
 	for (size_t i = 0; i < N_FBS; i++) {
-		s->locks[i] = f->fbs[i] ? f->fbs[i]->locks : -1;
+		s->locks[i] = f->fbs[i] ? fb_locks(f->fbs[i]) : -1;
 	}
 	s->live = dev->live_states;
 }
@@ -288,7 +254,7 @@ static void count_prepared(const struct wla_plane_state *ps, int *counts)
 		return;
 	}
 	for (size_t i = 0; i < N_FBS; i++) {
-		if (g->fbs[i] && &g->fbs[i]->base == ps->fb) {
+		if (g->fbs[i] && g->fbs[i] == ps->fb) {
 			counts[i]++;
 		}
 	}
@@ -441,10 +407,11 @@ static void check_invariants(struct fuzz *f)
 		if (!f->fbs[i]) {
 			continue;
 		}
-		struct ffb *fb = f->fbs[i];
-		CHECK(fb->locks == counts[i]);
-		CHECK(fb->base.prepared == counts[i]);
-		CHECK((fb->base.import != NULL) == (counts[i] > 0));
+		struct wla_fb *fb = f->fbs[i];
+		CHECK(fb_locks(fb) == counts[i]);
+		CHECK(fake_fb_from_fb(fb)->probe->bad_cleanups == 0);
+		CHECK(fb->prepared == counts[i]);
+		CHECK((fb->import != NULL) == (counts[i] > 0));
 	}
 	for (uint64_t s = 0; s < f->next_seq && s < MAX_SEQ; s++) {
 		CHECK(f->events[s] <= 1);
@@ -898,12 +865,11 @@ static void run(struct fuzz *f)
 		case 8: {
 			/* A client lets go of its buffer. */
 			size_t i = take(f->in, N_FBS);
-			if (f->fbs[i] && f->fbs[i]->held) {
-				f->fbs[i]->held = false;
-				struct ffb *fb = f->fbs[i];
+			if (f->fbs[i]) {
+				struct wla_fb *fb = f->fbs[i];
 				/* Not ours any more: forget it, the states keep it. */
 				f->fbs[i] = NULL;
-				wla_fb_put(&fb->base);
+				wla_fb_put(fb);
 			}
 			break;
 		}
@@ -1022,8 +988,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(f->captures_open == 0);
 	for (size_t i = 0; i < N_FBS; i++) {
 		if (f->fbs[i]) {
-			CHECK(f->fbs[i]->locks == 0);
-			wla_fb_put(&f->fbs[i]->base);
+			struct wla_fb *fb = f->fbs[i];
+			CHECK(fb_locks(fb) == 0);
+			f->fbs[i] = NULL;
+			wla_fb_put(fb);
 		}
 	}
 	for (size_t i = 0; i < N_FBS; i++) {

@@ -23,6 +23,7 @@
 #include "harness.h"
 #include "util.h"
 #include "vblank-grid.h"
+#include "lib/fake-fb.h"
 #include "lib/legacy.h"
 
 #define QW 64
@@ -48,124 +49,54 @@ static inline struct wla_mode qf_mode(struct wla_config_mode m)
 #define PERIOD_30 UINT64_C(33333333)
 #define T0 UINT64_C(1000000000)
 
-/* Fake framebuffers: the record outlives the fb, so a test can see that an
- * fb was destroyed, while a use after free of the fb itself is ASan's. */
+/* Fake framebuffers (tests/lib/fake-fb.h) with their probes in a table: the
+ * record outlives the fb, so a test can see that an fb was destroyed. */
 
 #define MAX_FAKE_FBS 64
 
-struct fake_rec {
-	int locks;     /* scanout references (prepare - cleanup) */
-	int prepares;  /* prepare calls, ever */
-	bool destroyed;
-	int fail_prepare; /* negative errno for the next prepare, 0: succeed */
-	uint32_t color;
-};
-
-struct fake_fb {
-	struct wla_fb base;
-	struct fake_rec *rec;
-	uint32_t *pixels;
-	uint32_t stride;
-};
-
-static struct fake_rec fake_recs[MAX_FAKE_FBS];
+static struct fake_fb_probe fake_recs[MAX_FAKE_FBS];
 static int fake_n;
-static int fake_bad_cleanups;
-
-static inline struct fake_fb *fake_from_fb(struct wla_fb *fb)
-{
-	struct fake_fb *ff = wl_container_of(fb, ff, base);
-	return ff;
-}
-
-static inline int fake_prepare(struct wla_fb *fb)
-{
-	struct fake_rec *rec = fake_from_fb(fb)->rec;
-	if (rec->fail_prepare) {
-		int ret = rec->fail_prepare;
-		rec->fail_prepare = 0;
-		return ret;
-	}
-	rec->locks++;
-	rec->prepares++;
-	return 0;
-}
-
-static inline void fake_cleanup(struct wla_fb *fb)
-{
-	struct fake_rec *rec = fake_from_fb(fb)->rec;
-	if (rec->locks <= 0) {
-		fake_bad_cleanups++;
-	}
-	rec->locks--;
-}
-
-static inline bool fake_begin(struct wla_fb *fb, const void **data, uint32_t *stride)
-{
-	struct fake_fb *ff = fake_from_fb(fb);
-	*data = ff->pixels;
-	*stride = ff->stride;
-	return true;
-}
-
-static inline void fake_end(struct wla_fb *fb)
-{
-}
-
-static inline void fake_destroy(struct wla_fb *fb)
-{
-	struct fake_fb *ff = fake_from_fb(fb);
-	if (ff->rec->locks != 0) {
-		fake_bad_cleanups++;
-	}
-	ff->rec->destroyed = true;
-	free(ff->pixels);
-	free(ff);
-}
-
-static const struct wla_fb_impl fake_impl = {
-	.prepare = fake_prepare,
-	.cleanup = fake_cleanup,
-	.begin_access = fake_begin,
-	.end_access = fake_end,
-	.destroy = fake_destroy,
-};
 
 static inline void fake_reset(void)
 {
 	memset(fake_recs, 0, sizeof(fake_recs));
 	fake_n = 0;
-	fake_bad_cleanups = 0;
+}
+
+/* Cleanups without a lock and fbs freed with locks, over every fake fb. */
+static inline int fake_bad_cleanups(void)
+{
+	int n = 0;
+	for (int i = 0; i < fake_n; i++) {
+		n += fake_recs[i].bad_cleanups;
+	}
+	return n;
 }
 
 /* A w x h fb of one colour; the caller owns the one wrapper reference. */
-static inline struct wla_fb *fake_fb_create(uint32_t w, uint32_t h, uint32_t format,
+static inline struct wla_fb *fake_fb_new(uint32_t w, uint32_t h, uint32_t format,
 	uint32_t color)
 {
 	if (fake_n == MAX_FAKE_FBS) {
 		fprintf(stderr, "too many fake fbs\n");
 		abort();
 	}
-	struct fake_fb *ff = calloc(1, sizeof(*ff));
-	ff->rec = &fake_recs[fake_n++];
-	ff->rec->color = color;
-	ff->stride = w * 4;
-	ff->pixels = calloc((size_t)w * h, 4);
-	for (size_t i = 0; i < (size_t)w * h; i++) {
-		ff->pixels[i] = color;
+	struct wla_fb *fb = fake_fb_create(w, h, format, color, &fake_recs[fake_n++]);
+	if (!fb) {
+		fprintf(stderr, "out of memory for a fake fb\n");
+		abort();
 	}
-	wla_fb_init(&ff->base, &fake_impl, w, h, format);
-	return &ff->base;
+	return fb;
 }
 
 static inline struct wla_fb *screen_fb(uint32_t color)
 {
-	return fake_fb_create(QW, QH, DRM_FORMAT_XRGB8888, color);
+	return fake_fb_new(QW, QH, DRM_FORMAT_XRGB8888, color);
 }
 
-static inline struct fake_rec *rec_of(struct wla_fb *fb)
+static inline struct fake_fb_probe *rec_of(struct wla_fb *fb)
 {
-	return fake_from_fb(fb)->rec;
+	return fake_fb_from_fb(fb)->probe;
 }
 
 static inline int locks_of(struct wla_fb *fb)
@@ -272,7 +203,7 @@ static inline void qf_finish(struct qf *f)
 {
 	wla_vdc_destroy(f->vdc);
 	f->vdc = NULL;
-	CHECK_INT(fake_bad_cleanups, 0);
+	CHECK_INT(fake_bad_cleanups(), 0);
 	for (int i = 0; i < fake_n; i++) {
 		if (fake_recs[i].locks != 0 || !fake_recs[i].destroyed) {
 			fprintf(stderr, "  fake fb %d: %d locks, destroyed %d at the end\n", i,

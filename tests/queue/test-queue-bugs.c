@@ -12,7 +12,7 @@ static void the_next_latch_after_a_queued_modeset_follows_the_new_timing(void)
 	struct qf f;
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *a = screen_fb(0xff0a0a0a), *b = screen_fb(0xff0b0b0b);
-	struct wla_fb *s1 = fake_fb_create(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
+	struct wla_fb *s1 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	uint64_t latch = 0;
@@ -38,8 +38,8 @@ static void a_frame_changing_the_cursor_after_a_cursor_update_shows_its_own_curs
 	struct qf f;
 	CHECK(qf_init(&f, 2, false));
 	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
-	struct wla_fb *c1 = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
-	struct wla_fb *c2 = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff0002);
+	struct wla_fb *c1 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
+	struct wla_fb *c2 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0002);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	/* A cursor update, then before the vblank a frame that moves the
@@ -74,7 +74,7 @@ static void hiding_a_hidden_cursor_leaves_a_queued_frames_cursor_state_alone(voi
 	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
 	struct wla_fb *c = screen_fb(0xff0000c0), *d = screen_fb(0xff0000d0);
 	struct wla_fb *x = screen_fb(0xff0000e0);
-	struct wla_fb *c1 = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
+	struct wla_fb *c1 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	CHECK_INT(move_cursor(&f, c1, 0, 0), 0);

@@ -185,7 +185,7 @@ static void mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_onc
 	CHECK_INT(f.crtc->pending_frames, 2);
 	CHECK_INT(f.crtc->waiting_frames, 1);
 	CHECK_INT(locks_of(c), 1);
-	struct fake_rec *rc = rec_of(c);
+	struct fake_fb_probe *rc = rec_of(c);
 	fake_drop(c); /* only the queued state keeps it */
 	CHECK(!rc->destroyed);
 
@@ -301,7 +301,7 @@ static void mailbox_replacement_keeps_the_replaced_frames_other_planes(void)
 	CHECK(qf_init(&f, 1, true));
 	struct wla_fb *a = screen_fb(0xff0000aa), *b = screen_fb(0xff00bb00);
 	struct wla_fb *m = screen_fb(0xff0000cc);
-	struct wla_fb *ov = fake_fb_create(8, 8, DRM_FORMAT_XRGB8888, 0xff777777);
+	struct wla_fb *ov = fake_fb_new(8, 8, DRM_FORMAT_XRGB8888, 0xff777777);
 	struct wla_plane *overlay = &f.out->overlays[0];
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
@@ -490,7 +490,7 @@ static void a_client_dropping_a_queued_or_shown_fb_changes_nothing_on_screen(voi
 	qf_vblank(&f, 1);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
 	CHECK_INT(qf_flip(&f, c, 3), 0);
-	struct fake_rec *ra = rec_of(a), *rb = rec_of(b), *rc = rec_of(c);
+	struct fake_fb_probe *ra = rec_of(a), *rb = rec_of(b), *rc = rec_of(c);
 	/* The client goes away with all three: on screen, queued, queued. */
 	fake_drop(a);
 	fake_drop(b);
@@ -522,7 +522,7 @@ static void disabling_with_a_full_queue_reports_every_frame_not_presented(void)
 	for (int i = 0; i < 4; i++) {
 		fbs[i] = screen_fb(0xff404040 + (uint32_t)i);
 	}
-	struct wla_fb *cursor = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffffffff);
+	struct wla_fb *cursor = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffffffff);
 	CHECK_INT(qf_enable(&f, fbs[0], 1), 0);
 	qf_vblank(&f, 1);
 	CHECK_INT(wla_atomic_update_plane(f.crtc->cursor, f.crtc, cursor, 2, 2, 16, 16, 0, 0,
@@ -541,7 +541,7 @@ static void disabling_with_a_full_queue_reports_every_frame_not_presented(void)
 		CHECK_INT(f.events[i].discarded, false);
 	}
 	for (int i = 0; i < 4; i++) {
-		struct fake_rec *rec = rec_of(fbs[i]);
+		struct fake_fb_probe *rec = rec_of(fbs[i]);
 		CHECK_INT(rec->locks, 0);
 		fake_drop(fbs[i]);
 		CHECK(rec->destroyed);
@@ -602,7 +602,7 @@ static void destroying_the_vdc_with_a_full_queue_releases_everything(void)
 	}
 	CHECK_INT(qf_flip(&f, fbs[4], 99), -EBUSY);
 	/* The client is gone before the display. */
-	struct fake_rec *extra = rec_of(fbs[4]);
+	struct fake_fb_probe *extra = rec_of(fbs[4]);
 	for (int i = 0; i < 5; i++) {
 		fake_drop(fbs[i]);
 	}
@@ -631,8 +631,8 @@ static void a_modeset_behind_queued_frames_latches_after_them_in_order(void)
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *a = screen_fb(0xff0a0a0a), *b = screen_fb(0xff0b0b0b);
 	struct wla_fb *c = screen_fb(0xff0c0c0c);
-	struct wla_fb *s1 = fake_fb_create(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
-	struct wla_fb *s2 = fake_fb_create(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff525252);
+	struct wla_fb *s1 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
+	struct wla_fb *s2 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff525252);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	qf_clear_events(&f);
@@ -687,7 +687,7 @@ static void a_blocking_modeset_with_a_non_empty_queue_is_refused(void)
 	struct qf f;
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *a = screen_fb(0xff0a0a0a), *b = screen_fb(0xff0b0b0b);
-	struct wla_fb *s1 = fake_fb_create(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
+	struct wla_fb *s1 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
@@ -717,7 +717,7 @@ static void a_cursor_update_is_refused_while_frames_are_queued_and_a_frame_moves
 	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
 	struct wla_fb *c = screen_fb(0xff0000c0), *d = screen_fb(0xff0000d0);
 	struct wla_fb *e = screen_fb(0xff0000e0);
-	struct wla_fb *cur = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff00ff);
+	struct wla_fb *cur = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff00ff);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	qf_clear_events(&f);
@@ -784,7 +784,7 @@ static void an_idle_cursor_update_latches_at_the_next_vblank_and_a_frame_joins_i
 	struct qf f;
 	CHECK(qf_init(&f, 2, false));
 	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
-	struct wla_fb *cur = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff00ff);
+	struct wla_fb *cur = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff00ff);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	qf_clear_events(&f);
@@ -857,8 +857,8 @@ static void a_cursor_update_waits_while_a_queued_frame_changes_the_cursor_plane(
 	struct qf f;
 	CHECK(qf_init(&f, 2, false));
 	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
-	struct wla_fb *c1 = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
-	struct wla_fb *c2 = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff0002);
+	struct wla_fb *c1 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
+	struct wla_fb *c2 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0002);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	struct wla_atomic_state *s = qf_begin(&f, 2, true);
@@ -893,12 +893,12 @@ static void a_failed_prepare_leaves_the_queue_untouched(void)
 	struct qf f;
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
-	struct wla_fb *ov = fake_fb_create(8, 8, DRM_FORMAT_XRGB8888, 0xff777777);
+	struct wla_fb *ov = fake_fb_new(8, 8, DRM_FORMAT_XRGB8888, 0xff777777);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
 	size_t live = f.dev->live_states;
-	rec_of(ov)->fail_prepare = -ENOMEM;
+	rec_of(ov)->fail_prepare_once = -ENOMEM;
 	struct wla_atomic_state *s = qf_begin(&f, 3, true);
 	qf_plane(&f, s, f.crtc->primary, a, 0, 0);
 	qf_plane(&f, s, &f.out->overlays[0], ov, 0, 0);

@@ -356,7 +356,7 @@ static void soak_check(struct soak *s)
 	if (s->m.on && (cs->crtc != NULL) != s->cursor_on) {
 		soak_fail(s, "the cursor plane's current state differs from the model");
 	}
-	if (fake_bad_cleanups) {
+	if (fake_bad_cleanups()) {
 		soak_fail(s, "a cleanup without a prepare");
 	}
 	if (f->n_events != 0) {
@@ -377,10 +377,10 @@ static void soak_of_10000_frames_keeps_locks_equal_to_references(void)
 		s.screen[i] = screen_fb(0xff000000 | (uint32_t)(i * 0x111111));
 	}
 	for (size_t i = 0; i < SOAK_OVERLAY_FBS; i++) {
-		s.overlay[i] = fake_fb_create(8, 8, DRM_FORMAT_XRGB8888, 0xff808000 + (uint32_t)i);
+		s.overlay[i] = fake_fb_new(8, 8, DRM_FORMAT_XRGB8888, 0xff808000 + (uint32_t)i);
 	}
 	for (size_t i = 0; i < SOAK_CURSOR_FBS; i++) {
-		s.cursor[i] = fake_fb_create(16, 16, DRM_FORMAT_ARGB8888, 0xffff0000 + (uint32_t)i);
+		s.cursor[i] = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0000 + (uint32_t)i);
 	}
 	size_t frames = 0;
 	while (frames < SOAK_FRAMES && !s.failed) {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include "backend/atomic.h"
 #include "backend/log.h"
-#include "fake-fb.h"
+#include "lib/fake-fb.h"
 #include "lib/legacy.h"
 
 static int failures;

@@ -13,7 +13,7 @@
 #include "backend/atomic.h"
 #include "backend/vdc.h"
 #include "harness.h"
-#include "unit/fake-fb.h"
+#include "lib/fake-fb.h"
 #include "lib/legacy.h"
 
 #define W 64

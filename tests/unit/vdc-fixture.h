@@ -11,7 +11,7 @@
 #include <drm_fourcc.h>
 #include <string.h>
 #include "backend/vdc.h"
-#include "fake-fb.h"
+#include "lib/fake-fb.h"
 #include "harness.h"
 #include "queue/vblank-grid.h"
 #include "lib/legacy.h"

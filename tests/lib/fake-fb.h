@@ -1,10 +1,11 @@
 /*
- * A framebuffer for the core's tests: a wla_fb with its own pixels whose impl
- * counts scanout references ("locks") and CPU accesses in a probe that the
- * test owns, so that they can still be read after the wrapper was freed.
+ * The one fake framebuffer of the tests (unit, queue, fuzz): a wla_fb with
+ * its own pixels whose impl counts scanout references ("locks") and CPU
+ * accesses in a probe that the test owns, so that they can still be read
+ * after the wrapper was freed (a use of the freed wrapper itself is ASan's).
  */
-#ifndef TESTS_UNIT_FAKE_FB_H
-#define TESTS_UNIT_FAKE_FB_H
+#ifndef TESTS_LIB_FAKE_FB_H
+#define TESTS_LIB_FAKE_FB_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,8 +18,15 @@ struct fake_fb_probe {
 	int prepares;     /* successful prepare calls */
 	int accesses;     /* begin_access minus end_access */
 	int fail_prepare; /* a negative errno: every prepare fails with it */
+	int fail_prepare_once; /* a negative errno: the next prepare fails with it */
 	bool unreadable;  /* begin_access fails */
 	bool destroyed;   /* the wrapper was freed */
+	/* A cleanup without a lock, or the wrapper freed with locks held. */
+	int bad_cleanups;
+	uint32_t pixel;   /* what it was filled with */
+	/* Told when the wrapper is freed (the fuzz target forgets it). */
+	void (*on_destroy)(struct fake_fb_probe *probe, void *data);
+	void *on_destroy_data;
 };
 
 struct fake_fb {
@@ -36,6 +44,11 @@ static inline struct fake_fb *fake_fb_from_fb(struct wla_fb *fb)
 static inline int fake_fb_prepare(struct wla_fb *fb)
 {
 	struct fake_fb_probe *probe = fake_fb_from_fb(fb)->probe;
+	if (probe->fail_prepare_once) {
+		int ret = probe->fail_prepare_once;
+		probe->fail_prepare_once = 0;
+		return ret;
+	}
 	if (probe->fail_prepare) {
 		return probe->fail_prepare;
 	}
@@ -46,7 +59,11 @@ static inline int fake_fb_prepare(struct wla_fb *fb)
 
 static inline void fake_fb_cleanup(struct wla_fb *fb)
 {
-	fake_fb_from_fb(fb)->probe->locks--;
+	struct fake_fb_probe *probe = fake_fb_from_fb(fb)->probe;
+	if (probe->locks <= 0) {
+		probe->bad_cleanups++;
+	}
+	probe->locks--;
 }
 
 static inline bool fake_fb_begin_access(struct wla_fb *fb, const void **data, uint32_t *stride)
@@ -69,9 +86,16 @@ static inline void fake_fb_end_access(struct wla_fb *fb)
 static inline void fake_fb_destroy(struct wla_fb *fb)
 {
 	struct fake_fb *ffb = fake_fb_from_fb(fb);
-	ffb->probe->destroyed = true;
+	struct fake_fb_probe *probe = ffb->probe;
+	if (probe->locks != 0) {
+		probe->bad_cleanups++;
+	}
+	probe->destroyed = true;
 	free(ffb->pixels);
 	free(ffb);
+	if (probe->on_destroy) {
+		probe->on_destroy(probe, probe->on_destroy_data);
+	}
 }
 
 static const struct wla_fb_impl fake_fb_impl = {
@@ -114,7 +138,7 @@ static inline struct wla_fb *fake_fb_create_strided(uint32_t width, uint32_t hei
 		}
 	}
 	ffb->probe = probe;
-	*probe = (struct fake_fb_probe){ 0 };
+	*probe = (struct fake_fb_probe){ .pixel = pixel };
 	wla_fb_init(&ffb->base, &fake_fb_impl, width, height, format);
 	return &ffb->base;
 }
