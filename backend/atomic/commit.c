@@ -15,6 +15,7 @@
 #include <string.h>
 #include "backend/atomic.h"
 #include "backend/log.h"
+#include "util.h"
 
 /* Entries a CRTC's queue may hold, frames or not: far beyond any depth. */
 #define WLA_QUEUE_MAX 16
@@ -517,6 +518,50 @@ static bool state_ready(struct wla_atomic_state *state)
 static void cancel_queue(struct wla_crtc *crtc, struct wla_atomic_state *failed);
 static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed);
 
+/*
+ * Where a frame just armed starts missing vblanks: handed over at a latch
+ * it was committed before, the vblank after that latch, or that latch's
+ * own vblank if only non-frames latched there (it came too late to be
+ * written over them); else the first vblank after its commit.
+ */
+static void note_first_seq(struct wla_crtc_entry *e)
+{
+	struct wla_crtc *crtc = e->ptr;
+	struct wla_device *dev = crtc->dev;
+	uint64_t commit_ns = e->state->commit_ns, seq, ns;
+	e->counts_missed = false;
+	const struct wla_crtc_state *cs = e->new_state;
+	if (dev->modeset_untimed && (cs->mode_changed || cs->active_changed)) {
+		return;
+	}
+	if (crtc->in_latch && commit_ns < crtc->last_latch_ns) {
+		e->first_seq = crtc->last_latch_seq + (crtc->last_latch_frame ? 1 : 0);
+		e->counts_missed = true;
+	} else if (dev->funcs->vblank_at &&
+			dev->funcs->vblank_at(dev, crtc, commit_ns + 1, &seq, &ns)) {
+		e->first_seq = seq;
+		e->counts_missed = true;
+	}
+}
+
+/* Before crtc is turned off, while its grid is known: the vblanks its armed
+ * frames missed so far are counted for good (they will never latch). */
+static void settle_missed(struct wla_crtc *crtc)
+{
+	struct wla_device *dev = crtc->dev;
+	uint64_t seq, ns;
+	if (!dev->funcs->now || !dev->funcs->vblank_at ||
+			!dev->funcs->vblank_at(dev, crtc, dev->funcs->now(dev) + 1, &seq, &ns)) {
+		return;
+	}
+	/* seq is the first vblank still to come: the one before it passed. */
+	crtc->missed = wla_crtc_missed(crtc, seq - 1);
+	struct wla_crtc_entry *e;
+	wl_list_for_each(e, &crtc->queue, link) {
+		e->counts_missed = false;
+	}
+}
+
 /* Hand the state to the driver. A failure turns its CRTCs off. */
 static void program_state(struct wla_atomic_state *state)
 {
@@ -535,6 +580,10 @@ static void program_state(struct wla_atomic_state *state)
 	}
 	int ret = any ? dev->funcs->commit_tail(dev, state) : 0;
 	wla_for_each_crtc_in_state(state, e) {
+		/* After commit_tail: an enable starts the driver's grid. */
+		if (ret == 0 && e->program && e->frame && e->stage == WLA_QUEUE_ARMED) {
+			note_first_seq(e);
+		}
 		e->program = false;
 	}
 	if (ret == 0) {
@@ -617,6 +666,11 @@ static void commit_swapped(struct wla_atomic_state *state,
 		crtc->queued++;
 		crtc->pending_frames += e->frame;
 		crtc->waiting_frames += e->frame;
+	}
+	wla_for_each_crtc_in_state(state, e) {
+		if (!e->latch && e->old_state->active) {
+			settle_missed(e->ptr);
+		}
 	}
 	if (state_ready(state)) {
 		program_state(state);
@@ -811,9 +865,15 @@ void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct tim
 	/* With max_slots above 1 the driver reports each latch on its own;
 	 * states written over others (rearm) latch with them. */
 	unsigned n = crtc->rearm ? crtc->armed : 1;
+	bool frame = false;
 	for (unsigned i = 0; i < n; i++) {
 		struct wla_crtc_entry *e = wl_container_of(crtc->queue.next, e, link);
 		assert(e->stage == WLA_QUEUE_ARMED);
+		if (e->frame) {
+			frame = true;
+			crtc->missed += e->counts_missed && seq > e->first_seq ?
+				seq - e->first_seq : 0;
+		}
 		struct wla_present ev = event;
 		if (!e->client_primary) {
 			ev.flags &= ~(uint32_t)WLA_PRESENT_ZERO_COPY;
@@ -823,5 +883,11 @@ void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct tim
 		}
 		complete_entry(e, &ev);
 	}
+	crtc->latches++;
+	crtc->last_latch_seq = seq;
+	crtc->last_latch_ns = wla_timespec_to_ns(when);
+	crtc->last_latch_frame = frame;
+	crtc->in_latch = true;
 	try_program(crtc);
+	crtc->in_latch = false;
 }

@@ -172,3 +172,27 @@ bool wla_crtc_next_latch(struct wla_crtc *crtc, uint64_t *latch_ns, uint64_t *co
 	*commit_by_ns = *latch_ns - slack;
 	return true;
 }
+
+uint64_t wla_crtc_missed(const struct wla_crtc *crtc, uint64_t seq_now)
+{
+	uint64_t missed = crtc->missed;
+	struct wla_crtc_entry *e;
+	wl_list_for_each(e, &crtc->queue, link) {
+		if (e->stage == WLA_QUEUE_ARMED && e->frame && e->counts_missed &&
+				seq_now >= e->first_seq) {
+			missed += seq_now - e->first_seq + 1;
+		}
+	}
+	return missed;
+}
+
+bool wla_crtc_get_counters(struct wla_crtc *crtc, struct wla_vblank_counters *counters)
+{
+	struct wla_device *dev = crtc->dev;
+	*counters = (struct wla_vblank_counters){ 0 };
+	bool ok = dev->funcs->vblank_counters &&
+		dev->funcs->vblank_counters(dev, crtc, counters);
+	counters->missed = wla_crtc_missed(crtc, counters->seq);
+	counters->latched = crtc->latches;
+	return ok;
+}

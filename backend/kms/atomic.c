@@ -428,7 +428,6 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 	if (job) {
 		wla_kms_start_job(kms, job, serial, state);
 	}
-	uint64_t now = now_ns();
 	wla_for_each_crtc_in_state(state, e) {
 		if (!in_mask(e->ptr, mask)) {
 			continue;
@@ -463,10 +462,6 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 		}
 		if (e->latch) {
 			kc->armed_serial = serial;
-			kc->armed_ns = now;
-			/* A modeset latches when the CRTC is up again: its frame
-			 * cannot miss a vblank. */
-			kc->armed_frame = e->frame && !cs->mode_changed && !cs->active_changed;
 		}
 	}
 	return 0;

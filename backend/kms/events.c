@@ -112,16 +112,10 @@ static void handle_page_flip(int fd, unsigned seq, unsigned tv_sec, unsigned tv_
 		wlr_log(WLR_DEBUG, "kms %s: %s: first page-flip event after enable, seq %u",
 			kms->path, kc->base.name, seq);
 	}
-	if (kc->armed_frame && kc->period_ns && when_ns > kc->armed_ns) {
-		/* Armed with nothing ahead, it was due at the first vblank
-		 * after it reached the kernel. */
-		c->missed += (when_ns - kc->armed_ns) / kc->period_ns;
-	}
 	kc->last_vblank_ns = when_ns;
 	kc->last_vblank_seq = seq;
 	c->seq = seq;
 	c->vblanks = seq - kc->first_seq;
-	c->latched++;
 	struct timespec when = {
 		.tv_sec = tv_sec,
 		.tv_nsec = (long)tv_usec * 1000,

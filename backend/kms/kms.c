@@ -170,6 +170,7 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wl_display *di
 	}
 	wla_device_init(&kms->dev, &kms_funcs, kms->path);
 	kms->dev.latch_slack_ns = KMS_COMMIT_SLACK_NS;
+	kms->dev.modeset_untimed = true;
 	wl_list_init(&kms->captures);
 	wl_list_init(&kms->failed_captures);
 	kms->loop = loop;

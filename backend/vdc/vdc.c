@@ -338,20 +338,16 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 			break;
 		}
 		if (out->armed_ns + out->vdc->dev.latch_slack_ns > t) {
-			/* Committed too late for this vblank (or after it): a miss
-			 * if it is a frame (a cursor update is no frame). What is
-			 * on screen stays: captures due are served with it. */
-			out->counters.missed += out->armed_frame && out->armed_ns < t;
+			/* Committed too late for this vblank (or after it): what
+			 * is on screen stays (a frame's miss is the core's count);
+			 * captures due are served with it. */
 			if (out->running) {
 				serve_captures(out, t, serve);
 			}
 			continue;
 		}
-		bool latched_frame = out->armed_frame;
 		out->armed = false;
-		out->armed_frame = false;
 		out->scanout = out->shadow;
-		out->counters.latched++;
 		out->last_latch_index = k;
 		if (!wla_mode_equal(&out->scanout.mode, &out->mode)) {
 			/* A mode change latched: the new timing starts here. */
@@ -361,11 +357,6 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 		struct timespec when = wla_timespec_from_ns(t);
 		wla_crtc_handle_latch(&out->crtc, out->seq, &when, out->period_ns,
 			vblank_flags);
-		if (!latched_frame && out->armed_frame && out->armed_ns < t) {
-			/* A frame that waited behind non-frames because it came
-			 * too late to be written over them missed this vblank. */
-			out->counters.missed++;
-		}
 		/* After the core's books: a capture callback may commit. The
 		 * scanout set is this latch's, whatever was armed since. */
 		if (out->running) {
@@ -441,9 +432,9 @@ static uint64_t armed_latch_time(const struct wla_vdc_output *out)
 /*
  * Before a write over the armed state: the vblanks that passed since the
  * last wake-up, which did not latch it (it is early enough only for a
- * later one), are counted now, each a miss if the state was committed
- * before it, since the write changes the time they are judged by. Nothing
- * latches, no event.
+ * later one), are counted now, since the write changes the time they are
+ * judged by (the armed states are no frames: only those are written
+ * over). Nothing latches, no event.
  */
 static void pass_unlatched_vblanks(struct wla_vdc_output *out, uint64_t now)
 {
@@ -453,12 +444,9 @@ static void pass_unlatched_vblanks(struct wla_vdc_output *out, uint64_t now)
 	uint64_t last = vblank_index_at(out, now);
 	assert(armed_latch_time(out) > vblank_time(out, last));
 	uint64_t passed = last - out->next_index + 1;
-	uint64_t first_missed = first_vblank_from(out, out->next_index, out->armed_ns + 1);
 	out->seq += passed;
 	out->counters.vblanks += passed;
 	out->counters.seq = out->seq;
-	out->counters.missed += out->armed_frame && last >= first_missed ?
-		last - first_missed + 1 : 0;
 	out->next_index = last + 1;
 	/* The write changes what the next latch shows: captures due at these
 	 * vblanks take what is on screen now. */
@@ -482,7 +470,6 @@ static void output_disable(struct wla_vdc_output *out)
 {
 	out->running = false;
 	out->armed = false;
-	out->armed_frame = false;
 	memset(&out->scanout, 0, sizeof(out->scanout));
 	memset(&out->shadow, 0, sizeof(out->shadow));
 	update_timer(out);
@@ -551,7 +538,6 @@ static int vdc_commit_tail(struct wla_device *dev, struct wla_atomic_state *stat
 		out->armed_ns = out->armed && out->armed_ns > state->commit_ns ?
 			out->armed_ns : state->commit_ns;
 		out->armed = true;
-		out->armed_frame |= e->frame;
 		update_timer(out);
 	}
 	return 0;

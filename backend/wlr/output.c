@@ -1087,15 +1087,12 @@ WLA_EXPORT bool wla_output_get_frame_deadline(struct wlr_output *output,
 		return false;
 	}
 	struct wla_output *out = output_from_wlr(output);
-	const struct wla_driver_funcs *funcs = out->dev->funcs;
 	struct wla_vblank_counters counters = { 0 };
 	uint64_t latch, commit_by;
 	if (!wla_crtc_next_latch(out->crtc, &latch, &commit_by)) {
 		return false;
 	}
-	if (funcs->vblank_counters) {
-		funcs->vblank_counters(out->dev, out->crtc, &counters);
-	}
+	wla_crtc_get_counters(out->crtc, &counters);
 	const struct wla_crtc *crtc = output_crtc(out);
 	deadline->latch = wla_timespec_from_ns(latch);
 	deadline->commit_by = wla_timespec_from_ns(commit_by);
@@ -1133,9 +1130,7 @@ WLA_EXPORT bool wla_output_get_stats(struct wlr_output *output,
 		}
 	}
 	struct wla_vblank_counters counters = { 0 };
-	if (out->dev->funcs->vblank_counters) {
-		out->dev->funcs->vblank_counters(out->dev, out->crtc, &counters);
-	}
+	wla_crtc_get_counters(out->crtc, &counters);
 	stats->vblanks = counters.vblanks;
 	stats->missed_vblanks = counters.missed;
 	stats->last_seq = counters.seq;

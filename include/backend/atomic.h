@@ -233,6 +233,13 @@ struct wla_crtc {
 	 * not completed: a later state touching this object is ordered after
 	 * it. The same for planes and connectors. */
 	struct wla_atomic_state *commit;
+	/* Counted by the core from the driver's latches: the latches (states
+	 * written over others latch as one), and the vblanks frames missed (a
+	 * frame committed before a vblank did not latch at it, with no frame
+	 * ahead of it). The last latch, for the state handed over at it. */
+	uint64_t latches, missed;
+	uint64_t last_latch_seq, last_latch_ns;
+	bool last_latch_frame, in_latch;
 	/* Told when a commit that asked for an event completes. */
 	void (*present)(struct wla_crtc *crtc, const struct wla_present *event, void *data);
 	/* Told, with present_data, after the present events of a delivery,
@@ -287,11 +294,12 @@ enum wla_buffer_caps {
 	WLA_BUFFER_CAP_DMABUF = 1 << 2,
 };
 
-/* Vblank counters of one CRTC, kept by the driver. */
+/* Vblank counters of one CRTC (wla_crtc_get_counters): the driver keeps
+ * vblanks, seq and refresh_ns, the core missed and latched. */
 struct wla_vblank_counters {
 	uint64_t vblanks;        /* vblanks while active */
 	uint64_t missed;         /* a frame committed before the vblank did
-	                          * not latch at it, though none was ahead */
+	                          * not latch at it, though no frame was ahead */
 	uint64_t latched;        /* vblanks at which a state latched (states
 	                          * written over others latch as one) */
 	uint64_t seq;            /* sequence number of the last vblank */
@@ -429,6 +437,9 @@ struct wla_device {
 	/* Set by the driver: a state handed to it this long before a vblank
 	 * latches there, later ones at the vblank after. */
 	uint64_t latch_slack_ns;
+	/* Set by the driver: a modeset latches when the CRTC is up again, not
+	 * on its vblank grid (KMS), so a frame carrying one misses nothing. */
+	bool modeset_untimed;
 	/* Atomic states allocated and not yet freed: a leak check. */
 	size_t live_states;
 	/* Those states (struct wla_atomic_state.link): removing an object
@@ -529,6 +540,10 @@ struct wla_crtc_entry {
 	bool frame;   /* latch with want_event: counts against queue_depth */
 	bool program; /* commit_tail: this CRTC goes to the hardware now */
 	bool done;    /* completed */
+	/* A frame armed: the first vblank it misses if it does not latch
+	 * there (counts_missed false: the driver's grid was not known). */
+	uint64_t first_seq;
+	bool counts_missed;
 	/* The state owns new_state too: a state that replaced it completed
 	 * while this one had not on another CRTC (freed with this state). */
 	bool adopted;
@@ -731,6 +746,14 @@ bool wla_crtc_armed_latch(struct wla_crtc *crtc, uint64_t *latch_ns);
  * (a queued mode change restarts the timing where it latches), and the
  * latest time to commit for it; false while off or the timing is unknown. */
 bool wla_crtc_next_latch(struct wla_crtc *crtc, uint64_t *latch_ns, uint64_t *commit_by_ns);
+/* The vblanks frames missed on crtc up to the vblank seq_now (the last one
+ * that passed): those of frames that latched since, and those the armed
+ * frames missed so far. */
+uint64_t wla_crtc_missed(const struct wla_crtc *crtc, uint64_t seq_now);
+/* crtc's counters: vblanks, seq and refresh from the driver
+ * (vblank_counters), missed and latched from the core. false if the driver
+ * has none (the core's are filled in all the same). */
+bool wla_crtc_get_counters(struct wla_crtc *crtc, struct wla_vblank_counters *counters);
 
 /*
  * Driver entry point: the states armed on crtc latched at the vblank (seq,

@@ -43,8 +43,6 @@ struct wla_kms_crtc {
 	/* The commit serial whose page-flip event latches the state the
 	 * driver holds on this CRTC (0: none); other events are stale. */
 	uint64_t armed_serial;
-	uint64_t armed_ns;
-	bool armed_frame;
 	/* A commit of the driver's own (a writeback capture) in flight: its
 	 * serial, and the state commit_tail handed over meanwhile, programmed
 	 * when it completes (the kernel takes one commit per CRTC at once). */

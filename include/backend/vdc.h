@@ -56,7 +56,6 @@ struct wla_vdc_output {
 	struct wla_vdc_frame shadow;
 	bool armed;
 	uint64_t armed_ns; /* when the armed state was committed */
-	bool armed_frame;  /* a frame is among the armed states */
 
 	bool running;
 	struct wla_mode mode; /* the timing the vblanks follow */

@@ -775,8 +775,9 @@ static inline bool qm_check_books(struct qf *f, const struct qmodel *m, const ch
 {
 	const struct wla_vdc_output *out = f->out;
 	bool ok = out->seq == m->seq && out->counters.seq == m->seq &&
-		out->counters.vblanks == m->vblanks && out->counters.missed == m->missed &&
-		out->counters.latched == m->latched && f->crtc->queued == m->n &&
+		out->counters.vblanks == m->vblanks &&
+		wla_crtc_missed(f->crtc, out->seq) == m->missed && f->crtc->latches == m->latched &&
+		f->crtc->queued == m->n &&
 		f->crtc->armed == qm_armed(m) && f->crtc->pending_frames == qm_frames(m, false) &&
 		f->crtc->waiting_frames == qm_frames(m, true);
 	if (!ok) {
@@ -784,8 +785,8 @@ static inline bool qm_check_books(struct qf *f, const struct qmodel *m, const ch
 			PRIu64 " latched %" PRIu64 ", queued %u armed %u frames %u waiting %u; "
 			"want seq %" PRIu64 " vblanks %" PRIu64 " missed %" PRIu64 " latched %"
 			PRIu64 ", queued %zu armed %zu frames %zu waiting %zu\n", where, out->seq,
-			out->counters.seq, out->counters.vblanks, out->counters.missed,
-			out->counters.latched, f->crtc->queued, f->crtc->armed,
+			out->counters.seq, out->counters.vblanks, wla_crtc_missed(f->crtc, out->seq),
+			f->crtc->latches, f->crtc->queued, f->crtc->armed,
 			f->crtc->pending_frames, f->crtc->waiting_frames, m->seq, m->vblanks,
 			m->missed, m->latched, m->n, qm_armed(m), qm_frames(m, false),
 			qm_frames(m, true));

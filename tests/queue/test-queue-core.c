@@ -470,7 +470,7 @@ static void each_fb_is_released_at_the_vblank_that_latches_its_replacement(void)
 		CHECK_INT(f.events[i].commit_seq, f.events[i - 1].commit_seq + 1);
 	}
 	/* Nothing was committed too late for a vblank it could have made. */
-	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	CHECK_INT(qf_disable(&f), 0);
 	for (int i = 0; i < 5; i++) {
 		CHECK_INT(locks_of(fbs[i]), 0);
@@ -804,7 +804,7 @@ static void an_idle_cursor_update_latches_at_the_next_vblank_and_a_frame_joins_i
 	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xffff00ff);
 	CHECK_INT(f.crtc->queued, 0);
 	CHECK_INT(f.dev->live_states, 0);
-	CHECK_INT(f.out->counters.latched, 2);
+	CHECK_INT(f.out->crtc.latches, 2);
 	check_oracles(&f);
 
 	/* Moved again, then a frame: the driver writes the frame over the
@@ -828,7 +828,7 @@ static void an_idle_cursor_update_latches_at_the_next_vblank_and_a_frame_joins_i
 	CHECK_PIXEL(qf_pixel(&f, 41, 31), 0xffff00ff);
 	CHECK_PIXEL(qf_pixel(&f, 21, 21), 0xff0000b0);
 	CHECK_PIXEL(qf_pixel(&f, 1, 1), 0xff0000b0);
-	CHECK_INT(f.out->counters.latched, 3); /* one latch for both */
+	CHECK_INT(f.out->crtc.latches, 3); /* one latch for both */
 	CHECK_INT(locks_of(cur), 1);
 	CHECK_INT(locks_of(a), 0);
 	CHECK_INT(f.crtc->queued, 0);

@@ -71,8 +71,8 @@ static void vdc_vblank_comes_one_period_after_enable_and_not_before(void)
 	CHECK_INT(f.presents[0].seq, 1);
 	CHECK_INT(timespec_to_ns(&f.presents[0].when), f.epoch + 16666667);
 	CHECK_INT(f.out->counters.vblanks, 1);
-	CHECK_INT(f.out->counters.missed, 0);
-	CHECK_INT(f.out->counters.latched, 1);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
+	CHECK_INT(f.out->crtc.latches, 1);
 	/* The same instant again is not another vblank. */
 	wla_vdc_advance(f.vdc, f.epoch + 16666667);
 	CHECK_INT(f.out->counters.vblanks, 1);
@@ -102,8 +102,8 @@ static void vdc_vblank_k_is_the_exact_rate_rounded_once_not_k_rounded_periods(vo
 		CHECK_INT(f.last_present.refresh_ns, 16666667);
 		CHECK_INT(page_flip(&f, a), 0);
 	}
-	CHECK_INT(f.out->counters.missed, 0);
-	CHECK_INT(f.out->counters.latched, 4);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
+	CHECK_INT(f.out->crtc.latches, 4);
 	/* The tests' own grid agrees. */
 	for (uint64_t k = 1; k <= 4; k++) {
 		CHECK_INT(vblank_at(&f, k), f.epoch + at[k - 1]);
@@ -130,7 +130,7 @@ static void vdc_late_wakeup_does_not_shift_the_vblank_grid(void)
 	wla_vdc_advance(f.vdc, f.clock);
 	CHECK_INT(f.last_present.seq, 2);
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 2));
-	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	fixture_teardown(&f);
 }
 
@@ -157,8 +157,8 @@ static void vdc_late_wakeup_reports_the_vblank_that_latched_not_the_last_one(voi
 	CHECK_INT(f.out->seq, 4);
 	CHECK_INT(f.out->counters.seq, 4);
 	CHECK_INT(f.out->counters.vblanks, 4);
-	CHECK_INT(f.out->counters.missed, 0);
-	CHECK_INT(f.out->counters.latched, 2);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
+	CHECK_INT(f.out->crtc.latches, 2);
 
 	/* Committed after vblank 4: the next vblank is the 5th. */
 	CHECK_INT(page_flip(&f, a), 0);
@@ -167,8 +167,8 @@ static void vdc_late_wakeup_reports_the_vblank_that_latched_not_the_last_one(voi
 	CHECK_INT(f.n_presents, 3);
 	CHECK_INT(f.last_present.seq, 5);
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 5));
-	CHECK_INT(f.out->counters.missed, 0);
-	CHECK_INT(f.out->counters.latched, 3);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
+	CHECK_INT(f.out->crtc.latches, 3);
 	fixture_teardown(&f);
 }
 
@@ -200,7 +200,7 @@ static void commit_after_a_vblanks_instant(bool timer)
 	CHECK_INT(f.out->seq, 2);
 	CHECK_INT(f.out->counters.vblanks, 2);
 	/* Committed after vblank 2, not too late for it: no miss. */
-	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 
 	/* Even a wake-up half a period late reports vblank 3. */
 	f.clock = vblank_at(&f, 3) + f.period / 2;
@@ -216,8 +216,8 @@ static void commit_after_a_vblanks_instant(bool timer)
 	CHECK_INT(pa->locks, 0);
 	CHECK_INT(pb->locks, 1);
 	CHECK_INT(f.out->counters.vblanks, 3);
-	CHECK_INT(f.out->counters.latched, 2);
-	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(f.out->crtc.latches, 2);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	fixture_teardown(&f);
 }
 
@@ -268,8 +268,8 @@ static void vdc_three_frames_queued_across_a_late_wakeup_latch_one_per_vblank(vo
 	}
 	CHECK_INT(f.out->seq, 5);
 	CHECK_INT(f.out->counters.vblanks, 5);
-	CHECK_INT(f.out->counters.latched, 4);
-	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(f.out->crtc.latches, 4);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	CHECK(!f.out->armed);
 	CHECK_INT(f.crtc->queued, 0);
 	CHECK_INT(f.crtc->pending_frames, 0);
@@ -300,8 +300,8 @@ static void vdc_a_cursor_update_within_the_slack_is_no_miss(void)
 	for (int i = 0; i < 3; i++) {
 		vblank(&f);
 	}
-	CHECK_INT(f.out->counters.latched, 2);
-	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(f.out->crtc.latches, 2);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	fixture_teardown(&f);
 }
 
@@ -341,7 +341,7 @@ static void vdc_latch_slack_follows_the_configuration(void)
 		CHECK_INT(f.n_presents, presents + 1);
 		CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
 		CHECK_INT(f.last_present.seq, cases[i].latch_seq);
-		CHECK_INT(f.out->counters.missed, cases[i].latch_seq == 3 && cases[i].before_ns > 0);
+		CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), cases[i].latch_seq == 3 && cases[i].before_ns > 0);
 		fixture_teardown(&f);
 	}
 }
@@ -364,15 +364,15 @@ static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(vo
 	CHECK_INT(f.n_presents, 1);
 	CHECK(f.out->armed);
 	CHECK_INT(f.out->counters.vblanks, 2);
-	CHECK_INT(f.out->counters.missed, 1);
-	CHECK_INT(f.out->counters.latched, 1);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 1);
+	CHECK_INT(f.out->crtc.latches, 1);
 	vblank(&f);
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
 	CHECK_INT(f.last_present.seq, 3);
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 3));
-	CHECK_INT(f.out->counters.missed, 1);
-	CHECK_INT(f.out->counters.latched, 2);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 1);
+	CHECK_INT(f.out->crtc.latches, 2);
 
 	/* Exactly the slack before vblank 4 is early enough. */
 	f.clock = vblank_at(&f, 4) - WLA_VDC_COMMIT_SLACK_NS;
@@ -381,7 +381,7 @@ static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(vo
 	CHECK_INT(f.n_presents, 3);
 	CHECK_INT(f.last_present.seq, 4);
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 4));
-	CHECK_INT(f.out->counters.missed, 1);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 1);
 
 	/* Too late for vblank 5 and woken up after vblank 7: one miss, the
 	 * latch at vblank 6. */
@@ -393,11 +393,11 @@ static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(vo
 	CHECK_INT(f.last_present.seq, 6);
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 6));
 	CHECK_INT(f.out->counters.vblanks, 7);
-	CHECK_INT(f.out->counters.missed, 2);
-	CHECK_INT(f.out->counters.latched, 4);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 2);
+	CHECK_INT(f.out->crtc.latches, 4);
 	/* What the glue reads (frame stats) says the same. */
 	struct wla_vblank_counters counters;
-	CHECK(f.vdc->dev.funcs->vblank_counters(&f.vdc->dev, f.crtc, &counters));
+	CHECK(wla_crtc_get_counters(f.crtc, &counters));
 	CHECK_INT(counters.vblanks, 7);
 	CHECK_INT(counters.missed, 2);
 	CHECK_INT(counters.latched, 4);
@@ -421,8 +421,8 @@ static void vdc_stall_with_nothing_committed_counts_no_miss(void)
 	CHECK_INT(f.n_presents, 1);
 	CHECK_INT(f.out->seq, 11);
 	CHECK_INT(f.out->counters.vblanks, 11);
-	CHECK_INT(f.out->counters.missed, 0);
-	CHECK_INT(f.out->counters.latched, 1);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
+	CHECK_INT(f.out->crtc.latches, 1);
 
 	/* Committed in time, the wake-up three vblanks late: not a miss either. */
 	CHECK_INT(page_flip(&f, b), 0);
@@ -433,8 +433,8 @@ static void vdc_stall_with_nothing_committed_counts_no_miss(void)
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 12));
 	CHECK_INT(f.out->seq, 15);
 	CHECK_INT(f.out->counters.vblanks, 15);
-	CHECK_INT(f.out->counters.missed, 0);
-	CHECK_INT(f.out->counters.latched, 2);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
+	CHECK_INT(f.out->crtc.latches, 2);
 	fixture_teardown(&f);
 }
 
@@ -511,8 +511,8 @@ static void vdc_idle_output_stops_its_vblanks_after_the_off_delay_and_keeps_seq_
 	CHECK_INT(f.out->seq, 1000000);
 	CHECK_INT(f.out->counters.seq, 1000000);
 	CHECK_INT(f.out->counters.vblanks, 1000000);
-	CHECK_INT(f.out->counters.missed, 0);
-	CHECK_INT(f.out->counters.latched, 1);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
+	CHECK_INT(f.out->crtc.latches, 1);
 	CHECK_INT(f.n_presents, 1);
 
 	/* A commit after an idle nobody advanced through: the timer starts
@@ -527,7 +527,7 @@ static void vdc_idle_output_stops_its_vblanks_after_the_off_delay_and_keeps_seq_
 	CHECK_INT(f.last_present.seq, vblank_grid_count(f.epoch, 60000, f.clock));
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 2000001));
 	CHECK_INT(f.out->counters.vblanks, 2000001);
-	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	vblanks(&f, WLA_VDC_OFF_DELAY);
 	CHECK(!f.out->timer_armed);
 	CHECK(timer_expires_at(f.out, 0));
@@ -568,7 +568,7 @@ static void vdc_commit_at_a_vblanks_instant_counts_no_miss_whether_the_timer_run
 	CHECK_INT(page_flip(&f, b), 0);
 	wla_vdc_advance(f.vdc, f.clock);
 	CHECK_INT(f.n_presents, 1);
-	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	vblank(&f);
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.seq, 6);
@@ -581,12 +581,12 @@ static void vdc_commit_at_a_vblanks_instant_counts_no_miss_whether_the_timer_run
 	CHECK_INT(page_flip(&f, a), 0);
 	wla_vdc_advance(f.vdc, f.clock);
 	CHECK_INT(f.n_presents, 2);
-	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	vblank(&f);
 	CHECK_INT(f.n_presents, 3);
 	CHECK_INT(f.last_present.seq, 8);
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 8));
-	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	CHECK_INT(f.out->counters.vblanks, 8);
 	fixture_teardown(&f);
 }
@@ -618,7 +618,7 @@ static void vdc_state_in_time_latches_at_its_vblank_though_a_frame_is_written_ov
 	CHECK(f.out->scanout.planes[f.cursor->zpos] != NULL &&
 		f.out->scanout.planes[f.cursor->zpos]->fb == k);
 	CHECK(f.out->scanout.planes[f.primary->zpos]->fb == a);
-	CHECK_INT(f.out->counters.latched, 2);
+	CHECK_INT(f.out->crtc.latches, 2);
 	vblank(&f);
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
@@ -627,7 +627,7 @@ static void vdc_state_in_time_latches_at_its_vblank_though_a_frame_is_written_ov
 	CHECK(f.out->scanout.planes[f.primary->zpos]->fb == b);
 	CHECK(f.out->scanout.planes[f.cursor->zpos] != NULL &&
 		f.out->scanout.planes[f.cursor->zpos]->fb == k);
-	CHECK_INT(f.out->counters.missed, 0);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	CHECK_INT(pa->locks, 0);
 	CHECK_INT(pb->locks, 1);
 	CHECK_INT(pk->locks, 1);
@@ -737,8 +737,8 @@ static void vdc_59_94hz_counts_every_vblank_without_drift(void)
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, n_vblanks));
 	CHECK_INT(f.last_present.refresh_ns, period);
 	CHECK_INT(f.out->counters.vblanks, n_vblanks);
-	CHECK_INT(f.out->counters.missed, 0);
-	CHECK_INT(f.out->counters.latched, n_vblanks);
+	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
+	CHECK_INT(f.out->crtc.latches, n_vblanks);
 	fixture_teardown(&f);
 }
 
@@ -1216,9 +1216,9 @@ static void vdc_a_frame_latched_before_a_disable_is_reported_presented(void)
 	uint64_t k = vblank_grid_count(f.epoch, f.epoch_mhz, f.clock) + 1;
 	f.clock = vblank_at(&f, k) + 1000000; /* 1 ms after it, no wake-up yet */
 	struct wla_vblank_counters before, after;
-	f.vdc->dev.funcs->vblank_counters(&f.vdc->dev, f.crtc, &before);
+	wla_crtc_get_counters(f.crtc, &before);
 	CHECK_INT(disable_output(&f), 0);
-	f.vdc->dev.funcs->vblank_counters(&f.vdc->dev, f.crtc, &after);
+	wla_crtc_get_counters(f.crtc, &after);
 	CHECK_INT(f.n_presents, 1);
 	if (f.n_presents == 1) {
 		CHECK(f.presents[0].presented);
