@@ -281,7 +281,7 @@ static void modeset_and_flips(void)
 	uint64_t period = wla_mode_period_ns(mode);
 	uint64_t measured = (t1 - t0) / (last->seq - first->seq);
 	struct wla_vblank_counters c;
-	kms->dev.funcs->vblank_counters(&kms->dev, crtc, &c);
+	wla_crtc_get_counters(crtc, &c);
 	printf("  flips: %d, %d at the next vblank, %" PRIu64 " missed; period %" PRIu64
 		" ns measured, %" PRIu64 " ns of the mode\n", n_events - 1, next_vblank, c.missed,
 		measured, period);
@@ -350,6 +350,7 @@ static void mode_change(void)
  * after it; KMS counted queued states at the old period before).
  */
 #define NEAR_NS 1000
+#define GRID_NS 200000
 
 /* A non-blocking mode change with a full-screen primary, queued behind what
  * the CRTC has. */
@@ -377,15 +378,22 @@ static void next_latch_follows_the_queue(void)
 	if (!setup_output()) {
 		return;
 	}
+	/* The mode whose period differs most from the preferred one's (vkms:
+	 * 56 against 60 Hz, 1.2 ms): the check below tells them apart if they
+	 * differ by more than its tolerance, twice over. */
 	const struct wla_mode *a = preferred(), *b = NULL;
-	for (size_t i = 1; i < conn->base.n_modes && !b; i++) {
+	uint64_t most = 0;
+	for (size_t i = 1; i < conn->base.n_modes; i++) {
 		const struct wla_mode *m = &conn->base.modes[i];
-		if (m->refresh_mhz > 0 && abs(m->refresh_mhz - a->refresh_mhz) > 1000) {
+		uint64_t pa = wla_mode_period_ns(a), pm = wla_mode_period_ns(m);
+		uint64_t d = pa > pm ? pa - pm : pm - pa;
+		if (d > most && d < pa) {
+			most = d;
 			b = m;
 		}
 	}
-	CHECK(b != NULL);
-	if (!b) {
+	CHECK(b != NULL && most > 4 * GRID_NS);
+	if (!b || most <= 4 * GRID_NS) {
 		teardown();
 		return;
 	}
@@ -423,11 +431,13 @@ static void next_latch_follows_the_queue(void)
 	 * next frame one period of the new mode after that (the grid rounds
 	 * the rate to the mHz: within a microsecond). */
 	uint64_t mode_latch = after_mode - period_b;
-	uint64_t gap = mode_latch + NEAR_NS - frame_latch, rem = gap % period_a;
+	uint64_t gap = mode_latch + GRID_NS - frame_latch, rem = gap % period_a;
 	CHECK(gap >= period_a && gap <= 3 * period_a);
-	/* (at the old period instead it would be off that grid by the
-	 * difference of the periods, milliseconds) */
-	CHECK(rem <= 2 * NEAR_NS);
+	/* At the old period instead it would be off that grid by the
+	 * difference of the periods (more than a millisecond for the modes
+	 * chosen); the kernel's vblank times, read at two moments on a loaded
+	 * guest, are on it within GRID_NS. */
+	CHECK(rem <= 2 * GRID_NS);
 	CHECK(wait_events(2));
 	CHECK_INT(events[n_events - 1].commit_seq, 3);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
