@@ -218,8 +218,14 @@ int main(void)
 	CHECK(latch == wla_vblank_grid_ns(&a.grid, 4));
 	CHECK(wla_atomic_page_flip(&a.crtc, fc, 3) == 0);
 	CHECK(wla_crtc_armed_latch(&a.crtc, &latch) && latch == wla_vblank_grid_ns(&a.grid, 4));
+	/* Committed before vblank 3, it misses it: the core counts it, the
+	 * driver only reports vblanks and latches. */
+	CHECK(wla_crtc_missed(&a.crtc, 2) == 0);
+	a.next = 4; /* vblank 3 passed, nothing latched */
+	CHECK(wla_crtc_missed(&a.crtc, 3) == 1);
 	alone_vblank(&a, 4);
 	CHECK(a.presented == 3 && a.last_seq == 4);
+	CHECK(a.crtc.missed == 1 && a.crtc.latches == 3);
 
 	CHECK(wla_atomic_set_config(&a.crtc, &a.conn, NULL, NULL, 0) == 0);
 	CHECK(!a.running && pc.locks == 0 && pb.locks == 0);
