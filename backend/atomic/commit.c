@@ -42,14 +42,17 @@ static void swap_state(struct wla_atomic_state *state)
 	wla_for_each_crtc_in_state(state, e) {
 		e->ptr->state = e->new_state;
 		e->ptr->commit = state;
+		e->ptr->swaps++;
 	}
 	wla_for_each_plane_in_state(state, e) {
 		e->ptr->state = e->new_state;
 		e->ptr->commit = state;
+		e->ptr->swaps++;
 	}
 	wla_for_each_connector_in_state(state, e) {
 		e->ptr->state = e->new_state;
 		e->ptr->commit = state;
+		e->ptr->swaps++;
 	}
 	state->swapped = true;
 }
@@ -735,6 +738,31 @@ static void sync_latches(struct wla_device *dev)
 	}
 }
 
+/*
+ * Whether an object of the state had another state swapped in since the
+ * state took its current one (a latch reported meanwhile handed over a
+ * state the driver could not program, and the CRTC was turned off): its
+ * old states may be gone, so nothing of them is read. Logged.
+ */
+static bool state_is_stale(struct wla_atomic_state *state)
+{
+	const char *name = NULL;
+	wla_for_each_crtc_in_state(state, e) {
+		name = e->swaps != e->ptr->swaps ? e->ptr->name : name;
+	}
+	wla_for_each_plane_in_state(state, e) {
+		name = e->swaps != e->ptr->swaps ? e->ptr->name : name;
+	}
+	wla_for_each_connector_in_state(state, e) {
+		name = e->swaps != e->ptr->swaps ? e->ptr->name : name;
+	}
+	if (name) {
+		wla_log(WLA_LOG_ERROR, "device %s: %s changed state after an atomic state took its "
+			"current one; commit refused, build it again", state->dev->name, name);
+	}
+	return name != NULL;
+}
+
 static int commit_common(struct wla_atomic_state *state, bool nonblock)
 {
 	assert(!state->committed && !state->swapped);
@@ -743,16 +771,26 @@ static int commit_common(struct wla_atomic_state *state, bool nonblock)
 			"commit refused", state->dev->name, state->removed);
 		return -ENODEV;
 	}
+	if (state_is_stale(state)) {
+		return -EAGAIN;
+	}
 	struct wla_crtc_entry *victims[WLA_MAX_CRTCS];
 	/* A state turning a CRTC off cancels what is queued there: what
 	 * already latched must be reported as such first. */
+	bool synced = false;
 	wla_for_each_crtc_in_state(state, e) {
 		if (e->old_state->active && !e->new_state->active) {
 			sync_latches(state->dev);
+			synced = true;
 			break;
 		}
 	}
-	int ret = add_ordering_crtcs(state);
+	/* What the sync handed to the driver may have failed, and turned a
+	 * CRTC off under this state. */
+	int ret = synced && state_is_stale(state) ? -EAGAIN : 0;
+	if (ret == 0) {
+		ret = add_ordering_crtcs(state);
+	}
 	if (ret == 0) {
 		ret = wla_atomic_check(state);
 	}
@@ -773,6 +811,12 @@ static int commit_common(struct wla_atomic_state *state, bool nonblock)
 		ret = prepare_planes(state);
 	}
 	if (ret < 0) {
+		if (synced) {
+			/* The latches the sync reported are told now, as they
+			 * would be after a commit: no wake-up may come (a CRTC
+			 * it turned off has no vblanks). */
+			wla_device_deliver_events(state->dev);
+		}
 		return ret;
 	}
 	/* Point of no return: from here the commit cannot fail (a driver that

@@ -67,6 +67,7 @@ struct wla_crtc_state *wla_atomic_get_crtc_state(struct wla_atomic_state *state,
 	}
 	e->ptr = crtc;
 	e->old_state = crtc->state;
+	e->swaps = crtc->swaps;
 	e->new_state = copy;
 	e->state = state;
 	return copy;
@@ -87,6 +88,7 @@ struct wla_plane_state *wla_atomic_get_plane_state(struct wla_atomic_state *stat
 	}
 	e->ptr = plane;
 	e->old_state = plane->state;
+	e->swaps = plane->swaps;
 	e->new_state = copy;
 	/* A plane change is a change of the CRTC it is on. */
 	if (copy->crtc && !wla_atomic_get_crtc_state(state, copy->crtc)) {
@@ -111,6 +113,7 @@ struct wla_connector_state *wla_atomic_get_connector_state(struct wla_atomic_sta
 	}
 	e->ptr = conn;
 	e->old_state = conn->state;
+	e->swaps = conn->swaps;
 	e->new_state = copy;
 	if (copy->crtc && !wla_atomic_get_crtc_state(state, copy->crtc)) {
 		return NULL;

@@ -233,6 +233,10 @@ struct wla_crtc {
 	 * not completed: a later state touching this object is ordered after
 	 * it. The same for planes and connectors. */
 	struct wla_atomic_state *commit;
+	/* How often a state was swapped in (a state built before one of them is
+	 * stale: its old states may be gone). The same for planes and
+	 * connectors. */
+	uint64_t swaps;
 	/* Counted by the core from the driver's latches: the latches (states
 	 * written over others latch as one), and the vblanks frames missed (a
 	 * frame committed before a vblank did not latch at it, with no frame
@@ -270,6 +274,7 @@ struct wla_plane {
 	/* Largest fb, 0 if unlimited (the cursor size). */
 	uint32_t max_fb_width, max_fb_height;
 	struct wla_atomic_state *commit;
+	uint64_t swaps;
 	void *driver_data;
 };
 
@@ -284,6 +289,7 @@ struct wla_connector {
 	uint32_t phys_width_mm, phys_height_mm;
 	struct wla_connector_state *state;
 	struct wla_atomic_state *commit;
+	uint64_t swaps;
 	void *driver_data;
 };
 
@@ -532,6 +538,7 @@ void wla_connector_state_destroy(struct wla_connector_state *state);
 struct wla_crtc_entry {
 	struct wla_crtc *ptr;
 	struct wla_crtc_state *old_state, *new_state;
+	uint64_t swaps; /* the object's when its state was taken */
 	struct wla_atomic_state *state;
 	/* The flip queue, filled in at commit. */
 	enum wla_queue_stage stage;
@@ -561,6 +568,7 @@ struct wla_crtc_entry {
 struct wla_plane_entry {
 	struct wla_plane *ptr;
 	struct wla_plane_state *old_state, *new_state;
+	uint64_t swaps;
 	/* The state owns new_state too: a state that replaced it completed
 	 * while this one had not (hand_over in commit.c; freed with this state). */
 	bool adopted;
@@ -569,6 +577,7 @@ struct wla_plane_entry {
 struct wla_connector_entry {
 	struct wla_connector *ptr;
 	struct wla_connector_state *old_state, *new_state;
+	uint64_t swaps;
 	bool adopted; /* as for planes */
 };
 

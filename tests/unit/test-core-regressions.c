@@ -1269,6 +1269,47 @@ static void crtc_state_of_a_two_crtc_state_outlives_a_later_flip(void)
 	rf_finish(&f);
 }
 
+/*
+ * (libFuzzer, after issue 28's fixes) A state built to turn a CRTC off is
+ * committed after a vblank passed unreported: the commit first reports the
+ * latch, which hands the queued frame to the driver, which cannot program
+ * it, so the core turns the CRTC off itself and frees the states it
+ * replaced, among them the one the built state took as its old state. The
+ * commit is refused (the state is stale), nothing of it read; before, it
+ * read the freed state (ASan heap-use-after-free).
+ */
+static void a_state_built_before_a_forced_off_is_refused_as_stale(void)
+{
+	struct rf f;
+	CHECK(rf_setup(&f, 1, 2, false));
+	struct wla_fb *a = rf_fb(&f, W, H, 0xff000011), *b = rf_fb(&f, W, H, 0xff000012);
+	struct wla_fb *c = rf_fb(&f, W, H, 0xff000013);
+	CHECK_INT(enable(&f, 0, a, 1), 0);
+	rf_advance(&f, vblank60(T0, 1));
+	f.now = vblank60(T0, 1) + 1000;
+	CHECK_INT(flip(&f, 0, b, 2), 0); /* armed for vblank 2 */
+	CHECK_INT(flip(&f, 0, c, 3), 0); /* waits for it */
+	struct wla_atomic_state *off = wla_atomic_state_alloc(f.dev);
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(off, crtc_of(&f, 0));
+	cs->enable = cs->active = false;
+	struct wla_vdc_output *o = out_of(&f, 0);
+	wla_atomic_set_crtc_for_connector(off, wla_atomic_get_connector_state(off, &o->connector),
+		NULL);
+	off->allow_modeset = true;
+	/* Vblank 2 passes unreported; handing c over then fails. */
+	f.now = vblank60(T0, 2) + 1000;
+	f.vdc->fail_commit_tail = EIO;
+	harness_log_clear();
+	CHECK_INT(wla_atomic_commit(off), -EAGAIN);
+	CHECK_LOGGED("changed state after an atomic state took its current one");
+	wla_atomic_state_free(off);
+	CHECK(!crtc_of(&f, 0)->state->active);
+	CHECK(ev_of(&f, 2)->presented);
+	CHECK(!ev_of(&f, 3)->presented);
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
 int main(void)
 {
 	harness_init();
@@ -1302,5 +1343,6 @@ int main(void)
 	RUN_TEST(a_capture_due_at_a_vblank_counted_by_a_sync_keeps_that_vblanks_frame);
 	RUN_TEST(cvt_refuses_a_mode_whose_clock_rounds_to_zero);
 	RUN_TEST(crtc_state_of_a_two_crtc_state_outlives_a_later_flip);
+	RUN_TEST(a_state_built_before_a_forced_off_is_refused_as_stale);
 	HARNESS_EXIT();
 }
