@@ -337,6 +337,9 @@ int wla_atomic_check(struct wla_atomic_state *state)
 			"check refused", state->dev->name, state->removed);
 		return -ENODEV;
 	}
+	if (wla_atomic_state_is_stale(state)) {
+		return -EAGAIN;
+	}
 	int ret = check_connectors(state);
 	if (ret == 0) {
 		ret = add_affected_planes(state);

@@ -358,13 +358,15 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 			continue;
 		}
 		if (crtc->queued > 0 && !nonblock) {
-			wla_log(WLA_LOG_ERROR, "%s: %u state(s) still waiting to latch; blocking commit "
+			wla_log(WLA_LOG_ERROR,
+				"%s: %u state(s) still waiting to latch; blocking commit "
 				"refused (commit_seq %" PRIu64 ")", crtc->name, crtc->queued,
 				e->commit_seq);
 			return -EBUSY;
 		}
 		if (crtc->queued > 0 && latching > 1) {
-			wla_log(WLA_LOG_ERROR, "%s: %u state(s) queued; a commit that latches on %u "
+			wla_log(WLA_LOG_ERROR,
+				"%s: %u state(s) queued; a commit that latches on %u "
 				"CRTCs waits for all of them to be idle (commit_seq %" PRIu64 ")",
 				crtc->name, crtc->queued, latching, e->commit_seq);
 			return -EBUSY;
@@ -380,7 +382,8 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 		if (!fits && crtc->mailbox) {
 			victims[crtc->index] = replaceable_frame(crtc);
 			if (!victims[crtc->index]) {
-				wla_log(WLA_LOG_ERROR, "%s: %u frame(s) waiting and none the mailbox may "
+				wla_log(WLA_LOG_ERROR,
+					"%s: %u frame(s) waiting and none the mailbox may "
 					"replace; commit refused (commit_seq %" PRIu64 ")", crtc->name,
 					crtc->waiting_frames, e->commit_seq);
 				return -EBUSY;
@@ -390,7 +393,8 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 			/* A modeset is not refused for a full queue: as a kernel
 			 * modeset waits for the flips in flight, it waits behind the
 			 * queue and latches after it. One past the depth, no more. */
-			wla_log(WLA_LOG_ERROR, "%s: flip queue full (%u of %u frames waiting); commit "
+			wla_log(WLA_LOG_ERROR,
+				"%s: flip queue full (%u of %u frames waiting); commit "
 				"refused (commit_seq %" PRIu64 ")", crtc->name, crtc->pending_frames,
 				depth, e->commit_seq);
 			return -EBUSY;
@@ -538,7 +542,10 @@ static void note_first_seq(struct wla_crtc_entry *e)
 		return;
 	}
 	if (crtc->in_latch && commit_ns < crtc->last_latch_ns) {
-		e->first_seq = crtc->last_latch_seq + (crtc->last_latch_frame ? 1 : 0);
+		/* Without rearm nothing is written over a state in flight: a
+		 * frame behind non-frames misses nothing there either. */
+		bool behind_frame = crtc->last_latch_frame || !crtc->rearm;
+		e->first_seq = crtc->last_latch_seq + (behind_frame ? 1 : 0);
 		e->counts_missed = true;
 	} else if (dev->funcs->vblank_at &&
 			dev->funcs->vblank_at(dev, crtc, commit_ns + 1, &seq, &ns)) {
@@ -558,7 +565,9 @@ static void settle_missed(struct wla_crtc *crtc)
 		return;
 	}
 	/* seq is the first vblank still to come: the one before it passed. */
-	crtc->missed = wla_crtc_missed(crtc, seq - 1);
+	if (seq > 0) {
+		crtc->missed = wla_crtc_missed(crtc, seq - 1);
+	}
 	struct wla_crtc_entry *e;
 	wl_list_for_each(e, &crtc->queue, link) {
 		e->counts_missed = false;
@@ -598,7 +607,8 @@ static void program_state(struct wla_atomic_state *state)
 	state->busy++;
 	wla_for_each_crtc_in_state(state, e) {
 		if ((e->latch && !e->done) || (!e->latch && e->old_state->active)) {
-			wla_log(WLA_LOG_ERROR, "%s: the driver could not program commit_seq %" PRIu64
+			wla_log(WLA_LOG_ERROR,
+				"%s: the driver could not program commit_seq %" PRIu64
 				": %s; the crtc is off", e->ptr->name, e->commit_seq, strerror(-ret));
 			force_off(e->ptr, state);
 		}
@@ -738,27 +748,30 @@ static void sync_latches(struct wla_device *dev)
 	}
 }
 
-/*
- * Whether an object of the state had another state swapped in since the
- * state took its current one (a latch reported meanwhile handed over a
- * state the driver could not program, and the CRTC was turned off): its
- * old states may be gone, so nothing of them is read. Logged.
- */
-static bool state_is_stale(struct wla_atomic_state *state)
+bool wla_atomic_state_is_stale(struct wla_atomic_state *state)
 {
 	const char *name = NULL;
+	uint64_t now = 0, took = 0;
+#define STALE(e) \
+	if ((e)->swaps != (e)->ptr->swaps) { \
+		name = (e)->ptr->name; \
+		now = (e)->ptr->swaps; \
+		took = (e)->swaps; \
+	}
 	wla_for_each_crtc_in_state(state, e) {
-		name = e->swaps != e->ptr->swaps ? e->ptr->name : name;
+		STALE(e)
 	}
 	wla_for_each_plane_in_state(state, e) {
-		name = e->swaps != e->ptr->swaps ? e->ptr->name : name;
+		STALE(e)
 	}
 	wla_for_each_connector_in_state(state, e) {
-		name = e->swaps != e->ptr->swaps ? e->ptr->name : name;
+		STALE(e)
 	}
+#undef STALE
 	if (name) {
-		wla_log(WLA_LOG_ERROR, "device %s: %s changed state after an atomic state took its "
-			"current one; commit refused, build it again", state->dev->name, name);
+		wla_log(state->quiet ? WLA_LOG_DEBUG : WLA_LOG_ERROR,
+			"device %s: %s: swaps %" PRIu64 ", the atomic state took its state at %"
+			PRIu64 "; refused, build it again", state->dev->name, name, now, took);
 	}
 	return name != NULL;
 }
@@ -771,7 +784,7 @@ static int commit_common(struct wla_atomic_state *state, bool nonblock)
 			"commit refused", state->dev->name, state->removed);
 		return -ENODEV;
 	}
-	if (state_is_stale(state)) {
+	if (wla_atomic_state_is_stale(state)) {
 		return -EAGAIN;
 	}
 	struct wla_crtc_entry *victims[WLA_MAX_CRTCS];
@@ -787,7 +800,7 @@ static int commit_common(struct wla_atomic_state *state, bool nonblock)
 	}
 	/* What the sync handed to the driver may have failed, and turned a
 	 * CRTC off under this state. */
-	int ret = synced && state_is_stale(state) ? -EAGAIN : 0;
+	int ret = synced && wla_atomic_state_is_stale(state) ? -EAGAIN : 0;
 	if (ret == 0) {
 		ret = add_ordering_crtcs(state);
 	}
@@ -811,12 +824,10 @@ static int commit_common(struct wla_atomic_state *state, bool nonblock)
 		ret = prepare_planes(state);
 	}
 	if (ret < 0) {
-		if (synced) {
-			/* The latches the sync reported are told now, as they
-			 * would be after a commit: no wake-up may come (a CRTC
-			 * it turned off has no vblanks). */
-			wla_device_deliver_events(state->dev);
-		}
+		/* What the sync reported is told by the driver's next wake-up
+		 * (vdc_sync's idle, KMS' idle), not from in here: a caller
+		 * inside its own commit (the glue, inside wlroots') must not
+		 * see present events of this CRTC. */
 		return ret;
 	}
 	/* Point of no return: from here the commit cannot fail (a driver that
@@ -872,7 +883,8 @@ static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed)
 		ret = wla_atomic_check(state);
 	}
 	if (ret < 0) {
-		wla_log(WLA_LOG_ERROR, "%s: cannot build the state that turns it off: %s", crtc->name,
+		wla_log(WLA_LOG_ERROR,
+			"%s: cannot build the state that turns it off: %s", crtc->name,
 			strerror(-ret));
 		wla_atomic_state_free(state);
 		return;

@@ -164,6 +164,7 @@ void wla_device_init(struct wla_device *dev, const struct wla_driver_funcs *func
 	memset(dev, 0, sizeof(*dev));
 	dev->funcs = funcs;
 	dev->name = name;
+	dev->drm_fd = -1;
 	wl_list_init(&dev->events);
 	wl_list_init(&dev->states);
 }
@@ -451,7 +452,8 @@ bool wla_connector_set_modes(struct wla_connector *conn, const struct wla_mode *
 	if (n_modes > 0) {
 		copy = calloc(n_modes, sizeof(*copy));
 		if (!copy) {
-			wla_log(WLA_LOG_ERROR, "connector %s: out of memory for %zu modes", conn->name,
+			wla_log(WLA_LOG_ERROR,
+				"connector %s: out of memory for %zu modes", conn->name,
 				n_modes);
 			return false;
 		}

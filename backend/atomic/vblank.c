@@ -74,7 +74,8 @@ static bool walk_latch(struct queue_walk *w, uint64_t ready, uint64_t *t)
 	} else {
 		struct wla_device *dev = w->crtc->dev;
 		uint64_t seq;
-		if (!dev->funcs->vblank_at || !dev->funcs->vblank_at(dev, w->crtc, ready, &seq, t)) {
+		if (!dev->funcs->vblank_at ||
+				!dev->funcs->vblank_at(dev, w->crtc, ready, &seq, t)) {
 			return false;
 		}
 	}
@@ -90,7 +91,10 @@ static void walk_mode(struct queue_walk *w, const struct wla_crtc_entry *e, uint
 	if (new->active && e->old_state->active && new->mode.refresh_mhz > 0 &&
 			!wla_mode_equal(&e->old_state->mode, &new->mode)) {
 		w->own_grid = true;
-		w->grid = (struct wla_vblank_grid){ .origin_ns = t, .refresh_mhz = new->mode.refresh_mhz };
+		w->grid = (struct wla_vblank_grid){
+			.origin_ns = t,
+			.refresh_mhz = new->mode.refresh_mhz,
+		};
 	}
 }
 
@@ -135,8 +139,20 @@ bool wla_crtc_next_latch(struct wla_crtc *crtc, uint64_t *latch_ns, uint64_t *co
 	struct queue_walk w = { .crtc = crtc };
 	bool armed_seen = false, waiting_seen = false;
 	uint64_t armed_t = 0;
+	/* Mailbox with the queue full: a frame now replaces the newest
+	 * waiting frame and takes its place (plan_queue, replaceable_frame). */
+	struct wla_crtc_entry *victim = NULL;
+	if (crtc->mailbox && !wla_crtc_frame_fits(crtc) && !wl_list_empty(&crtc->queue)) {
+		struct wla_crtc_entry *last = wl_container_of(crtc->queue.prev, last, link);
+		if (last->stage == WLA_QUEUE_WAITING && last->frame) {
+			victim = last;
+		}
+	}
 	struct wla_crtc_entry *e;
 	wl_list_for_each(e, &crtc->queue, link) {
+		if (e == victim) {
+			break;
+		}
 		uint64_t t;
 		if (e->stage == WLA_QUEUE_ARMED && crtc->rearm) {
 			/* Written over one another: one latch for them all. */
@@ -192,7 +208,7 @@ bool wla_crtc_get_counters(struct wla_crtc *crtc, struct wla_vblank_counters *co
 	*counters = (struct wla_vblank_counters){ 0 };
 	bool ok = dev->funcs->vblank_counters &&
 		dev->funcs->vblank_counters(dev, crtc, counters);
-	counters->missed = wla_crtc_missed(crtc, counters->seq);
+	counters->missed = wla_crtc_missed(crtc, counters->settled_seq);
 	counters->latched = crtc->latches;
 	return ok;
 }

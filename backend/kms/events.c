@@ -73,7 +73,26 @@ static void own_commit_done(struct wla_kms *kms, struct wla_kms_crtc *kc)
 	}
 }
 
-static void handle_page_flip(int fd, unsigned seq, unsigned tv_sec, unsigned tv_usec,
+/* A page-flip event's 32-bit sequence as the 64-bit one of the CRTC's
+ * counters (drmCrtcGetSequence's): the nearest with those low bits to the
+ * kernel's counter now (or the last one seen), so that it goes on past
+ * 2^32 vblanks. */
+static uint64_t widen_seq(struct wla_kms *kms, struct wla_kms_crtc *kc, uint32_t seq32)
+{
+	uint64_t last = kc->counters.seq, kseq = 0, kns = 0;
+	if (drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) == 0 && kns > 0) {
+		last = kseq; /* the kernel's, at or just past the event's */
+	}
+	uint64_t seq = (last & ~(uint64_t)UINT32_MAX) | seq32;
+	if (seq + (UINT64_C(1) << 31) < last) {
+		seq += UINT64_C(1) << 32;
+	} else if (seq > last + (UINT64_C(1) << 31) && seq >= (UINT64_C(1) << 32)) {
+		seq -= UINT64_C(1) << 32;
+	}
+	return seq;
+}
+
+static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned tv_usec,
 	unsigned crtc_id, void *user_data)
 {
 	/* The slot of the commit (wla_kms_flip_take): the driver and the
@@ -88,8 +107,8 @@ static void handle_page_flip(int fd, unsigned seq, unsigned tv_sec, unsigned tv_
 	struct kms_wb_job *job = kms ? kms->wb_job : NULL;
 	if (job && job->serial == serial && job->kc == kc) {
 		wlr_log(WLR_DEBUG, "kms %s: %s: the writeback commit %" PRIu64 " latched at %u",
-			kms->path, kc->base.name, serial, seq);
-		job->seq = seq;
+			kms->path, kc->base.name, serial, seq32);
+		job->seq = seq32;
 		job->flipped = true;
 		wla_kms_schedule_idle(kms);
 	}
@@ -105,16 +124,18 @@ static void handle_page_flip(int fd, unsigned seq, unsigned tv_sec, unsigned tv_
 	kc->armed_serial = 0;
 	uint64_t when_ns = (uint64_t)tv_sec * 1000000000u + (uint64_t)tv_usec * 1000u;
 	struct wla_vblank_counters *c = &kc->counters;
+	uint64_t seq = widen_seq(kms, kc, seq32);
 	if (!kc->have_vblank) {
 		/* The vblank that latched the enable is the CRTC's first. */
 		kc->first_seq = seq - 1;
 		kc->have_vblank = true;
-		wlr_log(WLR_DEBUG, "kms %s: %s: first page-flip event after enable, seq %u",
+		wlr_log(WLR_DEBUG, "kms %s: %s: first page-flip event after enable, seq %" PRIu64,
 			kms->path, kc->base.name, seq);
 	}
 	kc->last_vblank_ns = when_ns;
 	kc->last_vblank_seq = seq;
 	c->seq = seq;
+	c->settled_seq = seq;
 	c->vblanks = seq - kc->first_seq;
 	struct timespec when = {
 		.tv_sec = tv_sec,
@@ -334,6 +355,9 @@ bool wla_kms_vblank_counters(struct wla_device *dev, struct wla_crtc *crtc,
 	if (kc->have_vblank && last_vblank(kms, kc, &seq, &ns) && seq >= kc->first_seq) {
 		kc->counters.seq = seq;
 		kc->counters.vblanks = seq - kc->first_seq;
+		/* With a flip in flight its event may be unread: only the
+		 * vblanks up to the last event are settled. */
+		kc->counters.settled_seq = kc->armed_serial ? kc->last_vblank_seq : seq;
 	}
 	*counters = kc->counters;
 	return true;

@@ -63,16 +63,6 @@ static bool kms_custom_mode(struct wla_device *dev, int32_t width, int32_t heigh
 	return wla_mode_cvt(mode, width, height, refresh_mhz, false);
 }
 
-static uint32_t kms_buffer_caps(struct wla_device *dev)
-{
-	return WLA_BUFFER_CAP_DMABUF;
-}
-
-static int kms_drm_fd(struct wla_device *dev)
-{
-	return wla_kms_from_device(dev)->fd;
-}
-
 static void kms_destroy_device(struct wla_device *dev)
 {
 	wla_kms_destroy(wla_kms_from_device(dev));
@@ -87,8 +77,6 @@ static const struct wla_driver_funcs kms_funcs = {
 	.deliver = wla_kms_deliver,
 	.now = kms_now,
 	.custom_mode = kms_custom_mode,
-	.buffer_caps = kms_buffer_caps,
-	.drm_fd = kms_drm_fd,
 	.vblank_at = wla_kms_vblank_at,
 	.vblank_counters = wla_kms_vblank_counters,
 	.capture = wla_kms_capture,
@@ -171,6 +159,8 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wl_display *di
 	wla_device_init(&kms->dev, &kms_funcs, kms->path);
 	kms->dev.latch_slack_ns = KMS_COMMIT_SLACK_NS;
 	kms->dev.modeset_untimed = true;
+	kms->dev.buffer_caps = WLA_BUFFER_CAP_DMABUF;
+	kms->dev.drm_fd = kms->fd;
 	wl_list_init(&kms->captures);
 	wl_list_init(&kms->failed_captures);
 	kms->loop = loop;

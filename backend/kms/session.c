@@ -105,6 +105,7 @@ static void handle_session_destroy(struct wl_listener *listener, void *data)
 		kms->fd_source = NULL;
 	}
 	kms->fd = -1;
+	kms->dev.drm_fd = -1;
 	kms->session_dev = NULL;
 }
 

@@ -589,8 +589,16 @@ static void vdc_cleanup_fb(struct wla_device *dev, struct wla_fb *fb)
 /* The latches that happened and the timer has not seen yet, before the
  * core acts on a queue: the vblanks that passed are replayed (captures
  * wait for the next wake-up; their callbacks may do anything). */
+static void handle_deliver_idle(void *data)
+{
+	struct wla_vdc *vdc = data;
+	vdc->deliver_idle = NULL;
+	wla_device_deliver_events(&vdc->dev);
+}
+
 static void vdc_sync(struct wla_device *dev)
 {
+	bool synced = false;
 	struct wla_vdc *vdc = wla_vdc_from_device(dev);
 	uint64_t now = vdc_now(vdc);
 	for (size_t i = 0; i < vdc->n_outputs; i++) {
@@ -598,7 +606,15 @@ static void vdc_sync(struct wla_device *dev)
 		if (out && out->running && out->armed && !out->busy &&
 				vblank_time(out, out->next_index) <= now) {
 			output_process(out, now, false);
+			synced = true;
 		}
+	}
+	/* The core delivers what this reported after the commit that asked;
+	 * a commit refused after it does not, and a CRTC turned off has no
+	 * wake-up: deliver from the event loop then (nothing if the core
+	 * did). */
+	if (synced && vdc->loop && !vdc->deliver_idle) {
+		vdc->deliver_idle = wl_event_loop_add_idle(vdc->loop, handle_deliver_idle, vdc);
 	}
 }
 
@@ -643,16 +659,6 @@ static bool vdc_custom_mode(struct wla_device *dev, int32_t width, int32_t heigh
 	return true;
 }
 
-static uint32_t vdc_buffer_caps(struct wla_device *dev)
-{
-	return WLA_BUFFER_CAP_DATA_PTR | WLA_BUFFER_CAP_SHM;
-}
-
-static int vdc_drm_fd(struct wla_device *dev)
-{
-	return -1;
-}
-
 /* The first vblank at or after t not yet processed: where a state handed
  * over now latches if t is its commit time plus the latch minimum. */
 static bool vdc_vblank_at(struct wla_device *dev, struct wla_crtc *crtc, uint64_t t,
@@ -674,6 +680,8 @@ static bool vdc_vblank_counters(struct wla_device *dev, struct wla_crtc *crtc,
 	struct wla_vdc_output *out = wla_vdc_output_from_crtc(crtc);
 	catch_up(out);
 	*counters = out->counters;
+	/* Its latches are reported as the vblanks are processed. */
+	counters->settled_seq = counters->seq;
 	return true;
 }
 
@@ -752,8 +760,6 @@ static const struct wla_driver_funcs vdc_funcs = {
 	.now = vdc_device_now,
 	.vblank_at = vdc_vblank_at,
 	.custom_mode = vdc_custom_mode,
-	.buffer_caps = vdc_buffer_caps,
-	.drm_fd = vdc_drm_fd,
 	.vblank_counters = vdc_vblank_counters,
 	.capture = vdc_capture,
 	.capture_cancel = vdc_capture_cancel,
@@ -1120,6 +1126,7 @@ struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_conf
 		return NULL;
 	}
 	wla_device_init(&vdc->dev, &vdc_funcs, "vdc");
+	vdc->dev.buffer_caps = WLA_BUFFER_CAP_DATA_PTR | WLA_BUFFER_CAP_SHM;
 	vdc->loop = loop;
 	vdc->now = now ? now : wla_clock_monotonic_ns;
 	vdc->now_data = now_data;
@@ -1157,6 +1164,9 @@ void wla_vdc_destroy(struct wla_vdc *vdc)
 		if (vdc->outputs[i]) {
 			output_free(vdc->outputs[i]);
 		}
+	}
+	if (vdc->deliver_idle) {
+		wl_event_source_remove(vdc->deliver_idle);
 	}
 	free(vdc);
 }

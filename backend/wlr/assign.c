@@ -645,8 +645,7 @@ WLA_EXPORT int wla_output_assign_layers(struct wlr_output *output, struct wla_la
 		return -ENOMEM;
 	}
 	p->assign->frame++;
-	uint32_t caps = out->dev->funcs->buffer_caps ?
-		out->dev->funcs->buffer_caps(out->dev) : WLA_BUFFER_CAP_DATA_PTR;
+	uint32_t caps = out->dev->buffer_caps;
 	struct run r = {
 		.out = out,
 		.p = p,

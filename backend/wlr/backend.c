@@ -193,7 +193,7 @@ static int backend_get_drm_fd(struct wlr_backend *wlr_backend)
 	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
 	for (size_t d = 0; d < backend->n_devices; d++) {
 		struct wla_device *dev = backend->devices[d];
-		int fd = dev->funcs->drm_fd ? dev->funcs->drm_fd(dev) : -1;
+		int fd = dev->drm_fd;
 		if (fd >= 0) {
 			return fd;
 		}
@@ -214,7 +214,7 @@ static uint32_t backend_get_buffer_caps(struct wlr_backend *wlr_backend)
 	uint32_t caps = 0;
 	for (size_t d = 0; d < backend->n_devices; d++) {
 		struct wla_device *dev = backend->devices[d];
-		uint32_t wla = dev->funcs->buffer_caps ? dev->funcs->buffer_caps(dev) : 0;
+		uint32_t wla = dev->buffer_caps;
 		for (size_t i = 0; i < WLA_ARRAY_SIZE(map); i++) {
 			if (wla & map[i].wla) {
 				caps |= map[i].wlr;

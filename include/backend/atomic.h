@@ -309,6 +309,8 @@ struct wla_vblank_counters {
 	uint64_t latched;        /* vblanks at which a state latched (states
 	                          * written over others latch as one) */
 	uint64_t seq;            /* sequence number of the last vblank */
+	uint64_t settled_seq;    /* the last vblank whose latches the driver
+	                          * has reported (missed counts up to it) */
 	uint64_t refresh_ns;     /* the current timing's period */
 };
 
@@ -382,8 +384,6 @@ struct wla_driver_funcs {
 	 * (a wlroots custom mode). false if it has none. */
 	bool (*custom_mode)(struct wla_device *dev, int32_t width, int32_t height,
 		int32_t refresh_mhz, struct wla_mode *mode);
-	uint32_t (*buffer_caps)(struct wla_device *dev); /* enum wla_buffer_caps */
-	int (*drm_fd)(struct wla_device *dev);           /* -1: none */
 	bool (*vblank_counters)(struct wla_device *dev, struct wla_crtc *crtc,
 		struct wla_vblank_counters *counters);
 	/* The image of crtc's next latched frame, composed from its planes;
@@ -443,6 +443,11 @@ struct wla_device {
 	/* Set by the driver: a state handed to it this long before a vblank
 	 * latches there, later ones at the vblank after. */
 	uint64_t latch_slack_ns;
+	/* Set by the driver: the buffers it scans out (enum wla_buffer_caps),
+	 * and its DRM fd (-1: none, the default; -1 again once the card is
+	 * gone). */
+	uint32_t buffer_caps;
+	int drm_fd;
 	/* Set by the driver: a modeset latches when the CRTC is up again, not
 	 * on its vblank grid (KMS), so a frame carrying one misses nothing. */
 	bool modeset_untimed;
@@ -748,6 +753,12 @@ uint64_t wla_vblank_grid_index(const struct wla_vblank_grid *grid, uint64_t t);
  * modeset may still wait one past the depth (wla_atomic_nonblocking_commit).
  */
 bool wla_crtc_frame_fits(const struct wla_crtc *crtc);
+/* Whether an object of the state had another state swapped in since the
+ * state took its current one (a latch reported meanwhile handed over a
+ * state the driver could not program, and the CRTC was turned off): its old
+ * states may be gone. Logged (debug if quiet); check and commit refuse such
+ * a state with -EAGAIN: build it again. */
+bool wla_atomic_state_is_stale(struct wla_atomic_state *state);
 /* When the states armed on crtc latch (at one vblank with rearm): false
  * if none is armed or the driver's timing is not known. */
 bool wla_crtc_armed_latch(struct wla_crtc *crtc, uint64_t *latch_ns);

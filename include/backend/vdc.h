@@ -90,6 +90,8 @@ struct wla_vdc {
 	uint32_t cursor_size;
 	uint32_t overlay_planes;
 	bool destroying;
+	/* Delivers the events a sync reported (vdc_sync). */
+	struct wl_event_source *deliver_idle;
 	/* Fault injection for tests: the next commit_tail / prepare_fb calls
 	 * fail with these errnos (0: they do not). */
 	int fail_commit_tail;

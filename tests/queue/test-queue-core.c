@@ -976,6 +976,41 @@ static void frame_fits_is_what_the_next_frame_commit_does(void)
 	}
 }
 
+/* (cold review) With mailbox and the queue full, a frame committed now
+ * replaces the newest waiting frame and latches where it would have: the
+ * core's next latch says so (it said a vblank later). */
+static void mailbox_next_latch_is_the_replaced_frames_vblank(void)
+{
+	struct qf f;
+	CHECK(qf_init(&f, 1, true));
+	struct wla_fb *a = screen_fb(0xff0000a1), *b = screen_fb(0xff0000b1);
+	struct wla_fb *c = screen_fb(0xff0000c1), *d = screen_fb(0xff0000d1);
+	CHECK_INT(qf_enable(&f, a, 1), 0);
+	qf_vblank(&f, 1);
+	CHECK_INT(qf_flip(&f, b, 2), 0); /* armed for vblank 2 */
+	CHECK_INT(qf_flip(&f, c, 3), 0); /* waits: vblank 3 */
+	CHECK(!wla_crtc_frame_fits(f.crtc));
+	uint64_t latch = 0, commit_by = 0;
+	CHECK(wla_crtc_next_latch(f.crtc, &latch, &commit_by));
+	CHECK_INT(latch, qf_vblank_ns(&f, 3));
+	qf_clear_events(&f);
+	CHECK_INT(qf_flip(&f, d, 4), 0); /* replaces c */
+	CHECK_INT(f.n_events, 1);
+	CHECK(f.events[0].discarded);
+	qf_vblank(&f, 2);
+	qf_vblank(&f, 3);
+	CHECK_INT(f.n_events, 3);
+	CHECK_INT(f.events[2].commit_seq, 4);
+	CHECK_INT(f.events[2].when_ns, latch);
+	check_oracles(&f);
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(c);
+	fake_drop(d);
+	qf_finish(&f);
+}
+
 int main(void)
 {
 	harness_init();
@@ -997,5 +1032,6 @@ int main(void)
 	RUN_TEST(a_cursor_update_waits_while_a_queued_frame_changes_the_cursor_plane);
 	RUN_TEST(a_failed_prepare_leaves_the_queue_untouched);
 	RUN_TEST(frame_fits_is_what_the_next_frame_commit_does);
+	RUN_TEST(mailbox_next_latch_is_the_replaced_frames_vblank);
 	HARNESS_EXIT();
 }
