@@ -141,6 +141,9 @@ static void output_free_memory(struct wla_vdc_output *out);
  * state): served at the next point that may. */
 struct vdc_capture {
 	struct wla_capture base;
+	/* Its output went off after it was asked (and may be on again, on a
+	 * new timing, in the same commit): it fails, as it would have. */
+	bool orphaned;
 	bool taken;
 	struct wla_image *image; /* NULL: taken, but not composable */
 	uint64_t seq;
@@ -165,13 +168,27 @@ static bool output_unbusy(struct wla_vdc_output *out)
 	return !out->unplugged;
 }
 
-static void fail_captures(struct wla_vdc_output *out)
+/* Fail the output's captures (only the orphaned ones: those asked before
+ * it went off, when it is on again). false if a callback unplugged the
+ * output, which is gone now. */
+static bool fail_captures(struct wla_vdc_output *out, bool orphaned_only)
 {
 	/* A callback may ask again: it is refused while the output is off,
-	 * so this ends. It may unplug the output too. */
+	 * and a new one is not orphaned, so this ends. It may unplug the
+	 * output too. */
 	out->busy++;
-	while (!wl_list_empty(&out->captures)) {
-		struct wla_capture *cap = wl_container_of(out->captures.next, cap, link);
+	for (;;) {
+		struct wla_capture *cap = NULL, *c;
+		wl_list_for_each(c, &out->captures, link) {
+			struct vdc_capture *v = wl_container_of(c, v, base);
+			if (!orphaned_only || v->orphaned) {
+				cap = c;
+				break;
+			}
+		}
+		if (!cap) {
+			break;
+		}
 		struct vdc_capture *vc = wl_container_of(cap, vc, base);
 		wl_list_remove(&cap->link);
 		/* One taken before the output went off has its frame. */
@@ -179,7 +196,7 @@ static void fail_captures(struct wla_vdc_output *out)
 			cap->data);
 		capture_free(cap);
 	}
-	output_unbusy(out);
+	return output_unbusy(out);
 }
 
 /* The planes a capture composes, each opened only while composited. */
@@ -272,6 +289,9 @@ static void serve_captures(struct wla_vdc_output *out, uint64_t t, bool call)
 	struct wla_capture *cap, *tmp;
 	wl_list_for_each_safe(cap, tmp, &out->captures, link) {
 		struct vdc_capture *vc = wl_container_of(cap, vc, base);
+		if (vc->orphaned) {
+			continue;
+		}
 		if (vc->taken) {
 			if (call) {
 				wl_list_remove(&cap->link);
@@ -468,6 +488,11 @@ static void output_enable(struct wla_vdc_output *out, const struct wla_mode *mod
 
 static void output_disable(struct wla_vdc_output *out)
 {
+	struct wla_capture *cap;
+	wl_list_for_each(cap, &out->captures, link) {
+		struct vdc_capture *vc = wl_container_of(cap, vc, base);
+		vc->orphaned = !vc->taken;
+	}
 	out->running = false;
 	out->armed = false;
 	memset(&out->scanout, 0, sizeof(out->scanout));
@@ -624,8 +649,11 @@ static void vdc_deliver(struct wla_device *dev)
 	for (size_t i = 0; i < vdc->n_outputs; i++) {
 		struct wla_vdc_output *out = vdc->outputs[i];
 		if (out && !out->running) {
-			fail_captures(out);
+			fail_captures(out, false);
 		} else if (out && !out->busy) {
+			if (!fail_captures(out, true)) {
+				continue;
+			}
 			/* Captures taken where no callback could run. */
 			out->busy++;
 			serve_captures(out, 0, true);
@@ -1088,7 +1116,7 @@ void wla_vdc_unplug(struct wla_vdc_output *out)
 	out->crtc.present = NULL;
 	out->crtc.idle = NULL;
 	wla_crtc_force_off(&out->crtc);
-	fail_captures(out);
+	fail_captures(out, false);
 	output_detach(out);
 	if (out->busy) {
 		/* From a callback of its own: freed when that returns. */
@@ -1158,7 +1186,7 @@ void wla_vdc_destroy(struct wla_vdc *vdc)
 		out->crtc.present = NULL;
 		out->crtc.idle = NULL;
 		wla_crtc_force_off(&out->crtc);
-		fail_captures(out);
+		fail_captures(out, false);
 	}
 	for (size_t i = 0; i < vdc->n_outputs; i++) {
 		if (vdc->outputs[i]) {
