@@ -349,6 +349,7 @@ static int check_request(struct wla_output *out, const struct wla_output_request
 
 int wla_output_commit_request(struct wla_output *out, const struct wla_output_request *req)
 {
+	bool was_active = output_crtc(out)->state->active;
 	struct wla_atomic_state *state = build_state(out, req);
 	int ret = state ? wla_atomic_nonblocking_commit(state) : -EINVAL;
 	wla_output_overlays_checked(out, ret < 0 ? state : NULL, ret);
@@ -361,11 +362,14 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
 	if (req->buffer) {
 		out->stats.frames_committed++;
 		schedule_frame(out);
-	} else if (req->enabled && (req->has_mode || !out->base.enabled)) {
+	} else if (req->enabled && (req->has_mode || !out->base.enabled || !was_active)) {
 		/* Lit up or given a mode without a buffer (wlroots 0.15 then
 		 * renders none, as we accept it): ask the compositor for the
 		 * first frame, as a DRM page flip or headless' timer would (sway
-		 * waits for a frame event after wlr-randr --on). */
+		 * waits for a frame event after wlr-randr --on). That includes
+		 * an enable that waited for its panel's power-on: wlroots counts
+		 * the output enabled since its commit, and a frame the
+		 * compositor asked for meanwhile was held for the panel. */
 		out->first_frame = true;
 		schedule_frame(out);
 	}

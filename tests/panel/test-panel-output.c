@@ -882,6 +882,35 @@ static void a_buffer_waiting_for_power_on_still_gets_its_frame_event(void)
 }
 
 /*
+ * DPMS on without a buffer (wlroots 0.15 commits none when the backend takes
+ * the enable as it is): the enable waits for the panel's power-on, and then
+ * the compositor gets a frame event for its first frame, as after any
+ * bufferless enable. It got none when wlroots had counted the output
+ * enabled since its commit (tinywl hung in dpms_drives_the_panel_in_order
+ * about 1 run in 15 on a loaded machine, waiting for it).
+ */
+static void a_bufferless_enable_waiting_for_power_on_gets_a_frame_event(void)
+{
+	CHECK(setup() && start());
+	struct wlr_buffer *a = buffer_create(0xff111111, NULL);
+	CHECK(light_up(a));
+	CHECK(WAIT_UNTIL(f.frames >= 1));
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	CHECK(WAIT_UNTIL(panel_state() == WLA_PANEL_OFF));
+	CHECK(!f.output->frame_pending);
+	int frames = f.frames;
+	wlr_output_enable(f.output, true);
+	CHECK(wlr_output_commit(f.output));
+	CHECK(f.output->enabled);
+	CHECK(WAIT_UNTIL(panel_state() == WLA_PANEL_ON || panel_state() == WLA_PANEL_LIT));
+	CHECK(WAIT_UNTIL(f.frames > frames));
+	wlr_buffer_drop(a);
+	CHECK(disable_output());
+	finish();
+}
+
+/*
  * Fault injection (suite 'faults'): the k-th GPIO set fails, for every set
  * of two power cycles (on, lit, off, on, lit). Wherever it fails, the lines
  * end at their safe off levels and the backlight is never on after the
@@ -1047,5 +1076,6 @@ int main(int argc, char *argv[])
 	RUN_TEST(destroying_the_backend_while_lit_drives_the_lines_off);
 	RUN_TEST(a_buffer_dropped_while_the_panel_powers_on_is_kept_until_replaced);
 	RUN_TEST(a_buffer_waiting_for_power_on_still_gets_its_frame_event);
+	RUN_TEST(a_bufferless_enable_waiting_for_power_on_gets_a_frame_event);
 	HARNESS_EXIT();
 }
