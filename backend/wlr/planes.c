@@ -386,8 +386,7 @@ int wla_output_apply_overlays(struct wla_output *out, struct wla_atomic_state *s
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (!wla_fb_wlr_buffer(slots[i].fb)) {
-			wlr_log(WLR_ERROR, "output %s: overlay %zu: its buffer was destroyed",
-				out->base.name, i);
+			wla_output_log(out, WLR_ERROR, "overlay %zu: its buffer was destroyed", i);
 			p->status[i] = WLA_OVERLAY_BUFFER;
 			return -ENODEV;
 		}

@@ -444,6 +444,13 @@ static void bad_offers_are_refused_with_their_reason(void)
 	CHECK_INT(wla_output_set_overlays(f.output, &o, 1), 0);
 	wlr_buffer_drop(&doomed->base);
 	CHECK(gone[2]);
+	/* A compositor's probe of it says so at debug level only, the commit
+	 * as an error. */
+	harness_log_clear();
+	wlr_output_attach_buffer(f.output, &f.primary[f.next_primary % 3]->base);
+	CHECK(!wlr_output_test(f.output));
+	CHECK_INT(harness_log_n, 0);
+	wlr_output_rollback(f.output);
 	harness_log_clear();
 	CHECK(!commit_primary());
 	CHECK_INT(status_of(0), WLA_OVERLAY_BUFFER);
