@@ -377,7 +377,7 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 				e->commit_seq);
 			return -EBUSY;
 		}
-		unsigned depth = crtc->queue_depth ? crtc->queue_depth : 1;
+		unsigned depth = wla_crtc_queue_depth(crtc);
 		bool fits = !e->frame || wla_crtc_frame_fits(crtc);
 		if (!fits && crtc->mailbox) {
 			victims[crtc->index] = replaceable_frame(crtc);
@@ -776,6 +776,19 @@ bool wla_atomic_state_is_stale(struct wla_atomic_state *state)
 	return name != NULL;
 }
 
+bool wla_atomic_state_sync_latches(struct wla_atomic_state *state)
+{
+	/* A state turning a CRTC off cancels what is queued there: what
+	 * already latched must be reported as such first. */
+	wla_for_each_crtc_in_state(state, e) {
+		if (e->old_state->active && !e->new_state->active) {
+			sync_latches(state->dev);
+			return true;
+		}
+	}
+	return false;
+}
+
 static int commit_common(struct wla_atomic_state *state, bool nonblock)
 {
 	assert(!state->committed && !state->swapped);
@@ -788,16 +801,7 @@ static int commit_common(struct wla_atomic_state *state, bool nonblock)
 		return -EAGAIN;
 	}
 	struct wla_crtc_entry *victims[WLA_MAX_CRTCS];
-	/* A state turning a CRTC off cancels what is queued there: what
-	 * already latched must be reported as such first. */
-	bool synced = false;
-	wla_for_each_crtc_in_state(state, e) {
-		if (e->old_state->active && !e->new_state->active) {
-			sync_latches(state->dev);
-			synced = true;
-			break;
-		}
-	}
+	bool synced = wla_atomic_state_sync_latches(state);
 	/* What the sync handed to the driver may have failed, and turned a
 	 * CRTC off under this state. */
 	int ret = synced && wla_atomic_state_is_stale(state) ? -EAGAIN : 0;

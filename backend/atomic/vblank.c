@@ -35,19 +35,27 @@ uint64_t wla_vblank_grid_index(const struct wla_vblank_grid *grid, uint64_t t)
 	return k;
 }
 
-/* The first vblank of the grid at index 1 or later at or after t. */
-static uint64_t grid_first_at(const struct wla_vblank_grid *grid, uint64_t t)
+uint64_t wla_vblank_grid_first_from(const struct wla_vblank_grid *grid, uint64_t k,
+	uint64_t t)
 {
-	uint64_t k = wla_vblank_grid_index(grid, t);
-	if (wla_vblank_grid_ns(grid, k) < t || k == 0) {
-		k++;
+	if (t > grid->origin_ns) {
+		/* The vblank after the last one before t. */
+		uint64_t j = wla_vblank_grid_index(grid, t - 1) + 1;
+		if (j > k) {
+			k = j;
+		}
 	}
-	return wla_vblank_grid_ns(grid, k);
+	return k;
+}
+
+unsigned wla_crtc_queue_depth(const struct wla_crtc *crtc)
+{
+	return crtc->queue_depth ? crtc->queue_depth : 1;
 }
 
 bool wla_crtc_frame_fits(const struct wla_crtc *crtc)
 {
-	unsigned depth = crtc->queue_depth ? crtc->queue_depth : 1;
+	unsigned depth = wla_crtc_queue_depth(crtc);
 	return crtc->mailbox ? crtc->waiting_frames < depth : crtc->pending_frames < depth;
 }
 
@@ -70,7 +78,8 @@ static bool walk_latch(struct queue_walk *w, uint64_t ready, uint64_t *t)
 		ready = w->after + 1;
 	}
 	if (w->own_grid) {
-		*t = grid_first_at(&w->grid, ready);
+		/* Vblank 0 is where the mode change latched. */
+		*t = wla_vblank_grid_ns(&w->grid, wla_vblank_grid_first_from(&w->grid, 1, ready));
 	} else {
 		struct wla_device *dev = w->crtc->dev;
 		uint64_t seq;

@@ -426,27 +426,12 @@ static void catch_up(struct wla_vdc_output *out)
 	}
 }
 
-/* The first vblank at index k or later whose instant is at or after
- * ready_ns: where a state written at ready_ns - slack latches. */
-static uint64_t first_vblank_from(const struct wla_vdc_output *grid, uint64_t k,
-	uint64_t ready_ns)
-{
-	if (ready_ns > grid->epoch_ns) {
-		uint64_t j = vblank_index_at(grid, ready_ns - 1) + 1;
-		if (j > k) {
-			k = j;
-		}
-	}
-	return k;
-}
-
 /* The vblank the armed state latches at, whether the timer has seen it or
  * not (a late wake-up latches it there all the same). */
 static uint64_t armed_latch_time(const struct wla_vdc_output *out)
 {
-	uint64_t k = first_vblank_from(out, out->next_index,
-		out->armed_ns + out->vdc->dev.latch_slack_ns);
-	return vblank_time(out, k);
+	return vblank_time(out, wla_vblank_grid_first_from(&out->grid, out->next_index,
+		out->armed_ns + out->vdc->dev.latch_slack_ns));
 }
 
 /*
@@ -696,7 +681,7 @@ static bool vdc_vblank_at(struct wla_device *dev, struct wla_crtc *crtc, uint64_
 	if (!out->running) {
 		return false;
 	}
-	uint64_t k = first_vblank_from(out, out->next_index, t);
+	uint64_t k = wla_vblank_grid_first_from(&out->grid, out->next_index, t);
 	*seq = out->seq + (k - out->next_index + 1);
 	*vblank_ns = vblank_time(out, k);
 	return true;

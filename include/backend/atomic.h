@@ -744,6 +744,11 @@ struct wla_vblank_grid {
 uint64_t wla_vblank_grid_ns(const struct wla_vblank_grid *grid, uint64_t k);
 /* The last vblank at or before t (0 before the origin). */
 uint64_t wla_vblank_grid_index(const struct wla_vblank_grid *grid, uint64_t t);
+/* The first vblank at index k or later at or after t: where a state ready
+ * (written, plus the latch minimum) at t latches, if vblank k is the first
+ * the hardware has not processed yet. */
+uint64_t wla_vblank_grid_first_from(const struct wla_vblank_grid *grid, uint64_t k,
+	uint64_t t);
 
 /*
  * The flip queue's answers (backend/atomic/vblank.c), for the glue and the
@@ -753,12 +758,19 @@ uint64_t wla_vblank_grid_index(const struct wla_vblank_grid *grid, uint64_t t);
  * modeset may still wait one past the depth (wla_atomic_nonblocking_commit).
  */
 bool wla_crtc_frame_fits(const struct wla_crtc *crtc);
+/* The queue depth in effect on crtc (queue_depth 0 means 1). */
+unsigned wla_crtc_queue_depth(const struct wla_crtc *crtc);
 /* Whether an object of the state had another state swapped in since the
  * state took its current one (a latch reported meanwhile handed over a
  * state the driver could not program, and the CRTC was turned off): its old
  * states may be gone. Logged (debug if quiet); check and commit refuse such
  * a state with -EAGAIN: build it again. */
 bool wla_atomic_state_is_stale(struct wla_atomic_state *state);
+/* Commit reports the latches that already happened (the driver's sync)
+ * before it turns a CRTC off, refused or not: they are the hardware's doing,
+ * not the commit's. This does it, if state turns one off; whether it did.
+ * A test that must see the books before a commit calls it first. */
+bool wla_atomic_state_sync_latches(struct wla_atomic_state *state);
 /* When the states armed on crtc latch (at one vblank with rearm): false
  * if none is armed or the driver's timing is not known. */
 bool wla_crtc_armed_latch(struct wla_crtc *crtc, uint64_t *latch_ns);

@@ -431,17 +431,10 @@ static void expect_frame(struct fuzz *f, struct wla_crtc *crtc, uint64_t seq)
 
 static int commit(struct fuzz *f, struct wla_atomic_state *state, bool nonblock)
 {
-	/* A state turning a CRTC off first has the latches that already
-	 * happened reported (commit.c, sync_latches), refused or not: those
-	 * are the hardware's doing, not the commit's. Report them before the
-	 * snapshot, as the core would (what the driver could not program
+	/* The latches that already happened are reported before the
+	 * snapshot, as the commit would (what the driver could not program
 	 * then may make the state stale: it is refused). */
-	wla_for_each_crtc_in_state(state, e) {
-		if (e->old_state->active && !e->new_state->active && f->vdc->dev.funcs->sync) {
-			f->vdc->dev.funcs->sync(&f->vdc->dev);
-			break;
-		}
-	}
+	wla_atomic_state_sync_latches(state);
 	struct snapshot snap = { 0 };
 	take_snapshot(f, &snap);
 	/* A state being built counts as live. */

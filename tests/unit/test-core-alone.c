@@ -93,13 +93,7 @@ static bool alone_vblank_at(struct wla_device *dev, struct wla_crtc *crtc, uint6
 	if (!a->running) {
 		return false;
 	}
-	uint64_t k = wla_vblank_grid_index(&a->grid, t);
-	if (wla_vblank_grid_ns(&a->grid, k) < t) {
-		k++;
-	}
-	if (k < a->next) {
-		k = a->next;
-	}
+	uint64_t k = wla_vblank_grid_first_from(&a->grid, a->next, t);
 	*seq = k;
 	*vblank_ns = wla_vblank_grid_ns(&a->grid, k);
 	return true;
@@ -165,9 +159,27 @@ static bool alone_init(struct alone *a)
 		wla_device_add_connector(&a->dev, &a->conn);
 }
 
+/* The grid's answer every driver's vblank_at builds on. */
+static void grid_first_from_is_the_first_vblank_at_or_after_t_from_k(void)
+{
+	const struct wla_vblank_grid g = { .origin_ns = 1000, .refresh_mhz = 60000 };
+	uint64_t v5 = wla_vblank_grid_ns(&g, 5);
+	CHECK(v5 == 1000 + 83333333);
+	CHECK(wla_vblank_grid_first_from(&g, 0, 0) == 0);
+	CHECK(wla_vblank_grid_first_from(&g, 0, 1000) == 0);
+	CHECK(wla_vblank_grid_first_from(&g, 1, 1000) == 1);
+	CHECK(wla_vblank_grid_first_from(&g, 0, 1001) == 1);
+	CHECK(wla_vblank_grid_first_from(&g, 0, v5) == 5);
+	CHECK(wla_vblank_grid_first_from(&g, 0, v5 - 1) == 5);
+	CHECK(wla_vblank_grid_first_from(&g, 0, v5 + 1) == 6);
+	CHECK(wla_vblank_grid_first_from(&g, 7, v5) == 7);
+	CHECK(wla_vblank_grid_first_from(&g, 3, v5 + 1) == 6);
+}
+
 int main(void)
 {
 	wla_log_set_func(capture_log);
+	grid_first_from_is_the_first_vblank_at_or_after_t_from_k();
 	struct alone a;
 	CHECK(alone_init(&a));
 	struct fake_fb_probe pa, pb, pc;
