@@ -22,9 +22,10 @@
 #include "backend/vdc.h"
 #include "harness.h"
 #include "util.h"
-#include "vblank-grid.h"
+#include "lib/vblank-grid.h"
 #include "lib/fake-fb.h"
 #include "lib/legacy.h"
+#include "lib/vdc-fixture.h"
 
 #define QW 64
 #define QH 48
@@ -89,7 +90,7 @@ static inline struct wla_fb *fake_fb_new(uint32_t w, uint32_t h, uint32_t format
 	return fb;
 }
 
-static inline struct wla_fb *screen_fb(uint32_t color)
+static inline struct wla_fb *qf_screen_fb(uint32_t color)
 {
 	return fake_fb_new(QW, QH, DRM_FORMAT_XRGB8888, color);
 }
@@ -112,94 +113,26 @@ static inline void fake_drop(struct wla_fb *fb)
 
 /* Present events */
 
-struct ev {
-	uint64_t commit_seq;
-	bool presented, discarded;
-	uint64_t seq;
-	uint64_t when_ns;
-	uint64_t refresh_ns;
-	uint32_t flags;
-	uint64_t clock; /* the fixture's clock when it was reported */
-};
-
-#define MAX_EVENTS 64
-
-struct qf;
-typedef void (*qf_present_hook)(struct qf *f, const struct wla_present *ev);
-
-struct qf {
-	struct wla_vdc *vdc;
-	struct wla_vdc_output *out;
-	struct wla_crtc *crtc;
-	struct wla_device *dev;
-	uint64_t now;
-	uint64_t epoch; /* the clock when the CRTC was enabled last */
-	struct ev events[MAX_EVENTS];
-	size_t n_events;
-	qf_present_hook hook;
-	void *hook_data;
-};
-
-static inline uint64_t qf_clock(void *data)
-{
-	struct qf *f = data;
-	return f->now;
-}
-
-static inline void qf_record(struct wla_crtc *crtc, const struct wla_present *p, void *data)
-{
-	struct qf *f = data;
-	if (f->n_events < MAX_EVENTS) {
-		f->events[f->n_events++] = (struct ev){
-			.commit_seq = p->commit_seq,
-			.presented = p->presented,
-			.discarded = p->discarded,
-			.seq = p->seq,
-			.when_ns = (uint64_t)p->when.tv_sec * UINT64_C(1000000000) +
-				(uint64_t)p->when.tv_nsec,
-			.refresh_ns = p->refresh_ns,
-			.flags = p->flags,
-			.clock = f->now,
-		};
-	}
-	if (f->hook) {
-		f->hook(f, p);
-	}
-}
-
 /* A VDC with one output (modes 64x48@60 and 32x32@30, one overlay plane,
- * a 64x64 cursor) on f's clock, nothing enabled. */
-static inline bool qf_init(struct qf *f, uint32_t depth, bool mailbox)
+ * a 64x64 cursor) on f's clock, nothing enabled: the tests' one VDC
+ * fixture (lib/vdc-fixture.h) with the queue's configuration. */
+static inline bool qf_init(struct fixture *f, uint32_t depth, bool mailbox)
 {
 	memset(f, 0, sizeof(*f));
 	fake_reset();
-	struct wla_config cfg;
-	wla_config_init(&cfg);
-	cfg.outputs[0].modes[0] = (struct wla_config_mode)MODE_60;
-	cfg.outputs[0].modes[1] = (struct wla_config_mode)MODE_30;
-	cfg.outputs[0].modes[2] = (struct wla_config_mode){ QW, QH, 59940 };
-	cfg.outputs[0].n_modes = 3;
-	cfg.overlay_planes = 1;
-	cfg.cursor_size = 64;
-	cfg.flip_depth = depth;
-	cfg.flip_mailbox = mailbox;
-	f->now = T0;
-	f->vdc = wla_vdc_create(NULL, &cfg, qf_clock, f);
-	if (!f->vdc) {
-		return false;
-	}
-	f->out = f->vdc->outputs[0];
-	f->crtc = &f->out->crtc;
-	f->dev = &f->vdc->dev;
-	f->crtc->present = qf_record;
-	f->crtc->present_data = f;
-	/* The flip queue's policy is the glue's to set, as from the config. */
-	f->crtc->queue_depth = depth ? depth : 1;
-	f->crtc->mailbox = mailbox;
-	return true;
+	wla_config_init(&f->cfg);
+	f->cfg.outputs[0].modes[0] = (struct wla_config_mode)MODE_60;
+	f->cfg.outputs[0].modes[1] = (struct wla_config_mode)MODE_30;
+	f->cfg.outputs[0].modes[2] = (struct wla_config_mode){ QW, QH, 59940 };
+	f->cfg.outputs[0].n_modes = 3;
+	f->cfg.overlay_planes = 1;
+	f->cfg.cursor_size = 64;
+	f->cfg.flip_depth = depth;
+	f->cfg.flip_mailbox = mailbox;
+	return fixture_setup_config_at(f, T0);
 }
 
-static inline void qf_finish(struct qf *f)
+static inline void qf_finish(struct fixture *f)
 {
 	wla_vdc_destroy(f->vdc);
 	f->vdc = NULL;
@@ -213,14 +146,14 @@ static inline void qf_finish(struct qf *f)
 	}
 }
 
-static inline void qf_clear_events(struct qf *f)
+static inline void qf_clear_events(struct fixture *f)
 {
 	f->n_events = 0;
 }
 
 /* Turn the CRTC on with fb full screen (blocking set_config): it latches at
  * the next vblank with commit_seq seq. */
-static inline int qf_enable_mode(struct qf *f, struct wla_mode mode, struct wla_fb *fb,
+static inline int qf_enable_mode(struct fixture *f, struct wla_mode mode, struct wla_fb *fb,
 	uint64_t seq)
 {
 	int ret = wla_atomic_set_config(f->crtc, &f->out->connector, &mode, fb, seq);
@@ -230,77 +163,63 @@ static inline int qf_enable_mode(struct qf *f, struct wla_mode mode, struct wla_
 	return ret;
 }
 
-static inline int qf_enable(struct qf *f, struct wla_fb *fb, uint64_t seq)
+static inline int qf_enable(struct fixture *f, struct wla_fb *fb, uint64_t seq)
 {
 	return qf_enable_mode(f, QMODE(MODE_60), fb, seq);
 }
 
-static inline int qf_disable(struct qf *f)
+static inline int qf_disable(struct fixture *f)
 {
 	return wla_atomic_set_config(f->crtc, &f->out->connector, NULL, NULL, 0);
 }
 
 /* Let the clock read t and run the vblank processing. */
-static inline void qf_advance_to(struct qf *f, uint64_t t)
+static inline void qf_advance_to(struct fixture *f, uint64_t t)
 {
-	f->now = t;
-	wla_vdc_advance(f->vdc, t);
+	fixture_advance_to(f, t);
 }
 
 /* The time of the k-th vblank (k >= 1) of the 60 Hz timing started by the
  * last enable. */
-static inline uint64_t qf_vblank_ns(const struct qf *f, uint64_t k)
+static inline uint64_t qf_vblank_ns(const struct fixture *f, uint64_t k)
 {
 	return vblank_grid_ns(f->epoch, MHZ_60, k);
 }
 
 /* The clock onto that vblank, exactly. */
-static inline void qf_vblank(struct qf *f, uint64_t k)
+static inline void qf_vblank(struct fixture *f, uint64_t k)
 {
 	qf_advance_to(f, qf_vblank_ns(f, k));
 }
 
 /* Building a commit */
 
-static inline struct wla_atomic_state *qf_begin(struct qf *f, uint64_t seq, bool frame)
+static inline struct wla_atomic_state *qf_begin(struct fixture *f, uint64_t seq, bool frame)
 {
-	struct wla_atomic_state *state = wla_atomic_state_alloc(f->dev);
-	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, f->crtc);
-	cs->commit_seq = seq;
-	cs->want_event = frame;
-	return state;
+	return test_state(f->dev, f->crtc, seq, frame);
 }
 
 /* fb at (x, y) unscaled on plane, or the plane off with fb NULL. */
-static inline void qf_plane(struct qf *f, struct wla_atomic_state *state,
+static inline void qf_plane(struct fixture *f, struct wla_atomic_state *state,
 	struct wla_plane *plane, struct wla_fb *fb, int32_t x, int32_t y)
 {
-	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, plane);
-	wla_atomic_set_crtc_for_plane(state, ps, fb ? f->crtc : NULL);
-	wla_atomic_set_fb_for_plane(ps, fb);
-	wla_plane_state_set_full(ps, x, y);
+	test_put(state, f->crtc, plane, fb, x, y);
 }
 
 /* Commit through the flip queue; the state is freed if refused. */
 static inline int qf_commit(struct wla_atomic_state *state)
 {
-	int ret = wla_atomic_nonblocking_commit(state);
-	if (ret < 0) {
-		wla_atomic_state_free(state);
-	}
-	return ret;
+	return test_commit_nonblocking(state);
 }
 
 /* A nonblocking page flip: fb on the primary plane, a frame with seq. */
-static inline int qf_flip(struct qf *f, struct wla_fb *fb, uint64_t seq)
+static inline int qf_flip(struct fixture *f, struct wla_fb *fb, uint64_t seq)
 {
-	struct wla_atomic_state *state = qf_begin(f, seq, true);
-	qf_plane(f, state, f->crtc->primary, fb, 0, 0);
-	return qf_commit(state);
+	return test_flip(f->dev, f->crtc, fb, seq);
 }
 
 /* What the output shows now, at (x, y). */
-static inline uint32_t qf_pixel(struct qf *f, uint32_t x, uint32_t y)
+static inline uint32_t qf_pixel(struct fixture *f, uint32_t x, uint32_t y)
 {
 	struct wla_image *image = wla_vdc_compose(f->out);
 	if (!image) {
@@ -336,7 +255,7 @@ static inline void add_unique(const struct wla_plane_state **set, size_t *n,
  * may be replaced by a state that completes at once while the driver holds
  * the state that turned it off (the ordering rule only waits for states
  * the driver has not been handed); that state's plane state is then gone. */
-static inline bool plane_state_exists(struct qf *f, const struct wla_plane_state *ps,
+static inline bool plane_state_exists(struct fixture *f, const struct wla_plane_state *ps,
 	const struct wla_plane *plane)
 {
 	if (plane->state == ps) {
@@ -363,7 +282,7 @@ static inline bool plane_state_exists(struct qf *f, const struct wla_plane_state
  * plane states (the driver has yet to read them): a missing one is a
  * failure.
  */
-static inline void locks_from_scanout(struct qf *f, int want[MAX_FAKE_FBS])
+static inline void locks_from_scanout(struct fixture *f, int want[MAX_FAKE_FBS])
 {
 	const struct wla_plane_state *set[MAX_LIVE_PLANE_STATES];
 	size_t n = 0;
@@ -396,7 +315,7 @@ static inline void locks_from_scanout(struct qf *f, int want[MAX_FAKE_FBS])
 
 /* The core's view: current plane states and the replaced ones that commits
  * still waiting to latch keep until they do. */
-static inline void locks_from_states(struct qf *f, int want[MAX_FAKE_FBS])
+static inline void locks_from_states(struct fixture *f, int want[MAX_FAKE_FBS])
 {
 	const struct wla_plane_state *set[MAX_LIVE_PLANE_STATES];
 	size_t n = 0;
@@ -418,7 +337,7 @@ static inline void locks_from_states(struct qf *f, int want[MAX_FAKE_FBS])
 }
 
 /* Pending commits of the CRTC (each holds one live atomic state here). */
-static inline size_t qf_pending(struct qf *f)
+static inline size_t qf_pending(struct fixture *f)
 {
 	return (size_t)wl_list_length(&f->crtc->queue);
 }
@@ -464,7 +383,7 @@ static inline uint64_t test_seed(const char *test)
 #define VSYNC_FLAGS (WLA_PRESENT_VSYNC | WLA_PRESENT_HW_CLOCK | WLA_PRESENT_HW_COMPLETION)
 
 /* Event i, or NULL after recording a failure if there are fewer. */
-static inline const struct ev *event_at(const struct qf *f, size_t i)
+static inline const struct fixture_event *event_at(const struct fixture *f, size_t i)
 {
 	if (i >= f->n_events) {
 		fprintf(stderr, "  event %zu missing (%zu events)\n", i, f->n_events);
@@ -474,10 +393,10 @@ static inline const struct ev *event_at(const struct qf *f, size_t i)
 	return &f->events[i];
 }
 
-static inline void check_event(const struct qf *f, size_t i, uint64_t commit_seq, bool presented,
+static inline void check_event(const struct fixture *f, size_t i, uint64_t commit_seq, bool presented,
 	uint64_t seq, uint64_t when, uint64_t refresh)
 {
-	const struct ev *e = event_at(f, i);
+	const struct fixture_event *e = event_at(f, i);
 	if (!e) {
 		return;
 	}
@@ -492,9 +411,9 @@ static inline void check_event(const struct qf *f, size_t i, uint64_t commit_seq
 	}
 }
 
-static inline void check_discarded(const struct qf *f, size_t i, uint64_t commit_seq)
+static inline void check_discarded(const struct fixture *f, size_t i, uint64_t commit_seq)
 {
-	const struct ev *e = event_at(f, i);
+	const struct fixture_event *e = event_at(f, i);
 	if (!e) {
 		return;
 	}
@@ -504,7 +423,7 @@ static inline void check_discarded(const struct qf *f, size_t i, uint64_t commit
 }
 
 /* Both oracles agree with the fake fbs' lock counts. */
-static inline void check_oracles(struct qf *f)
+static inline void check_oracles(struct fixture *f)
 {
 	int a[MAX_FAKE_FBS], b[MAX_FAKE_FBS];
 	locks_from_scanout(f, a);
@@ -519,22 +438,13 @@ static inline void check_oracles(struct qf *f)
 }
 
 /* A mode change on a CRTC that is on, as a frame through the queue. */
-static inline int qf_modeset(struct qf *f, struct wla_mode mode, struct wla_fb *fb, uint64_t seq)
+static inline int qf_modeset(struct fixture *f, struct wla_mode mode, struct wla_fb *fb, uint64_t seq)
 {
 	struct wla_atomic_state *state = qf_begin(f, seq, true);
 	state->allow_modeset = true;
 	wla_atomic_get_crtc_state(state, f->crtc)->mode = mode;
 	qf_plane(f, state, f->crtc->primary, fb, 0, 0);
 	return qf_commit(state);
-}
-
-static inline int move_cursor(struct qf *f, struct wla_fb *fb, int32_t x, int32_t y)
-{
-	if (!fb) {
-		return wla_atomic_disable_plane(f->crtc->cursor);
-	}
-	return wla_atomic_update_plane(f->crtc->cursor, f->crtc, fb, x, y, fb->width, fb->height,
-		0, 0, fb->width << 16, fb->height << 16);
 }
 
 /*
@@ -740,12 +650,12 @@ static inline uint64_t qm_next_latch(const struct qmodel *m, uint64_t now)
 
 /* The recorded events are exactly the model's presents, in order; then
  * both are cleared. false (with the difference printed) otherwise. */
-static inline bool qm_check_events(struct qf *f, struct qmodel *m, uint64_t refresh_ns,
+static inline bool qm_check_events(struct fixture *f, struct qmodel *m, uint64_t refresh_ns,
 	const char *where)
 {
 	bool ok = f->n_events == m->n_ev && !m->overflow;
 	for (size_t i = 0; ok && i < m->n_ev; i++) {
-		const struct ev *e = &f->events[i];
+		const struct fixture_event *e = &f->events[i];
 		const struct qm_present *w = &m->ev[i];
 		ok = e->presented && !e->discarded && e->commit_seq == w->commit_seq &&
 			e->seq == w->seq && e->when_ns == w->when_ns &&
@@ -771,7 +681,7 @@ static inline bool qm_check_events(struct qf *f, struct qmodel *m, uint64_t refr
 }
 
 /* The VDC's counters and the core's queue are the model's. */
-static inline bool qm_check_books(struct qf *f, const struct qmodel *m, const char *where)
+static inline bool qm_check_books(struct fixture *f, const struct qmodel *m, const char *where)
 {
 	const struct wla_vdc_output *out = f->out;
 	bool ok = out->seq == m->seq && out->counters.seq == m->seq &&

@@ -9,9 +9,9 @@
 
 static void the_next_latch_after_a_queued_modeset_follows_the_new_timing(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 3, false));
-	struct wla_fb *a = screen_fb(0xff0a0a0a), *b = screen_fb(0xff0b0b0b);
+	struct wla_fb *a = qf_screen_fb(0xff0a0a0a), *b = qf_screen_fb(0xff0b0b0b);
 	struct wla_fb *s1 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
@@ -35,9 +35,9 @@ static void the_next_latch_after_a_queued_modeset_follows_the_new_timing(void)
 
 static void a_frame_changing_the_cursor_after_a_cursor_update_shows_its_own_cursor(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 2, false));
-	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
+	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
 	struct wla_fb *c1 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
 	struct wla_fb *c2 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0002);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
@@ -69,11 +69,11 @@ static void a_frame_changing_the_cursor_after_a_cursor_update_shows_its_own_curs
 
 static void hiding_a_hidden_cursor_leaves_a_queued_frames_cursor_state_alone(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 1, true));
-	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
-	struct wla_fb *c = screen_fb(0xff0000c0), *d = screen_fb(0xff0000d0);
-	struct wla_fb *x = screen_fb(0xff0000e0);
+	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
+	struct wla_fb *c = qf_screen_fb(0xff0000c0), *d = qf_screen_fb(0xff0000d0);
+	struct wla_fb *x = qf_screen_fb(0xff0000e0);
 	struct wla_fb *c1 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
@@ -173,7 +173,7 @@ struct flipper {
 };
 
 /* The next frame as soon as the last one is on screen, told to the model. */
-static void flip_on_present(struct qf *f, const struct wla_present *ev)
+static void flip_on_present(struct fixture *f, const struct wla_present *ev)
 {
 	struct flipper *fl = f->hook_data;
 	if (!ev->presented) {
@@ -199,13 +199,13 @@ static uint64_t exact_vblank_ns(uint64_t k)
 static void vblank_times_at_59_94_hz_do_not_drift_from_the_exact_rate(void)
 {
 	rng_state = test_seed(__func__);
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 1, false));
 	struct qmodel m;
 	qm_init(&m);
 	struct flipper fl = { .m = &m, .next_seq = 2 };
-	fl.fb[0] = screen_fb(0xff000010);
-	fl.fb[1] = screen_fb(0xff000020);
+	fl.fb[0] = qf_screen_fb(0xff000010);
+	fl.fb[1] = qf_screen_fb(0xff000020);
 	f.hook = flip_on_present;
 	f.hook_data = &fl;
 	const uint64_t period = UINT64_C(16683350);
@@ -249,10 +249,10 @@ static void vblank_times_at_59_94_hz_do_not_drift_from_the_exact_rate(void)
  * now may make an earlier one (within the slack of now). */
 static void the_next_latch_counts_a_frame_due_within_the_slack_of_now(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 3, false));
-	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
-	struct wla_fb *c = screen_fb(0xff0000c0);
+	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
+	struct wla_fb *c = qf_screen_fb(0xff0000c0);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	qf_clear_events(&f);

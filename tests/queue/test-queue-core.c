@@ -13,10 +13,10 @@
 
 static void frames_queued_at_depth_3_latch_one_per_vblank_in_commit_order(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 3, false));
-	struct wla_fb *a = screen_fb(0xff000001), *b = screen_fb(0xff0000b0);
-	struct wla_fb *c = screen_fb(0xff00c000), *d = screen_fb(0xffd00000);
+	struct wla_fb *a = qf_screen_fb(0xff000001), *b = qf_screen_fb(0xff0000b0);
+	struct wla_fb *c = qf_screen_fb(0xff00c000), *d = qf_screen_fb(0xffd00000);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	CHECK_INT(f.n_events, 0);
 	qf_vblank(&f, 1);
@@ -72,11 +72,11 @@ static void frames_queued_at_depth_3_latch_one_per_vblank_in_commit_order(void)
 
 static void refuse_beyond_depth(uint32_t depth)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, depth, false));
 	struct wla_fb *fbs[4];
 	for (size_t i = 0; i < 4; i++) {
-		fbs[i] = screen_fb(0xff101010 * (uint32_t)(i + 1));
+		fbs[i] = qf_screen_fb(0xff101010 * (uint32_t)(i + 1));
 	}
 	CHECK_INT(qf_enable(&f, fbs[0], 1), 0);
 	qf_vblank(&f, 1);
@@ -143,9 +143,9 @@ static void depth_2_refuses_a_third_frame_with_flip_queue_full(void)
 
 static void a_blocking_commit_is_refused_while_frames_are_queued(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 2, false));
-	struct wla_fb *a = screen_fb(0xff111111), *b = screen_fb(0xff222222);
+	struct wla_fb *a = qf_screen_fb(0xff111111), *b = qf_screen_fb(0xff222222);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
@@ -167,11 +167,11 @@ static void a_blocking_commit_is_refused_while_frames_are_queued(void)
 
 static void mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_once(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 1, true));
-	struct wla_fb *a = screen_fb(0xff0000aa), *b = screen_fb(0xff00bb00);
-	struct wla_fb *c = screen_fb(0xffcc0000), *d = screen_fb(0xffdddddd);
-	struct wla_fb *e = screen_fb(0xffeeeeee);
+	struct wla_fb *a = qf_screen_fb(0xff0000aa), *b = qf_screen_fb(0xff00bb00);
+	struct wla_fb *c = qf_screen_fb(0xffcc0000), *d = qf_screen_fb(0xffdddddd);
+	struct wla_fb *e = qf_screen_fb(0xffeeeeee);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	qf_clear_events(&f);
@@ -242,11 +242,11 @@ static void mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_onc
 
 static void mailbox_at_depth_2_replaces_only_the_newest_waiting_frame(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 2, true));
-	struct wla_fb *a = screen_fb(0xff0000aa), *b = screen_fb(0xff00bb00);
-	struct wla_fb *c = screen_fb(0xffcc0000), *d = screen_fb(0xffdddddd);
-	struct wla_fb *e = screen_fb(0xffeeeeee);
+	struct wla_fb *a = qf_screen_fb(0xff0000aa), *b = qf_screen_fb(0xff00bb00);
+	struct wla_fb *c = qf_screen_fb(0xffcc0000), *d = qf_screen_fb(0xffdddddd);
+	struct wla_fb *e = qf_screen_fb(0xffeeeeee);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	qf_clear_events(&f);
@@ -297,10 +297,10 @@ static void mailbox_at_depth_2_replaces_only_the_newest_waiting_frame(void)
 
 static void mailbox_replacement_keeps_the_replaced_frames_other_planes(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 1, true));
-	struct wla_fb *a = screen_fb(0xff0000aa), *b = screen_fb(0xff00bb00);
-	struct wla_fb *m = screen_fb(0xff0000cc);
+	struct wla_fb *a = qf_screen_fb(0xff0000aa), *b = qf_screen_fb(0xff00bb00);
+	struct wla_fb *m = qf_screen_fb(0xff0000cc);
 	struct wla_fb *ov = fake_fb_new(8, 8, DRM_FORMAT_XRGB8888, 0xff777777);
 	struct wla_plane *overlay = &f.out->overlays[0];
 	CHECK_INT(qf_enable(&f, a, 1), 0);
@@ -406,11 +406,11 @@ static void each_fb_is_released_at_the_vblank_that_latches_its_replacement(void)
 		{ 'V', 19, { 0, 1, 0, 0, 0 }, { { A, 18 }, { B, 19 } } },
 		{ 'V', 20, { 0, 1, 0, 0, 0 }, NONE },
 	};
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *fbs[5];
 	for (int i = 0; i < 5; i++) {
-		fbs[i] = screen_fb(0xff000000 | (uint32_t)(0x30 * (i + 1)));
+		fbs[i] = qf_screen_fb(0xff000000 | (uint32_t)(0x30 * (i + 1)));
 	}
 	CHECK_INT(qf_enable(&f, fbs[A], 1), 0);
 	CHECK_INT(locks_of(fbs[A]), 1);
@@ -443,7 +443,7 @@ static void each_fb_is_released_at_the_vblank_that_latches_its_replacement(void)
 				ok = false;
 				break;
 			}
-			const struct ev *e = &f.events[seen + p];
+			const struct fixture_event *e = &f.events[seen + p];
 			uint64_t k = (uint64_t)st->presented[p].vblank;
 			ok &= e->presented && e->seq == k && e->when_ns == qf_vblank_ns(&f, k) &&
 				e->refresh_ns == PERIOD_60 && e->commit_seq > last_presented_seq;
@@ -482,10 +482,10 @@ static void each_fb_is_released_at_the_vblank_that_latches_its_replacement(void)
 
 static void a_client_dropping_a_queued_or_shown_fb_changes_nothing_on_screen(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 3, false));
-	struct wla_fb *a = screen_fb(0xffa0a0a0), *b = screen_fb(0xffb0b0b0);
-	struct wla_fb *c = screen_fb(0xffc0c0c0);
+	struct wla_fb *a = qf_screen_fb(0xffa0a0a0), *b = qf_screen_fb(0xffb0b0b0);
+	struct wla_fb *c = qf_screen_fb(0xffc0c0c0);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
@@ -516,11 +516,11 @@ static void a_client_dropping_a_queued_or_shown_fb_changes_nothing_on_screen(voi
 
 static void disabling_with_a_full_queue_reports_every_frame_not_presented(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *fbs[4];
 	for (int i = 0; i < 4; i++) {
-		fbs[i] = screen_fb(0xff404040 + (uint32_t)i);
+		fbs[i] = qf_screen_fb(0xff404040 + (uint32_t)i);
 	}
 	struct wla_fb *cursor = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffffffff);
 	CHECK_INT(qf_enable(&f, fbs[0], 1), 0);
@@ -554,7 +554,7 @@ static void disabling_with_a_full_queue_reports_every_frame_not_presented(void)
 	qf_vblank(&f, 10);
 	CHECK_INT(f.n_events, 3);
 	/* And it comes back on with a fresh queue. */
-	struct wla_fb *again = screen_fb(0xff123456);
+	struct wla_fb *again = qf_screen_fb(0xff123456);
 	CHECK_INT(qf_enable(&f, again, 50), 0);
 	qf_vblank(&f, 1);
 	CHECK_INT(f.events[f.n_events - 1].commit_seq, 50);
@@ -567,7 +567,7 @@ static void disabling_with_a_full_queue_reports_every_frame_not_presented(void)
 }
 
 struct destroy_probe {
-	struct qf *f;
+	struct fixture *f;
 	size_t live_states;
 	int locks[5];
 	bool called;
@@ -588,11 +588,11 @@ static void probe_capture(struct wla_capture *capture, const struct wla_image *i
 
 static void destroying_the_vdc_with_a_full_queue_releases_everything(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *fbs[5];
 	for (int i = 0; i < 5; i++) {
-		fbs[i] = screen_fb(0xff505050 + (uint32_t)i);
+		fbs[i] = qf_screen_fb(0xff505050 + (uint32_t)i);
 	}
 	CHECK_INT(qf_enable(&f, fbs[0], 1), 0);
 	qf_vblank(&f, 1);
@@ -627,10 +627,10 @@ static void destroying_the_vdc_with_a_full_queue_releases_everything(void)
 
 static void a_modeset_behind_queued_frames_latches_after_them_in_order(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 3, false));
-	struct wla_fb *a = screen_fb(0xff0a0a0a), *b = screen_fb(0xff0b0b0b);
-	struct wla_fb *c = screen_fb(0xff0c0c0c);
+	struct wla_fb *a = qf_screen_fb(0xff0a0a0a), *b = qf_screen_fb(0xff0b0b0b);
+	struct wla_fb *c = qf_screen_fb(0xff0c0c0c);
 	struct wla_fb *s1 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
 	struct wla_fb *s2 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff525252);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
@@ -684,9 +684,9 @@ static void a_modeset_behind_queued_frames_latches_after_them_in_order(void)
 
 static void a_blocking_modeset_with_a_non_empty_queue_is_refused(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 3, false));
-	struct wla_fb *a = screen_fb(0xff0a0a0a), *b = screen_fb(0xff0b0b0b);
+	struct wla_fb *a = qf_screen_fb(0xff0a0a0a), *b = qf_screen_fb(0xff0b0b0b);
 	struct wla_fb *s1 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
@@ -712,11 +712,11 @@ static void a_blocking_modeset_with_a_non_empty_queue_is_refused(void)
 
 static void a_cursor_update_is_refused_while_frames_are_queued_and_a_frame_moves_it_instead(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 3, false));
-	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
-	struct wla_fb *c = screen_fb(0xff0000c0), *d = screen_fb(0xff0000d0);
-	struct wla_fb *e = screen_fb(0xff0000e0);
+	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
+	struct wla_fb *c = qf_screen_fb(0xff0000c0), *d = qf_screen_fb(0xff0000d0);
+	struct wla_fb *e = qf_screen_fb(0xff0000e0);
 	struct wla_fb *cur = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff00ff);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
@@ -781,9 +781,9 @@ static void a_cursor_update_is_refused_while_frames_are_queued_and_a_frame_moves
 
 static void an_idle_cursor_update_latches_at_the_next_vblank_and_a_frame_joins_it(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 2, false));
-	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
+	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
 	struct wla_fb *cur = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff00ff);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
@@ -854,9 +854,9 @@ static void an_idle_cursor_update_latches_at_the_next_vblank_and_a_frame_joins_i
 
 static void a_cursor_update_waits_while_a_queued_frame_changes_the_cursor_plane(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 2, false));
-	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
+	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
 	struct wla_fb *c1 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
 	struct wla_fb *c2 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0002);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
@@ -890,9 +890,9 @@ static void a_cursor_update_waits_while_a_queued_frame_changes_the_cursor_plane(
 
 static void a_failed_prepare_leaves_the_queue_untouched(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 3, false));
-	struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
+	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
 	struct wla_fb *ov = fake_fb_new(8, 8, DRM_FORMAT_XRGB8888, 0xff777777);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
@@ -932,9 +932,9 @@ static void frame_fits_is_what_the_next_frame_commit_does(void)
 {
 	for (uint32_t depth = 1; depth <= 3; depth++) {
 		for (int mailbox = 0; mailbox <= 1; mailbox++) {
-			struct qf f;
+			struct fixture f;
 			CHECK(qf_init(&f, depth, mailbox));
-			struct wla_fb *a = screen_fb(0xff0000a0), *b = screen_fb(0xff0000b0);
+			struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
 			CHECK_INT(qf_enable(&f, a, 1), 0);
 			qf_vblank(&f, 1);
 			uint64_t seq = 2, k = 2;
@@ -981,10 +981,10 @@ static void frame_fits_is_what_the_next_frame_commit_does(void)
  * core's next latch says so (it said a vblank later). */
 static void mailbox_next_latch_is_the_replaced_frames_vblank(void)
 {
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, 1, true));
-	struct wla_fb *a = screen_fb(0xff0000a1), *b = screen_fb(0xff0000b1);
-	struct wla_fb *c = screen_fb(0xff0000c1), *d = screen_fb(0xff0000d1);
+	struct wla_fb *a = qf_screen_fb(0xff0000a1), *b = qf_screen_fb(0xff0000b1);
+	struct wla_fb *c = qf_screen_fb(0xff0000c1), *d = qf_screen_fb(0xff0000d1);
 	CHECK_INT(qf_enable(&f, a, 1), 0);
 	qf_vblank(&f, 1);
 	CHECK_INT(qf_flip(&f, b, 2), 0); /* armed for vblank 2 */

@@ -29,7 +29,7 @@
 #include "backend/wlr.h"
 #include "harness.h"
 #include "util.h"
-#include "vblank-grid.h"
+#include "lib/vblank-grid.h"
 
 #define MHZ_60 60000
 #define P60 UINT64_C(16666667)

@@ -25,7 +25,7 @@
 #include "harness.h"
 #include "test-buffer.h"
 #include "util.h"
-#include "vblank-grid.h"
+#include "lib/vblank-grid.h"
 
 #define W 64
 #define H 48

@@ -28,7 +28,7 @@ struct ntsc {
 	bool refused;
 };
 
-static void ntsc_commit(struct qf *f, struct ntsc *n)
+static void ntsc_commit(struct fixture *f, struct ntsc *n)
 {
 	n->flip = (n->flip + 1) % 3;
 	uint64_t seq = n->next_seq++;
@@ -40,7 +40,7 @@ static void ntsc_commit(struct qf *f, struct ntsc *n)
 }
 
 /* Like a compositor: a new frame for every one that reached the screen. */
-static void ntsc_present(struct qf *f, const struct wla_present *ev)
+static void ntsc_present(struct fixture *f, const struct wla_present *ev)
 {
 	if (ev->presented) {
 		ntsc_commit(f, f->hook_data);
@@ -50,14 +50,14 @@ static void ntsc_present(struct qf *f, const struct wla_present *ev)
 static void run_ntsc(const char *test, unsigned depth)
 {
 	rng_state = test_seed(test);
-	struct qf f;
+	struct fixture f;
 	CHECK(qf_init(&f, depth, false));
 	struct qmodel m;
 	qm_init(&m);
 	CHECK_INT(f.vdc->dev.latch_slack_ns, m.slack);
 	struct ntsc n = { .m = &m, .next_seq = 2 };
 	for (size_t i = 0; i < 3; i++) {
-		n.fb[i] = screen_fb(0xff000010 * (uint32_t)(i + 1));
+		n.fb[i] = qf_screen_fb(0xff000010 * (uint32_t)(i + 1));
 	}
 	f.hook = ntsc_present;
 	f.hook_data = &n;

@@ -42,7 +42,7 @@ static void soak_trace(const char *fmt, ...)
 #define SOAK_MAX_QUEUED 5
 
 struct soak {
-	struct qf f;
+	struct fixture f;
 	struct qmodel m;
 	/* Which queued entries of the model touch the cursor plane. */
 	bool touches_cursor[QM_MAX];
@@ -83,7 +83,7 @@ static void model_advance(struct soak *s, uint64_t now)
 
 static void soak_enable(struct soak *s)
 {
-	struct qf *f = &s->f;
+	struct fixture *f = &s->f;
 	uint64_t seq = s->next_seq++;
 	struct wla_fb *fb = s->screen[rng_below(SOAK_SCREEN_FBS)];
 	soak_trace("%zu: enable %" PRIu64 "\n", s->step, seq);
@@ -100,7 +100,7 @@ static void soak_enable(struct soak *s)
 
 static void soak_frame(struct soak *s)
 {
-	struct qf *f = &s->f;
+	struct fixture *f = &s->f;
 	uint64_t seq = s->next_seq++;
 	struct wla_atomic_state *state = qf_begin(f, seq, true);
 	qf_plane(f, state, f->crtc->primary, s->screen[rng_below(SOAK_SCREEN_FBS)], 0, 0);
@@ -174,7 +174,7 @@ static void soak_frame(struct soak *s)
 
 static void soak_cursor(struct soak *s)
 {
-	struct qf *f = &s->f;
+	struct fixture *f = &s->f;
 	struct qmodel *m = &s->m;
 	bool hide = rng_below(8) == 0;
 	int ret;
@@ -225,7 +225,7 @@ static void soak_cursor(struct soak *s)
 /* A wake-up at t: every vblank that passed, each latch with its own. */
 static void soak_wake(struct soak *s, uint64_t t)
 {
-	struct qf *f = &s->f;
+	struct fixture *f = &s->f;
 	model_advance(s, t);
 	s->presented += s->m.n_ev;
 	soak_trace("%zu: wake-up at %" PRIu64 " (vblank %" PRIu64 "): %zu presents\n", s->step, t,
@@ -239,7 +239,7 @@ static void soak_wake(struct soak *s, uint64_t t)
 /* A wake-up time around the next vblank. */
 static uint64_t soak_time(struct soak *s)
 {
-	struct qf *f = &s->f;
+	struct fixture *f = &s->f;
 	uint64_t due = qm_vblank_ns(&s->m, s->m.processed + 1);
 	uint64_t t;
 	switch (rng_below(7)) {
@@ -272,7 +272,7 @@ static void soak_advance(struct soak *s)
  * updates come in before the wake-up, then it comes. */
 static void soak_late_timer(struct soak *s)
 {
-	struct qf *f = &s->f;
+	struct fixture *f = &s->f;
 	f->now = soak_time(s);
 	s->late_timers++;
 	soak_trace("%zu: the clock at %" PRIu64 ", no wake-up\n", s->step, f->now);
@@ -288,7 +288,7 @@ static void soak_late_timer(struct soak *s)
 
 static void soak_disable(struct soak *s)
 {
-	struct qf *f = &s->f;
+	struct fixture *f = &s->f;
 	struct qmodel *m = &s->m;
 	soak_trace("%zu: disable (queued %zu)\n", s->step, m->n);
 	if (qf_disable(f) != 0) {
@@ -322,7 +322,7 @@ static void soak_disable(struct soak *s)
 
 static void soak_check(struct soak *s)
 {
-	struct qf *f = &s->f;
+	struct fixture *f = &s->f;
 	int a[MAX_FAKE_FBS], b[MAX_FAKE_FBS];
 	int failures = harness_test_failures;
 	locks_from_scanout(f, a);
@@ -370,11 +370,11 @@ static void soak_of_10000_frames_keeps_locks_equal_to_references(void)
 	rng_state = test_seed(__func__);
 	trace = getenv("WLA_SOAK_TRACE") != NULL;
 	struct soak s = { .next_seq = 1 };
-	struct qf *f = &s.f;
+	struct fixture *f = &s.f;
 	CHECK(qf_init(f, 2, false));
 	qm_init(&s.m);
 	for (size_t i = 0; i < SOAK_SCREEN_FBS; i++) {
-		s.screen[i] = screen_fb(0xff000000 | (uint32_t)(i * 0x111111));
+		s.screen[i] = qf_screen_fb(0xff000000 | (uint32_t)(i * 0x111111));
 	}
 	for (size_t i = 0; i < SOAK_OVERLAY_FBS; i++) {
 		s.overlay[i] = fake_fb_new(8, 8, DRM_FORMAT_XRGB8888, 0xff808000 + (uint32_t)i);

@@ -16,6 +16,7 @@
 #include "backend/log.h"
 #include "lib/fake-fb.h"
 #include "lib/legacy.h"
+#include "lib/states.h"
 
 static int failures;
 
@@ -211,14 +212,7 @@ int main(void)
 	a.now = wla_vblank_grid_ns(&a.grid, 2) - SLACK - 1000;
 	CHECK(wla_atomic_page_flip(&a.crtc, fb, 2) == 0);
 	errors = 0;
-	struct wla_atomic_state *state = wla_atomic_state_alloc(&a.dev);
-	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, &a.primary);
-	wla_atomic_set_crtc_for_plane(state, ps, &a.crtc);
-	wla_atomic_set_fb_for_plane(ps, fc);
-	wla_plane_state_set_full(ps, 0, 0);
-	wla_atomic_get_crtc_state(state, &a.crtc)->want_event = true;
-	CHECK(wla_atomic_nonblocking_commit(state) == -EBUSY);
-	wla_atomic_state_free(state);
+	CHECK(test_flip(&a.dev, &a.crtc, fc, 0) == -EBUSY);
 	CHECK(errors == 1 && strstr(last_error, "crtc-0: flip queue full (1 of 1 frames"));
 	alone_vblank(&a, 2);
 	CHECK(a.presented == 2 && a.last_seq == 2);
@@ -242,21 +236,11 @@ int main(void)
 	/* Without rearm (this driver, KMS) a frame committed in time behind a
 	 * non-frame in flight waits for its latch and misses nothing. */
 	a.now = wla_vblank_grid_ns(&a.grid, 5) - 2000000;
-	state = wla_atomic_state_alloc(&a.dev);
-	ps = wla_atomic_get_plane_state(state, &a.primary);
-	wla_atomic_set_crtc_for_plane(state, ps, &a.crtc);
-	wla_atomic_set_fb_for_plane(ps, fb);
-	wla_plane_state_set_full(ps, 0, 0);
-	CHECK(wla_atomic_nonblocking_commit(state) == 0); /* no event: no frame */
+	struct wla_atomic_state *state = test_state(&a.dev, &a.crtc, 0, false);
+	test_put(state, &a.crtc, &a.primary, fb, 0, 0);
+	CHECK(test_commit_nonblocking(state) == 0); /* no event: no frame */
 	a.now += 1000000;
-	state = wla_atomic_state_alloc(&a.dev);
-	ps = wla_atomic_get_plane_state(state, &a.primary);
-	wla_atomic_set_crtc_for_plane(state, ps, &a.crtc);
-	wla_atomic_set_fb_for_plane(ps, fc);
-	wla_plane_state_set_full(ps, 0, 0);
-	wla_atomic_get_crtc_state(state, &a.crtc)->want_event = true;
-	wla_atomic_get_crtc_state(state, &a.crtc)->commit_seq = 5;
-	CHECK(wla_atomic_nonblocking_commit(state) == 0); /* waits behind it */
+	CHECK(test_flip(&a.dev, &a.crtc, fc, 5) == 0); /* waits behind it */
 	alone_vblank(&a, 5);
 	alone_vblank(&a, 6);
 	CHECK(a.presented == 4 && a.last_seq == 6);

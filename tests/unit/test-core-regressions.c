@@ -15,75 +15,22 @@
 #include "harness.h"
 #include "lib/fake-fb.h"
 #include "lib/legacy.h"
+#include "lib/vdc-fixture.h"
 
 #define W 64
 #define H 48
 #define T0 UINT64_C(5000000000)
-#define MAX_FBS 16
-#define MAX_EV 32
+/* What hooks of the tests below count and see. */
+static int hook_calls;
+static uint32_t captured_pixel; /* pixel (1,1) of the last capture */
 
-struct ev {
-	unsigned crtc;
-	uint64_t commit_seq;
-	bool presented, discarded, failed;
-	uint64_t seq, when_ns;
-};
-
-struct rf;
-typedef void (*rf_hook)(struct rf *f, const struct wla_present *ev);
-
-struct rf {
-	struct wla_config cfg;
-	uint64_t now;
-	struct wla_vdc *vdc;
-	struct wla_device *dev;
-	struct wla_fb *fbs[MAX_FBS];
-	struct fake_fb_probe probes[MAX_FBS];
-	size_t n_fbs;
-	struct ev evs[MAX_EV];
-	size_t n_evs;
-	rf_hook hook;
-	int hook_calls;
-	uint32_t captured_pixel; /* pixel (1,1) of the last capture */
-};
-
-static uint64_t rf_clock(void *data)
-{
-	return ((struct rf *)data)->now;
-}
-
-static void rf_record(struct wla_crtc *crtc, const struct wla_present *p, void *data)
-{
-	struct rf *f = data;
-	if (f->n_evs < MAX_EV) {
-		f->evs[f->n_evs++] = (struct ev){
-			.crtc = crtc->index,
-			.commit_seq = p->commit_seq,
-			.presented = p->presented,
-			.discarded = p->discarded,
-			.failed = p->failed,
-			.seq = p->seq,
-			.when_ns = (uint64_t)p->when.tv_sec * 1000000000u + (uint64_t)p->when.tv_nsec,
-		};
-	}
-	if (f->hook) {
-		f->hook(f, p);
-	}
-}
-
-static struct wla_vdc_output *out_of(struct rf *f, size_t i)
-{
-	return f->vdc->outputs[i];
-}
-
-static struct wla_crtc *crtc_of(struct rf *f, size_t i)
-{
-	return &out_of(f, i)->crtc;
-}
-
-static bool rf_setup(struct rf *f, size_t outputs, unsigned depth, bool mailbox)
+/* The tests' VDC fixture with outputs V-0, V-1... (64x48@60 and 32x32@30),
+ * one overlay plane, a 64x64 cursor, the flip queue as given. */
+static bool rf_setup(struct fixture *f, size_t outputs, unsigned depth, bool mailbox)
 {
 	memset(f, 0, sizeof(*f));
+	hook_calls = 0;
+	captured_pixel = 0;
 	wla_config_init(&f->cfg);
 	f->cfg.n_outputs = outputs;
 	for (size_t i = 0; i < outputs; i++) {
@@ -94,36 +41,23 @@ static bool rf_setup(struct rf *f, size_t outputs, unsigned depth, bool mailbox)
 	}
 	f->cfg.overlay_planes = 1;
 	f->cfg.cursor_size = 64;
-	f->now = T0;
-	f->vdc = wla_vdc_create(NULL, &f->cfg, rf_clock, f);
-	if (!f->vdc) {
-		return false;
-	}
-	f->dev = &f->vdc->dev;
-	for (size_t i = 0; i < outputs; i++) {
-		struct wla_crtc *crtc = crtc_of(f, i);
-		crtc->present = rf_record;
-		crtc->present_data = f;
-		crtc->queue_depth = depth;
-		crtc->mailbox = mailbox;
-	}
-	return true;
+	f->cfg.flip_depth = depth;
+	f->cfg.flip_mailbox = mailbox;
+	return fixture_setup_config_at(f, T0);
 }
 
-static struct wla_fb *rf_fb_format(struct rf *f, uint32_t w, uint32_t h, uint32_t format,
+static struct wla_fb *rf_fb_format(struct fixture *f, uint32_t w, uint32_t h, uint32_t format,
 	uint32_t color)
 {
-	size_t i = f->n_fbs++;
-	f->fbs[i] = fake_fb_create(w, h, format, color, &f->probes[i]);
-	return f->fbs[i];
+	return fixture_fb(f, w, h, format, color, NULL);
 }
 
-static struct wla_fb *rf_fb(struct rf *f, uint32_t w, uint32_t h, uint32_t color)
+static struct wla_fb *rf_fb(struct fixture *f, uint32_t w, uint32_t h, uint32_t color)
 {
 	return rf_fb_format(f, w, h, DRM_FORMAT_XRGB8888, color);
 }
 
-static int locks(struct rf *f, struct wla_fb *fb)
+static int locks(struct fixture *f, struct wla_fb *fb)
 {
 	for (size_t i = 0; i < f->n_fbs; i++) {
 		if (f->fbs[i] == fb) {
@@ -135,7 +69,7 @@ static int locks(struct rf *f, struct wla_fb *fb)
 
 /* The core's counters equal what its queue holds, and the VDC holds a
  * state armed exactly when the core says it handed one over. */
-static void check_books(struct rf *f)
+static void check_books(struct fixture *f)
 {
 	for (size_t c = 0; c < f->dev->n_crtcs; c++) {
 		struct wla_crtc *crtc = f->dev->crtcs[c];
@@ -165,14 +99,13 @@ static void check_books(struct rf *f)
 		CHECK_INT(crtc->waiting_frames, waiting);
 		/* Beyond max_slots only states written over non-frames. */
 		CHECK(armed <= crtc->max_slots || (crtc->rearm && frames - waiting <= 1));
-		CHECK_INT(out_of(f, c)->armed, armed > 0);
+		CHECK_INT(fixture_out(f, c)->armed, armed > 0);
 	}
 }
 
-static void rf_advance(struct rf *f, uint64_t t)
+static void rf_advance(struct fixture *f, uint64_t t)
 {
-	f->now = t;
-	wla_vdc_advance(f->vdc, t);
+	fixture_advance_to(f, t);
 	check_books(f);
 }
 
@@ -182,7 +115,7 @@ static uint64_t vblank60(uint64_t t0, uint64_t k)
 	return t0 + (k * UINT64_C(1000000000000) + 30000) / 60000;
 }
 
-static void rf_finish(struct rf *f)
+static void rf_finish(struct fixture *f)
 {
 	wla_vdc_destroy(f->vdc);
 	for (size_t i = 0; i < f->n_fbs; i++) {
@@ -192,62 +125,34 @@ static void rf_finish(struct rf *f)
 	}
 }
 
-static struct wla_atomic_state *frame_state(struct rf *f, struct wla_crtc *crtc, uint64_t seq,
-	struct wla_plane *plane, struct wla_fb *fb)
+static struct wla_atomic_state *frame_state(struct fixture *f, struct wla_crtc *crtc,
+	uint64_t seq, struct wla_plane *plane, struct wla_fb *fb)
 {
-	struct wla_atomic_state *state = wla_atomic_state_alloc(f->dev);
-	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
-	cs->commit_seq = seq;
-	cs->want_event = true;
+	struct wla_atomic_state *state = test_state(f->dev, crtc, seq, true);
 	if (plane) {
-		struct wla_plane_state *ps = wla_atomic_get_plane_state(state, plane);
-		wla_atomic_set_crtc_for_plane(state, ps, fb ? crtc : NULL);
-		wla_atomic_set_fb_for_plane(ps, fb);
-		wla_plane_state_set_full(ps, 0, 0);
+		test_put(state, crtc, plane, fb, 0, 0);
 	}
 	return state;
 }
 
-static int commit_nb(struct wla_atomic_state *state)
+static int flip(struct fixture *f, size_t out, struct wla_fb *fb, uint64_t seq)
 {
-	int ret = wla_atomic_nonblocking_commit(state);
-	if (ret < 0) {
-		wla_atomic_state_free(state);
-	}
-	return ret;
+	struct wla_crtc *crtc = fixture_crtc(f, out);
+	return test_commit_nonblocking(frame_state(f, crtc, seq, crtc->primary, fb));
 }
 
-static int flip(struct rf *f, size_t out, struct wla_fb *fb, uint64_t seq)
+static int enable(struct fixture *f, size_t out, struct wla_fb *fb, uint64_t seq)
 {
-	struct wla_crtc *crtc = crtc_of(f, out);
-	return commit_nb(frame_state(f, crtc, seq, crtc->primary, fb));
-}
-
-static int enable(struct rf *f, size_t out, struct wla_fb *fb, uint64_t seq)
-{
-	struct wla_vdc_output *o = out_of(f, out);
+	struct wla_vdc_output *o = fixture_out(f, out);
 	return wla_atomic_set_config(&o->crtc, &o->connector, &o->connector.modes[0], fb, seq);
-}
-
-static const struct ev *ev_of(struct rf *f, uint64_t commit_seq)
-{
-	for (size_t i = 0; i < f->n_evs; i++) {
-		if (f->evs[i].commit_seq == commit_seq) {
-			return &f->evs[i];
-		}
-	}
-	fprintf(stderr, "  no event for commit_seq %llu\n", (unsigned long long)commit_seq);
-	harness_test_failures++;
-	static const struct ev none = { 0 };
-	return &none;
 }
 
 /* Issue 10 bug 1, issue 9 defect a: a discarded frame's handler commits. */
 
-static void commit_from_discard(struct rf *f, const struct wla_present *ev)
+static void commit_from_discard(struct fixture *f, const struct wla_present *ev)
 {
 	if (ev->discarded && ev->commit_seq == 3) {
-		f->hook_calls++;
+		hook_calls++;
 		/* The books must be straight when the handler runs. */
 		check_books(f);
 		CHECK_INT(flip(f, 0, f->fbs[4], 5), 0);
@@ -257,7 +162,7 @@ static void commit_from_discard(struct rf *f, const struct wla_present *ev)
 
 static void a_discarded_frames_handler_commits_behind_the_frame_replacing_it(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, true));
 	struct wla_fb *fb[5];
 	for (int i = 0; i < 5; i++) {
@@ -272,18 +177,18 @@ static void a_discarded_frames_handler_commits_behind_the_frame_replacing_it(voi
 	/* Replaces 3, whose handler commits 5, which replaces 4. */
 	CHECK_INT(flip(&f, 0, fb[3], 4), 0);
 	check_books(&f);
-	CHECK_INT(f.hook_calls, 1);
+	CHECK_INT(hook_calls, 1);
 	f.hook = NULL;
-	CHECK(ev_of(&f, 3)->discarded);
-	CHECK(ev_of(&f, 4)->discarded);
+	CHECK(fixture_event_of(&f, 3)->discarded);
+	CHECK(fixture_event_of(&f, 4)->discarded);
 	CHECK_INT(locks(&f, fb[2]), 0);
 	CHECK_INT(locks(&f, fb[3]), 0);
 	rf_advance(&f, vblank60(T0, 2));
 	rf_advance(&f, vblank60(T0, 3));
-	CHECK(ev_of(&f, 2)->presented);
-	CHECK_INT(ev_of(&f, 2)->seq, 2);
-	CHECK(ev_of(&f, 5)->presented);
-	CHECK_INT(ev_of(&f, 5)->seq, 3);
+	CHECK(fixture_event_of(&f, 2)->presented);
+	CHECK_INT(fixture_event_of(&f, 2)->seq, 2);
+	CHECK(fixture_event_of(&f, 5)->presented);
+	CHECK_INT(fixture_event_of(&f, 5)->seq, 3);
 	CHECK(f.vdc->outputs[0]->scanout.planes[0]->fb == fb[4]);
 	CHECK_INT(locks(&f, fb[4]), 1);
 	CHECK_INT(locks(&f, fb[1]), 0);
@@ -293,10 +198,10 @@ static void a_discarded_frames_handler_commits_behind_the_frame_replacing_it(voi
 
 /* Issue 9 defect a: a handler commits while its CRTC is being turned off. */
 
-static void commit_from_cancel(struct rf *f, const struct wla_present *ev)
+static void commit_from_cancel(struct fixture *f, const struct wla_present *ev)
 {
 	if (!ev->presented && ev->commit_seq == 2) {
-		f->hook_calls++;
+		hook_calls++;
 		check_books(f);
 		/* The CRTC is off by now: a frame is refused, re-enabling works. */
 		CHECK_INT(flip(f, 0, f->fbs[2], 9), -EINVAL);
@@ -307,7 +212,7 @@ static void commit_from_cancel(struct rf *f, const struct wla_present *ev)
 
 static void a_handler_committing_while_the_crtc_turns_off_sees_it_off(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 2, false));
 	struct wla_fb *fb[4];
 	for (int i = 0; i < 4; i++) {
@@ -318,16 +223,16 @@ static void a_handler_committing_while_the_crtc_turns_off_sees_it_off(void)
 	CHECK_INT(flip(&f, 0, fb[1], 2), 0);
 	CHECK_INT(flip(&f, 0, fb[2], 3), 0);
 	f.hook = commit_from_cancel;
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	CHECK_INT(wla_atomic_set_config(&o->crtc, &o->connector, NULL, NULL, 0), 0);
 	f.hook = NULL;
-	CHECK_INT(f.hook_calls, 1);
+	CHECK_INT(hook_calls, 1);
 	check_books(&f);
-	CHECK(!ev_of(&f, 2)->presented && !ev_of(&f, 3)->presented);
+	CHECK(!fixture_event_of(&f, 2)->presented && !fixture_event_of(&f, 3)->presented);
 	CHECK(o->crtc.state->active);
 	uint64_t t1 = f.now;
 	rf_advance(&f, vblank60(t1, 1));
-	CHECK(ev_of(&f, 10)->presented);
+	CHECK(fixture_event_of(&f, 10)->presented);
 	CHECK_INT(locks(&f, fb[0]), 0);
 	CHECK_INT(locks(&f, fb[1]), 0);
 	CHECK_INT(locks(&f, fb[2]), 0);
@@ -339,9 +244,9 @@ static void a_handler_committing_while_the_crtc_turns_off_sees_it_off(void)
  * current state belonging to a queued frame. */
 static void a_state_with_only_an_off_plane_waits_for_the_frame_owning_it(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, true));
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *a = rf_fb(&f, 16, 16, 0xff00aa00);
 	struct wla_fb *b = rf_fb(&f, 16, 16, 0xff00bb00);
 	/* A mode set with no fb: the primary stays off. */
@@ -350,10 +255,10 @@ static void a_state_with_only_an_off_plane_waits_for_the_frame_owning_it(void)
 	/* Frames touching the (off) primary and the overlay. */
 	struct wla_atomic_state *s = frame_state(&f, &o->crtc, 2, &o->overlays[0], a);
 	wla_atomic_get_plane_state(s, &o->primary);
-	CHECK_INT(commit_nb(s), 0);
+	CHECK_INT(test_commit_nonblocking(s), 0);
 	s = frame_state(&f, &o->crtc, 3, &o->overlays[0], b);
 	wla_atomic_get_plane_state(s, &o->primary);
-	CHECK_INT(commit_nb(s), 0);
+	CHECK_INT(test_commit_nonblocking(s), 0);
 	CHECK(o->primary.commit != NULL);
 	/* The legacy disable is blocking: refused while the owner is queued. */
 	CHECK_INT(wla_atomic_disable_plane(&o->primary), -EBUSY);
@@ -361,13 +266,13 @@ static void a_state_with_only_an_off_plane_waits_for_the_frame_owning_it(void)
 	/* Nonblocking: ordered behind the frame owning the plane's state. */
 	struct wla_atomic_state *off = wla_atomic_state_alloc(f.dev);
 	wla_atomic_get_plane_state(off, &o->primary);
-	CHECK_INT(commit_nb(off), 0);
+	CHECK_INT(test_commit_nonblocking(off), 0);
 	check_books(&f);
 	CHECK_INT(o->crtc.queued, 3);
 	rf_advance(&f, vblank60(T0, 2));
 	rf_advance(&f, vblank60(T0, 3));
 	rf_advance(&f, vblank60(T0, 4));
-	CHECK(ev_of(&f, 2)->presented && ev_of(&f, 3)->presented);
+	CHECK(fixture_event_of(&f, 2)->presented && fixture_event_of(&f, 3)->presented);
 	CHECK_INT(o->crtc.queued, 0);
 	CHECK_INT(f.dev->live_states, 0);
 	CHECK_INT(locks(&f, a), 0);
@@ -378,9 +283,9 @@ static void a_state_with_only_an_off_plane_waits_for_the_frame_owning_it(void)
 /* Issue 10 bug 3. */
 static void a_cursor_update_carrying_a_connector_state_is_refused(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *p = rf_fb(&f, W, H, 0xff101010);
 	struct wla_fb *k = rf_fb_format(&f, 16, 16, DRM_FORMAT_ARGB8888, 0xffff0000);
 	CHECK_INT(enable(&f, 0, p, 1), 0);
@@ -406,9 +311,9 @@ static void a_cursor_update_carrying_a_connector_state_is_refused(void)
 /* Issue 10 bug 4: a state that touched two CRTCs is never replaced. */
 static void a_frame_that_touched_two_crtcs_is_not_replaced_by_a_mailbox_flip(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 2, 1, true));
-	struct wla_vdc_output *o0 = out_of(&f, 0), *o1 = out_of(&f, 1);
+	struct wla_vdc_output *o0 = fixture_out(&f, 0), *o1 = fixture_out(&f, 1);
 	struct wla_fb *fb[6];
 	for (int i = 0; i < 6; i++) {
 		fb[i] = rf_fb(&f, W, H, 0xff300000u + (uint32_t)i);
@@ -427,7 +332,7 @@ static void a_frame_that_touched_two_crtcs_is_not_replaced_by_a_mailbox_flip(voi
 	cs1->enable = cs1->active = false;
 	wla_atomic_set_crtc_for_connector(s, wla_atomic_get_connector_state(s, &o1->connector),
 		NULL);
-	CHECK_INT(commit_nb(s), 0);
+	CHECK_INT(test_commit_nonblocking(s), 0);
 	check_books(&f);
 	/* CRTC 1 again. */
 	CHECK_INT(enable(&f, 1, fb[2], 3), 0);
@@ -435,12 +340,12 @@ static void a_frame_that_touched_two_crtcs_is_not_replaced_by_a_mailbox_flip(voi
 	CHECK_INT(flip(&f, 0, fb[3], 4), 0);
 	CHECK_INT(flip(&f, 0, fb[4], 5), 0);
 	check_books(&f);
-	CHECK(!ev_of(&f, 4)->presented && ev_of(&f, 4)->discarded);
+	CHECK(!fixture_event_of(&f, 4)->presented && fixture_event_of(&f, 4)->discarded);
 	uint64_t t = f.now;
 	rf_advance(&f, vblank60(t, 1));
 	rf_advance(&f, vblank60(t, 2));
-	CHECK(ev_of(&f, 2)->presented && !ev_of(&f, 2)->discarded);
-	CHECK(ev_of(&f, 5)->presented);
+	CHECK(fixture_event_of(&f, 2)->presented && !fixture_event_of(&f, 2)->discarded);
+	CHECK(fixture_event_of(&f, 5)->presented);
 	CHECK_INT(f.dev->live_states, 0);
 	rf_finish(&f);
 }
@@ -449,9 +354,9 @@ static void a_frame_that_touched_two_crtcs_is_not_replaced_by_a_mailbox_flip(voi
  * cannot wait behind it: refused, nothing changed. */
 static void turning_a_crtc_off_in_a_state_queued_behind_another_crtc_is_refused(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 2, 2, false));
-	struct wla_vdc_output *o0 = out_of(&f, 0), *o1 = out_of(&f, 1);
+	struct wla_vdc_output *o0 = fixture_out(&f, 0), *o1 = fixture_out(&f, 1);
 	struct wla_fb *fb[4];
 	for (int i = 0; i < 4; i++) {
 		fb[i] = rf_fb(&f, W, H, 0xff400000u + (uint32_t)i);
@@ -467,7 +372,7 @@ static void turning_a_crtc_off_in_a_state_queued_behind_another_crtc_is_refused(
 	wla_atomic_set_crtc_for_connector(s, wla_atomic_get_connector_state(s, &o1->connector),
 		NULL);
 	harness_log_clear();
-	CHECK_INT(commit_nb(s), -EBUSY);
+	CHECK_INT(test_commit_nonblocking(s), -EBUSY);
 	CHECK_LOGGED("crtc-1", "turning it off in a commit that waits behind the queue of crtc-0");
 	CHECK(o1->crtc.state->active);
 	CHECK_INT(locks(&f, fb[3]), 0);
@@ -478,9 +383,9 @@ static void turning_a_crtc_off_in_a_state_queued_behind_another_crtc_is_refused(
 /* Issue 10 bug 5: active off and on again keeps the planes on screen. */
 static void switching_active_off_and_on_shows_the_planes_again(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *p = rf_fb(&f, W, H, 0xff123456);
 	CHECK_INT(enable(&f, 0, p, 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
@@ -522,12 +427,12 @@ static void recapture(struct wla_capture *cap, const struct wla_image *image, ui
 
 static void a_capture_asked_for_while_the_vdc_is_destroyed_is_refused(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_fb *p = rf_fb(&f, W, H, 0xff654321);
 	CHECK_INT(enable(&f, 0, p, 1), 0);
 	recaptures = 0;
-	CHECK(wla_vdc_capture(out_of(&f, 0), recapture, out_of(&f, 0)) != NULL);
+	CHECK(wla_vdc_capture(fixture_out(&f, 0), recapture, fixture_out(&f, 0)) != NULL);
 	harness_log_clear();
 	rf_finish(&f);
 	CHECK_INT(recaptures, 1);
@@ -569,7 +474,7 @@ static int spy_atomic_check(struct wla_device *dev, struct wla_atomic_state *sta
 	return 0;
 }
 
-static void spy_on(struct rf *f, uint64_t check_seq)
+static void spy_on(struct fixture *f, uint64_t check_seq)
 {
 	static struct wla_driver_funcs spy;
 	spy = *f->vdc->dev.funcs;
@@ -585,9 +490,9 @@ static void spy_on(struct rf *f, uint64_t check_seq)
 
 static void a_mailbox_replacement_keeps_the_replaced_frames_mode_change(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, true));
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	spy_on(&f, 4);
 	struct wla_fb *big[2] = { rf_fb(&f, W, H, 0xff111111), rf_fb(&f, W, H, 0xff222222) };
 	struct wla_fb *small[2] = { rf_fb(&f, 32, 32, 0xff333333), rf_fb(&f, 32, 32, 0xff444444) };
@@ -597,16 +502,16 @@ static void a_mailbox_replacement_keeps_the_replaced_frames_mode_change(void)
 	struct wla_atomic_state *s = frame_state(&f, &o->crtc, 3, &o->primary, small[0]);
 	s->allow_modeset = true;
 	wla_atomic_get_crtc_state(s, &o->crtc)->mode = o->connector.modes[1];
-	CHECK_INT(commit_nb(s), 0);
+	CHECK_INT(test_commit_nonblocking(s), 0);
 	CHECK(o->crtc.state->mode_changed);
 	/* Same mode as the current (queued) state: no change of its own. */
 	CHECK_INT(flip(&f, 0, small[1], 4), 0);
-	CHECK(ev_of(&f, 3)->discarded);
+	CHECK(fixture_event_of(&f, 3)->discarded);
 	CHECK(o->crtc.state->mode_changed);
 	rf_advance(&f, vblank60(T0, 2));
 	rf_advance(&f, vblank60(T0, 3));
-	CHECK(ev_of(&f, 4)->presented);
-	CHECK_INT(ev_of(&f, 4)->when_ns, vblank60(T0, 3));
+	CHECK(fixture_event_of(&f, 4)->presented);
+	CHECK_INT(fixture_event_of(&f, 4)->when_ns, vblank60(T0, 3));
 	CHECK_INT(o->mode.width, 32);
 	CHECK_INT(o->mode.refresh_mhz, 30000);
 	/* The 30 Hz timing starts where it latched. */
@@ -622,9 +527,9 @@ static void a_mailbox_replacement_keeps_the_replaced_frames_mode_change(void)
  * CRTC (a clone): the replacement carries the routing, and the leave. */
 static void a_mailbox_replacement_keeps_the_replaced_frames_connector_change(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 2, 1, true));
-	struct wla_vdc_output *o = out_of(&f, 0), *o1 = out_of(&f, 1);
+	struct wla_vdc_output *o = fixture_out(&f, 0), *o1 = fixture_out(&f, 1);
 	o1->connector.possible_crtcs |= 1u << o->crtc.index;
 	spy_on(&f, 4);
 	struct wla_fb *fb[4];
@@ -638,15 +543,15 @@ static void a_mailbox_replacement_keeps_the_replaced_frames_connector_change(voi
 	s->allow_modeset = true;
 	struct wla_connector_state *conn = wla_atomic_get_connector_state(s, &o1->connector);
 	CHECK_INT(wla_atomic_set_crtc_for_connector(s, conn, &o->crtc), 0);
-	CHECK_INT(commit_nb(s), 0);
+	CHECK_INT(test_commit_nonblocking(s), 0);
 	CHECK(o->crtc.state->connectors_changed);
 	CHECK_INT(flip(&f, 0, fb[3], 4), 0);
-	CHECK(ev_of(&f, 3)->discarded);
+	CHECK(fixture_event_of(&f, 3)->discarded);
 	CHECK(o->crtc.state->connectors_changed);
 	CHECK_INT(spy_check_leave, 1);
 	rf_advance(&f, vblank60(T0, 2));
 	rf_advance(&f, vblank60(T0, 3));
-	CHECK(ev_of(&f, 4)->presented);
+	CHECK(fixture_event_of(&f, 4)->presented);
 	CHECK(o1->connector.state->crtc == &o->crtc);
 	CHECK_INT(o->crtc.state->connector_mask, (1u << 0) | (1u << 1));
 	CHECK_INT(spy_modesets_without_leave, 0);
@@ -659,9 +564,9 @@ static void a_mailbox_replacement_keeps_the_replaced_frames_connector_change(voi
 /* Issue 9 defect d: refresh rates whose period overflows an int. */
 static void a_mode_below_one_hertz_is_refused(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_mode slow = o->connector.modes[0];
 	slow.clock_khz = 1; /* 1 kHz over the whole frame: far below 1 Hz */
 	wla_mode_update_refresh(&slow);
@@ -676,9 +581,9 @@ static void a_mode_below_one_hertz_is_refused(void)
  * is off, every buffer released, one line names the CRTC. */
 static void a_state_the_driver_cannot_program_turns_the_crtc_off(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 2, false));
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *fb[4];
 	for (int i = 0; i < 4; i++) {
 		fb[i] = rf_fb(&f, W, H, 0xff500000u + (uint32_t)i);
@@ -691,8 +596,8 @@ static void a_state_the_driver_cannot_program_turns_the_crtc_off(void)
 	f.vdc->fail_commit_tail = EIO;
 	harness_log_clear();
 	rf_advance(&f, vblank60(T0, 2));
-	CHECK(ev_of(&f, 2)->presented);
-	CHECK(!ev_of(&f, 3)->presented && ev_of(&f, 3)->failed);
+	CHECK(fixture_event_of(&f, 2)->presented);
+	CHECK(!fixture_event_of(&f, 3)->presented && fixture_event_of(&f, 3)->failed);
 	CHECK_LOGGED("crtc-0", "could not program commit_seq 3", "Input/output error");
 	CHECK(!o->crtc.state->active && !o->running);
 	CHECK(o->primary.state->fb == NULL);
@@ -703,7 +608,7 @@ static void a_state_the_driver_cannot_program_turns_the_crtc_off(void)
 	/* And it can be enabled again. */
 	CHECK_INT(enable(&f, 0, fb[3], 4), 0);
 	rf_advance(&f, vblank60(f.now, 1));
-	CHECK(ev_of(&f, 4)->presented);
+	CHECK(fixture_event_of(&f, 4)->presented);
 	rf_finish(&f);
 }
 
@@ -711,9 +616,9 @@ static void a_state_the_driver_cannot_program_turns_the_crtc_off(void)
  * turned off for real before its queue goes. */
 static void a_refused_state_turning_a_crtc_off_still_stops_it(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 2, 1, false));
-	struct wla_vdc_output *o0 = out_of(&f, 0), *o1 = out_of(&f, 1);
+	struct wla_vdc_output *o0 = fixture_out(&f, 0), *o1 = fixture_out(&f, 1);
 	struct wla_fb *fb[3];
 	for (int i = 0; i < 3; i++) {
 		fb[i] = rf_fb(&f, W, H, 0xff550000u + (uint32_t)i);
@@ -728,10 +633,10 @@ static void a_refused_state_turning_a_crtc_off_still_stops_it(void)
 	wla_atomic_set_crtc_for_connector(s, wla_atomic_get_connector_state(s, &o1->connector),
 		NULL);
 	f.vdc->fail_commit_tail = EIO;
-	CHECK_INT(commit_nb(s), 0);
+	CHECK_INT(test_commit_nonblocking(s), 0);
 	check_books(&f);
 	CHECK(!o0->running && !o1->running);
-	CHECK(ev_of(&f, 3)->failed);
+	CHECK(fixture_event_of(&f, 3)->failed);
 	for (int i = 0; i < 3; i++) {
 		CHECK_INT(locks(&f, fb[i]), 0);
 	}
@@ -742,9 +647,9 @@ static void a_refused_state_turning_a_crtc_off_still_stops_it(void)
 /* The driver refuses to import an fb: the commit fails, nothing changed. */
 static void an_fb_the_driver_cannot_import_refuses_the_commit(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *a = rf_fb(&f, W, H, 0xff600000);
 	struct wla_fb *b = rf_fb(&f, W, H, 0xff600001);
 	CHECK_INT(enable(&f, 0, a, 1), 0);
@@ -766,7 +671,7 @@ static void an_fb_the_driver_cannot_import_refuses_the_commit(void)
 /* Issue 9 item 5: honest vblanks. */
 static void a_commit_after_a_vblanks_instant_latches_at_the_next_even_if_the_timer_is_late(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_fb *a = rf_fb(&f, W, H, 0xff700000);
 	struct wla_fb *b = rf_fb(&f, W, H, 0xff700001);
@@ -776,19 +681,19 @@ static void a_commit_after_a_vblanks_instant_latches_at_the_next_even_if_the_tim
 	f.now = vblank60(T0, 2) + 1000;
 	CHECK_INT(flip(&f, 0, b, 2), 0);
 	rf_advance(&f, vblank60(T0, 2) + 2000);
-	CHECK_INT(f.n_evs, 1);
+	CHECK_INT(f.n_events, 1);
 	rf_advance(&f, vblank60(T0, 3) + 5000000); /* a late wake-up */
-	CHECK(ev_of(&f, 2)->presented);
-	CHECK_INT(ev_of(&f, 2)->seq, 3);
-	CHECK_INT(ev_of(&f, 2)->when_ns, vblank60(T0, 3));
-	CHECK(ev_of(&f, 2)->when_ns >= vblank60(T0, 2) + 1000);
-	CHECK_INT(wla_crtc_missed(&out_of(&f, 0)->crtc, out_of(&f, 0)->seq), 0);
+	CHECK(fixture_event_of(&f, 2)->presented);
+	CHECK_INT(fixture_event_of(&f, 2)->seq, 3);
+	CHECK_INT(fixture_event_of(&f, 2)->when_ns, vblank60(T0, 3));
+	CHECK(fixture_event_of(&f, 2)->when_ns >= vblank60(T0, 2) + 1000);
+	CHECK_INT(wla_crtc_missed(&fixture_out(&f, 0)->crtc, fixture_out(&f, 0)->seq), 0);
 	rf_finish(&f);
 }
 
 static void three_queued_frames_after_a_stall_latch_one_per_vblank_each_with_its_own(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 3, false));
 	struct wla_fb *fb[4];
 	for (int i = 0; i < 4; i++) {
@@ -802,22 +707,22 @@ static void three_queued_frames_after_a_stall_latch_one_per_vblank_each_with_its
 	/* 40 ms stall: the wake-up comes after vblank 3. */
 	rf_advance(&f, vblank60(T0, 1) + 40000000);
 	for (uint64_t k = 0; k < 2; k++) {
-		CHECK(ev_of(&f, 2 + k)->presented);
-		CHECK_INT(ev_of(&f, 2 + k)->seq, 2 + k);
-		CHECK_INT(ev_of(&f, 2 + k)->when_ns, vblank60(T0, 2 + k));
+		CHECK(fixture_event_of(&f, 2 + k)->presented);
+		CHECK_INT(fixture_event_of(&f, 2 + k)->seq, 2 + k);
+		CHECK_INT(fixture_event_of(&f, 2 + k)->when_ns, vblank60(T0, 2 + k));
 	}
-	CHECK_INT(f.n_evs, 3); /* the enable, 2, 3 */
+	CHECK_INT(f.n_events, 3); /* the enable, 2, 3 */
 	rf_advance(&f, vblank60(T0, 4));
-	CHECK_INT(ev_of(&f, 4)->seq, 4);
-	CHECK_INT(wla_crtc_missed(&out_of(&f, 0)->crtc, out_of(&f, 0)->seq), 0);
+	CHECK_INT(fixture_event_of(&f, 4)->seq, 4);
+	CHECK_INT(wla_crtc_missed(&fixture_out(&f, 0)->crtc, fixture_out(&f, 0)->seq), 0);
 	rf_finish(&f);
 }
 
 static void an_idle_output_stops_its_vblanks_and_keeps_the_count(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *a = rf_fb(&f, W, H, 0xff900000);
 	struct wla_fb *b = rf_fb(&f, W, H, 0xff900001);
 	CHECK_INT(enable(&f, 0, a, 1), 0);
@@ -830,8 +735,8 @@ static void an_idle_output_stops_its_vblanks_and_keeps_the_count(void)
 	CHECK_INT(flip(&f, 0, b, 2), 0);
 	CHECK_INT(o->seq, 600);
 	rf_advance(&f, vblank60(T0, 601));
-	CHECK_INT(ev_of(&f, 2)->seq, 601);
-	CHECK_INT(ev_of(&f, 2)->when_ns, vblank60(T0, 601));
+	CHECK_INT(fixture_event_of(&f, 2)->seq, 601);
+	CHECK_INT(fixture_event_of(&f, 2)->when_ns, vblank60(T0, 601));
 	rf_finish(&f);
 }
 
@@ -840,9 +745,9 @@ static void an_idle_output_stops_its_vblanks_and_keeps_the_count(void)
  * the next vblank. */
 static void a_frame_after_a_cursor_update_latches_with_it(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *a = rf_fb(&f, W, H, 0xffa00000);
 	struct wla_fb *b = rf_fb(&f, W, H, 0xffa00001);
 	struct wla_fb *k = rf_fb_format(&f, 16, 16, DRM_FORMAT_ARGB8888, 0xffffffff);
@@ -859,8 +764,8 @@ static void a_frame_after_a_cursor_update_latches_with_it(void)
 	CHECK_INT(o->crtc.armed, 2);
 	check_books(&f);
 	rf_advance(&f, vblank60(T0, 2));
-	CHECK(ev_of(&f, 2)->presented);
-	CHECK_INT(ev_of(&f, 2)->seq, 2);
+	CHECK(fixture_event_of(&f, 2)->presented);
+	CHECK_INT(fixture_event_of(&f, 2)->seq, 2);
 	CHECK(o->scanout.planes[o->cursor.zpos] && o->scanout.planes[o->cursor.zpos]->fb == k);
 	CHECK(o->scanout.planes[o->primary.zpos]->fb == b);
 	CHECK_INT(o->crtc.queued, 0);
@@ -872,13 +777,13 @@ static void a_frame_after_a_cursor_update_latches_with_it(void)
  * before the state latched on the second. */
 static void unplugging_one_output_of_a_state_spanning_two_leaves_the_other_latching(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 2, 1, false));
 	struct wla_fb *fb0 = rf_fb(&f, W, H, 0xff000001), *fb1 = rf_fb(&f, W, H, 0xff000002);
 	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
 	state->allow_modeset = true;
 	for (size_t i = 0; i < 2; i++) {
-		struct wla_vdc_output *o = out_of(&f, i);
+		struct wla_vdc_output *o = fixture_out(&f, i);
 		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, &o->crtc);
 		cs->enable = cs->active = true;
 		cs->mode = o->connector.modes[0];
@@ -892,7 +797,7 @@ static void unplugging_one_output_of_a_state_spanning_two_leaves_the_other_latch
 		wla_plane_state_set_full(ps, 0, 0);
 	}
 	CHECK_INT(wla_atomic_commit(state), 0);
-	struct wla_vdc_output *o0 = out_of(&f, 0), *o1 = out_of(&f, 1);
+	struct wla_vdc_output *o0 = fixture_out(&f, 0), *o1 = fixture_out(&f, 1);
 	unsigned crtc0 = o0->crtc.index, primary0 = o0->primary.index;
 	unsigned conn0 = o0->connector.index;
 	wla_vdc_unplug(o0);
@@ -903,13 +808,13 @@ static void unplugging_one_output_of_a_state_spanning_two_leaves_the_other_latch
 	CHECK(state->planes[primary0].ptr == NULL);
 	CHECK(state->connectors[conn0].ptr == NULL);
 	CHECK_INT(locks(&f, fb0), 0);
-	CHECK_INT(ev_of(&f, 1)->presented, false);
+	CHECK_INT(fixture_event_of(&f, 1)->presented, false);
 	/* The state still latches on the second output, and nothing of it
 	 * names the removed objects any more (AddressSanitizer: no
 	 * use-after-free in the completion). */
 	rf_advance(&f, vblank60(T0, 1));
-	CHECK(ev_of(&f, 2)->presented);
-	CHECK_INT(ev_of(&f, 2)->seq, 1);
+	CHECK(fixture_event_of(&f, 2)->presented);
+	CHECK_INT(fixture_event_of(&f, 2)->seq, 1);
 	CHECK(o1->scanout.planes[0] && o1->scanout.planes[0]->fb == fb1);
 	CHECK_INT(locks(&f, fb1), 1);
 	CHECK_INT(f.dev->live_states, 0);
@@ -921,23 +826,23 @@ static void unplugging_one_output_of_a_state_spanning_two_leaves_the_other_latch
  * unplugged while the frame waits for its vblank. */
 static void unplugging_objects_a_queued_state_carries_unchanged_drops_them_from_it(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 3, 1, false));
 	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000003);
 	CHECK_INT(enable(&f, 2, fb, 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
-	struct wla_crtc *crtc2 = crtc_of(&f, 2);
+	struct wla_crtc *crtc2 = fixture_crtc(&f, 2);
 	struct wla_atomic_state *state = frame_state(&f, crtc2, 2, crtc2->primary, fb);
-	CHECK(wla_atomic_get_connector_state(state, &out_of(&f, 0)->connector));
-	CHECK(wla_atomic_get_crtc_state(state, crtc_of(&f, 1)));
-	CHECK_INT(commit_nb(state), 0);
-	CHECK(out_of(&f, 0)->connector.commit == state);
-	CHECK(crtc_of(&f, 1)->commit == state);
-	wla_vdc_unplug(out_of(&f, 0));
-	wla_vdc_unplug(out_of(&f, 1));
+	CHECK(wla_atomic_get_connector_state(state, &fixture_out(&f, 0)->connector));
+	CHECK(wla_atomic_get_crtc_state(state, fixture_crtc(&f, 1)));
+	CHECK_INT(test_commit_nonblocking(state), 0);
+	CHECK(fixture_out(&f, 0)->connector.commit == state);
+	CHECK(fixture_crtc(&f, 1)->commit == state);
+	wla_vdc_unplug(fixture_out(&f, 0));
+	wla_vdc_unplug(fixture_out(&f, 1));
 	rf_advance(&f, vblank60(T0, 2));
-	CHECK(ev_of(&f, 2)->presented);
-	CHECK_INT(ev_of(&f, 2)->seq, 2);
+	CHECK(fixture_event_of(&f, 2)->presented);
+	CHECK_INT(fixture_event_of(&f, 2)->seq, 2);
 	CHECK_INT(f.dev->live_states, 0);
 	rf_finish(&f);
 }
@@ -946,12 +851,12 @@ static void unplugging_objects_a_queued_state_carries_unchanged_drops_them_from_
  * after it is refused, naming the object that went. */
 static void a_state_naming_an_unplugged_object_is_refused_at_commit(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 2, 1, false));
 	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000004);
 	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
 	state->allow_modeset = true;
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, &o->crtc);
 	cs->enable = cs->active = true;
 	cs->mode = o->connector.modes[0];
@@ -980,9 +885,9 @@ static void a_state_naming_an_unplugged_object_is_refused_at_commit(void)
  * being the armed state's: it is not freed before that state latched. */
 static void an_armed_states_plane_state_lives_until_it_latched(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	CHECK_INT(wla_atomic_set_config(&o->crtc, &o->connector, &o->connector.modes[0], NULL,
 		1), 0);
 	CHECK_INT(o->crtc.armed, 1);
@@ -1000,7 +905,7 @@ static void an_armed_states_plane_state_lives_until_it_latched(void)
 	CHECK_INT(wla_atomic_disable_plane(&o->primary), 0);
 	CHECK(held->plane == &o->primary);
 	rf_advance(&f, vblank60(T0, 1));
-	CHECK(ev_of(&f, 1)->presented);
+	CHECK(fixture_event_of(&f, 1)->presented);
 	rf_advance(&f, vblank60(T0, 2));
 	CHECK_INT(f.dev->live_states, 0);
 	rf_finish(&f);
@@ -1009,40 +914,40 @@ static void an_armed_states_plane_state_lives_until_it_latched(void)
 static void note_capture(struct wla_capture *cap, const struct wla_image *image, uint64_t seq,
 	void *data)
 {
-	struct rf *f = data;
-	f->hook_calls++;
-	f->evs[MAX_EV - 1].seq = seq;
-	f->evs[MAX_EV - 1].presented = image != NULL;
+	struct fixture *f = data;
+	hook_calls++;
+	f->events[FIXTURE_MAX_EVENTS - 1].seq = seq;
+	f->events[FIXTURE_MAX_EVENTS - 1].presented = image != NULL;
 }
 
 /* Issue 28 c: a capture is the frame on screen after the next vblank,
  * never one of a vblank before the request. */
 static void a_capture_waits_for_the_next_vblank(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000005);
 	CHECK_INT(enable(&f, 0, fb, 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	rf_advance(&f, vblank60(T0, 5)); /* idle: the timer stopped */
 	f.now = vblank60(T0, 5) + 1000;
-	CHECK(wla_vdc_capture(out_of(&f, 0), note_capture, &f));
+	CHECK(wla_vdc_capture(fixture_out(&f, 0), note_capture, &f));
 	rf_advance(&f, vblank60(T0, 5) + 2000);
-	CHECK_INT(f.hook_calls, 0);
+	CHECK_INT(hook_calls, 0);
 	rf_advance(&f, vblank60(T0, 6) - 1);
-	CHECK_INT(f.hook_calls, 0);
+	CHECK_INT(hook_calls, 0);
 	rf_advance(&f, vblank60(T0, 6));
-	CHECK_INT(f.hook_calls, 1);
-	CHECK_INT(f.evs[MAX_EV - 1].seq, 6);
-	CHECK(f.evs[MAX_EV - 1].presented);
+	CHECK_INT(hook_calls, 1);
+	CHECK_INT(f.events[FIXTURE_MAX_EVENTS - 1].seq, 6);
+	CHECK(f.events[FIXTURE_MAX_EVENTS - 1].presented);
 	/* A second request: not the frame of a vblank before it either. */
 	f.now = vblank60(T0, 6) + 1000;
-	CHECK(wla_vdc_capture(out_of(&f, 0), note_capture, &f));
+	CHECK(wla_vdc_capture(fixture_out(&f, 0), note_capture, &f));
 	rf_advance(&f, vblank60(T0, 7) - 1);
-	CHECK_INT(f.hook_calls, 1);
+	CHECK_INT(hook_calls, 1);
 	rf_advance(&f, vblank60(T0, 8));
-	CHECK_INT(f.hook_calls, 2);
-	CHECK(f.evs[MAX_EV - 1].seq >= 7);
+	CHECK_INT(hook_calls, 2);
+	CHECK(f.events[FIXTURE_MAX_EVENTS - 1].seq >= 7);
 	rf_finish(&f);
 }
 
@@ -1050,10 +955,10 @@ static void a_capture_waits_for_the_next_vblank(void)
  * its connector and turns its planes off, their fbs released. */
 static void force_off_of_an_enabled_inactive_crtc_unroutes_and_releases(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000006);
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	CHECK_INT(enable(&f, 0, fb, 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
@@ -1077,8 +982,7 @@ static void force_off_of_an_enabled_inactive_crtc_unroutes_and_releases(void)
 static void check_unrouted_at_removal(struct wla_device *dev, struct wla_connector *conn,
 	void *data)
 {
-	struct rf *f = data;
-	f->hook_calls++;
+	hook_calls++;
 	CHECK(conn->state->crtc == NULL);
 	struct wla_vdc_output *o = conn->driver_data;
 	CHECK(!o->crtc.state->enable && !o->crtc.state->active);
@@ -1091,10 +995,10 @@ static void check_unrouted_at_removal(struct wla_device *dev, struct wla_connect
  * with everything already off. */
 static void unplugging_an_enabled_inactive_output_tells_the_listener_it_is_off(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000007);
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	CHECK_INT(enable(&f, 0, fb, 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
@@ -1104,7 +1008,7 @@ static void unplugging_an_enabled_inactive_output_tells_the_listener_it_is_off(v
 	f.dev->listener.connector_removed = check_unrouted_at_removal;
 	f.dev->listener.data = &f;
 	wla_vdc_unplug(o);
-	CHECK_INT(f.hook_calls, 1);
+	CHECK_INT(hook_calls, 1);
 	CHECK_INT(locks(&f, fb), 0);
 	CHECK_INT(f.dev->live_states, 0);
 	rf_finish(&f);
@@ -1148,10 +1052,10 @@ static void every_small_mode_the_parser_takes_has_a_timing(void)
 static void note_capture_pixel(struct wla_capture *cap, const struct wla_image *image,
 	uint64_t seq, void *data)
 {
-	struct rf *f = data;
-	f->hook_calls++;
-	f->evs[MAX_EV - 1].seq = seq;
-	f->captured_pixel = image ? wla_image_pixel(image, 1, 1) : 0;
+	struct fixture *f = data;
+	hook_calls++;
+	f->events[FIXTURE_MAX_EVENTS - 1].seq = seq;
+	captured_pixel = image ? wla_image_pixel(image, 1, 1) : 0;
 }
 
 /* Issue 28 c, after review: a frame armed too late for the vblank after the
@@ -1159,19 +1063,19 @@ static void note_capture_pixel(struct wla_capture *cap, const struct wla_image *
  * capture still gets the vblank after the request, with what it showed. */
 static void a_capture_gets_the_vblank_after_it_even_when_a_late_frame_latches_next(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_fb *a = rf_fb(&f, W, H, 0xff0000aa), *b = rf_fb(&f, W, H, 0xff0000bb);
 	CHECK_INT(enable(&f, 0, a, 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	f.now = vblank60(T0, 1) + 1000;
-	CHECK(wla_vdc_capture(out_of(&f, 0), note_capture_pixel, &f));
+	CHECK(wla_vdc_capture(fixture_out(&f, 0), note_capture_pixel, &f));
 	f.now = vblank60(T0, 2) - 50000; /* inside the 200 us slack: misses V2 */
 	CHECK_INT(flip(&f, 0, b, 2), 0);
 	rf_advance(&f, vblank60(T0, 3));
-	CHECK_INT(f.hook_calls, 1);
-	CHECK_INT(f.evs[MAX_EV - 1].seq, 2);
-	CHECK_PIXEL(f.captured_pixel, 0xff0000aa);
+	CHECK_INT(hook_calls, 1);
+	CHECK_INT(f.events[FIXTURE_MAX_EVENTS - 1].seq, 2);
+	CHECK_PIXEL(captured_pixel, 0xff0000aa);
 	rf_finish(&f);
 }
 
@@ -1181,7 +1085,7 @@ static void a_capture_gets_the_vblank_after_it_even_when_a_late_frame_latches_ne
  * image of the vblank it was due at. */
 static void a_capture_due_at_a_vblank_counted_by_a_sync_keeps_that_vblanks_frame(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 2, 1, false));
 	struct wla_fb *a = rf_fb(&f, W, H, 0xff0000aa), *b = rf_fb(&f, W, H, 0xff0000bb),
 		*c = rf_fb(&f, W, H, 0xff0000cc), *d = rf_fb(&f, W, H, 0xff0000dd);
@@ -1189,18 +1093,18 @@ static void a_capture_due_at_a_vblank_counted_by_a_sync_keeps_that_vblanks_frame
 	CHECK_INT(enable(&f, 1, d, 100), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	f.now = vblank60(T0, 1) + 1000;
-	CHECK(wla_vdc_capture(out_of(&f, 0), note_capture_pixel, &f));
+	CHECK(wla_vdc_capture(fixture_out(&f, 0), note_capture_pixel, &f));
 	f.now = vblank60(T0, 1) + 2000;
 	CHECK_INT(flip(&f, 0, b, 2), 0);
 	f.now = vblank60(T0, 2) + 1000;
-	struct wla_vdc_output *o1 = out_of(&f, 1);
+	struct wla_vdc_output *o1 = fixture_out(&f, 1);
 	CHECK_INT(wla_atomic_set_config(&o1->crtc, &o1->connector, NULL, NULL, 101), 0);
 	f.now = vblank60(T0, 2) + 2000;
 	CHECK_INT(flip(&f, 0, c, 3), 0);
 	rf_advance(&f, vblank60(T0, 3));
-	CHECK_INT(f.hook_calls, 1);
-	CHECK_INT(f.evs[MAX_EV - 1].seq, 2);
-	CHECK_PIXEL(f.captured_pixel, 0xff0000bb);
+	CHECK_INT(hook_calls, 1);
+	CHECK_INT(f.events[FIXTURE_MAX_EVENTS - 1].seq, 2);
+	CHECK_PIXEL(captured_pixel, 0xff0000bb);
 	rf_finish(&f);
 }
 
@@ -1224,14 +1128,14 @@ static void cvt_refuses_a_mode_whose_clock_rounds_to_zero(void)
  */
 static void crtc_state_of_a_two_crtc_state_outlives_a_later_flip(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 2, 1, false));
 	struct wla_fb *fb0 = rf_fb(&f, W, H, 0xff000001), *fb1 = rf_fb(&f, 32, 32, 0xff000002);
 	struct wla_fb *fb2 = rf_fb(&f, W, H, 0xff000003);
 	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
 	state->allow_modeset = true;
 	for (size_t i = 0; i < 2; i++) {
-		struct wla_vdc_output *o = out_of(&f, i);
+		struct wla_vdc_output *o = fixture_out(&f, i);
 		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, &o->crtc);
 		cs->enable = cs->active = true;
 		/* 60 Hz and 20 Hz (its first vblank at 50 ms) */
@@ -1249,7 +1153,7 @@ static void crtc_state_of_a_two_crtc_state_outlives_a_later_flip(void)
 		wla_plane_state_set_full(ps, 0, 0);
 	}
 	CHECK_INT(wla_atomic_commit(state), 0);
-	struct wla_crtc *c0 = &out_of(&f, 0)->crtc, *c1 = &out_of(&f, 1)->crtc;
+	struct wla_crtc *c0 = &fixture_out(&f, 0)->crtc, *c1 = &fixture_out(&f, 1)->crtc;
 	/* 60 Hz vblank 1: latched on CRTC 0, CRTC 1's first vblank is at 50 ms. */
 	rf_advance(&f, vblank60(T0, 1));
 	CHECK_INT(state->pending_crtcs, 1);
@@ -1281,7 +1185,7 @@ static void crtc_state_of_a_two_crtc_state_outlives_a_later_flip(void)
  */
 static void a_state_built_before_a_forced_off_is_refused_as_stale(void)
 {
-	struct rf f;
+	struct fixture f;
 	CHECK(rf_setup(&f, 1, 2, false));
 	struct wla_fb *a = rf_fb(&f, W, H, 0xff000011), *b = rf_fb(&f, W, H, 0xff000012);
 	struct wla_fb *c = rf_fb(&f, W, H, 0xff000013);
@@ -1291,9 +1195,9 @@ static void a_state_built_before_a_forced_off_is_refused_as_stale(void)
 	CHECK_INT(flip(&f, 0, b, 2), 0); /* armed for vblank 2 */
 	CHECK_INT(flip(&f, 0, c, 3), 0); /* waits for it */
 	struct wla_atomic_state *off = wla_atomic_state_alloc(f.dev);
-	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(off, crtc_of(&f, 0));
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(off, fixture_crtc(&f, 0));
 	cs->enable = cs->active = false;
-	struct wla_vdc_output *o = out_of(&f, 0);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
 	wla_atomic_set_crtc_for_connector(off, wla_atomic_get_connector_state(off, &o->connector),
 		NULL);
 	off->allow_modeset = true;
@@ -1304,14 +1208,14 @@ static void a_state_built_before_a_forced_off_is_refused_as_stale(void)
 	CHECK_INT(wla_atomic_commit(off), -EAGAIN);
 	CHECK_LOGGED(": swaps", "the atomic state took its state at", "build it again");
 	wla_atomic_state_free(off);
-	CHECK(!crtc_of(&f, 0)->state->active);
+	CHECK(!fixture_crtc(&f, 0)->state->active);
 	/* What the sync reported is told at the driver's next wake-up, not
 	 * from inside the refused commit. */
-	size_t told = f.n_evs;
+	size_t told = f.n_events;
 	rf_advance(&f, f.now);
-	CHECK(f.n_evs > told);
-	CHECK(ev_of(&f, 2)->presented);
-	CHECK(!ev_of(&f, 3)->presented);
+	CHECK(f.n_events > told);
+	CHECK(fixture_event_of(&f, 2)->presented);
+	CHECK(!fixture_event_of(&f, 3)->presented);
 	CHECK_INT(f.dev->live_states, 0);
 	rf_finish(&f);
 }

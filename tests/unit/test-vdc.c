@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/timerfd.h>
 #include <time.h>
-#include "vdc-fixture.h"
+#include "lib/vdc-fixture.h"
 #include "lib/legacy.h"
 
 #define W 64
@@ -76,7 +76,7 @@ static void vdc_vblank_comes_one_period_after_enable_and_not_before(void)
 	/* The same instant again is not another vblank. */
 	wla_vdc_advance(f.vdc, f.epoch + 16666667);
 	CHECK_INT(f.out->counters.vblanks, 1);
-	f.clock = f.epoch + 16666667;
+	f.now = f.epoch + 16666667;
 	fixture_teardown(&f);
 }
 
@@ -93,8 +93,8 @@ static void vdc_vblank_k_is_the_exact_rate_rounded_once_not_k_rounded_periods(vo
 	for (uint64_t k = 1; k <= 4; k++) {
 		wla_vdc_advance(f.vdc, f.epoch + at[k - 1] - 1);
 		CHECK_INT(f.out->counters.vblanks, k - 1);
-		f.clock = f.epoch + at[k - 1];
-		wla_vdc_advance(f.vdc, f.clock);
+		f.now = f.epoch + at[k - 1];
+		wla_vdc_advance(f.vdc, f.now);
 		CHECK_INT(f.out->counters.vblanks, k);
 		CHECK_INT(f.last_present.seq, k);
 		CHECK_INT(timespec_to_ns(&f.last_present.when), f.epoch + at[k - 1]);
@@ -120,14 +120,14 @@ static void vdc_late_wakeup_does_not_shift_the_vblank_grid(void)
 	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
 	CHECK_INT(enable_output(&f, a), 0);
 	/* Woken up 90% of a period late. */
-	f.clock = vblank_at(&f, 1) + f.period * 9 / 10;
-	wla_vdc_advance(f.vdc, f.clock);
+	f.now = vblank_at(&f, 1) + f.period * 9 / 10;
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.last_present.seq, 1);
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 1));
 
 	CHECK_INT(page_flip(&f, a), 0);
-	f.clock = vblank_at(&f, 2);
-	wla_vdc_advance(f.vdc, f.clock);
+	f.now = vblank_at(&f, 2);
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.last_present.seq, 2);
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 2));
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
@@ -147,8 +147,8 @@ static void vdc_late_wakeup_reports_the_vblank_that_latched_not_the_last_one(voi
 	/* Committed at vblank 1, woken up only after vblank 4: b latched at
 	 * vblank 2 and says so; nothing was committed too late, nothing missed. */
 	CHECK_INT(page_flip(&f, b), 0);
-	f.clock += f.period * 7 / 2;
-	wla_vdc_advance(f.vdc, f.clock);
+	f.now += f.period * 7 / 2;
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
 	CHECK(f.last_present.presented);
@@ -162,8 +162,8 @@ static void vdc_late_wakeup_reports_the_vblank_that_latched_not_the_last_one(voi
 
 	/* Committed after vblank 4: the next vblank is the 5th. */
 	CHECK_INT(page_flip(&f, a), 0);
-	f.clock = vblank_at(&f, 5);
-	wla_vdc_advance(f.vdc, f.clock);
+	f.now = vblank_at(&f, 5);
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 3);
 	CHECK_INT(f.last_present.seq, 5);
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 5));
@@ -189,11 +189,11 @@ static void commit_after_a_vblanks_instant(bool timer)
 	CHECK_INT(f.out->timer_armed, timer);
 
 	/* Vblank 2 has happened on the clock, the timer has not run yet. */
-	f.clock = vblank_at(&f, 2) + 1000;
-	const uint64_t committed = f.clock;
+	f.now = vblank_at(&f, 2) + 1000;
+	const uint64_t committed = f.now;
 	CHECK_INT(page_flip(&f, b), 0);
 	const uint64_t b_seq = f.last_commit_seq;
-	wla_vdc_advance(f.vdc, f.clock);
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 1);
 	CHECK(f.out->armed);
 	CHECK(f.out->scanout.planes[f.primary->zpos]->fb == a);
@@ -203,8 +203,8 @@ static void commit_after_a_vblanks_instant(bool timer)
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 
 	/* Even a wake-up half a period late reports vblank 3. */
-	f.clock = vblank_at(&f, 3) + f.period / 2;
-	wla_vdc_advance(f.vdc, f.clock);
+	f.now = vblank_at(&f, 3) + f.period / 2;
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.commit_seq, b_seq);
 	CHECK(f.last_present.presented);
@@ -240,7 +240,7 @@ static void vdc_three_frames_queued_across_a_late_wakeup_latch_one_per_vblank(vo
 	}
 	CHECK_INT(enable_output(&f, a), 0);
 	vblank(&f);
-	const uint64_t committed = f.clock;
+	const uint64_t committed = f.now;
 	for (int i = 0; i < 3; i++) {
 		CHECK_INT(queue_flip(&f, fb[i]), 0);
 	}
@@ -251,8 +251,8 @@ static void vdc_three_frames_queued_across_a_late_wakeup_latch_one_per_vblank(vo
 
 	/* The first was due at vblank 2; the wake-up comes three vblanks late,
 	 * after vblank 5. */
-	f.clock = vblank_at(&f, 5) + f.period / 4;
-	wla_vdc_advance(f.vdc, f.clock);
+	f.now = vblank_at(&f, 5) + f.period / 4;
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 4);
 	for (uint64_t i = 0; i < 3; i++) {
 		const struct wla_present *e = &f.presents[1 + i];
@@ -295,7 +295,7 @@ static void vdc_a_cursor_update_within_the_slack_is_no_miss(void)
 	struct wla_fb *c = fixture_fb(&f, 16, 16, DRM_FORMAT_ARGB8888, OPAQUE(BLUE), NULL);
 	CHECK_INT(enable_output(&f, a), 0);
 	vblank(&f);
-	f.clock = vblank_at(&f, 2) - WLA_VDC_COMMIT_SLACK_NS / 2;
+	f.now = vblank_at(&f, 2) - WLA_VDC_COMMIT_SLACK_NS / 2;
 	CHECK_INT(move_cursor(&f, c, 4, 4), 0);
 	for (int i = 0; i < 3; i++) {
 		vblank(&f);
@@ -334,10 +334,10 @@ static void vdc_latch_slack_follows_the_configuration(void)
 		CHECK_INT(latch - commit_by, (uint64_t)cases[i].slack_us * 1000);
 		/* before_ns 0: at the vblank's instant, after it. */
 		size_t presents = f.n_presents;
-		f.clock = vblank_at(&f, 2) - cases[i].before_ns;
+		f.now = vblank_at(&f, 2) - cases[i].before_ns;
 		CHECK_INT(page_flip(&f, b), 0);
-		f.clock = vblank_at(&f, 3) + 1000;
-		wla_vdc_advance(f.vdc, f.clock);
+		f.now = vblank_at(&f, 3) + 1000;
+		wla_vdc_advance(f.vdc, f.now);
 		CHECK_INT(f.n_presents, presents + 1);
 		CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
 		CHECK_INT(f.last_present.seq, cases[i].latch_seq);
@@ -358,7 +358,7 @@ static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(vo
 	vblank(&f);
 
 	/* One nanosecond inside the slack of vblank 2. */
-	f.clock = vblank_at(&f, 2) - WLA_VDC_COMMIT_SLACK_NS + 1;
+	f.now = vblank_at(&f, 2) - WLA_VDC_COMMIT_SLACK_NS + 1;
 	CHECK_INT(page_flip(&f, b), 0);
 	vblank(&f);
 	CHECK_INT(f.n_presents, 1);
@@ -375,7 +375,7 @@ static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(vo
 	CHECK_INT(f.out->crtc.latches, 2);
 
 	/* Exactly the slack before vblank 4 is early enough. */
-	f.clock = vblank_at(&f, 4) - WLA_VDC_COMMIT_SLACK_NS;
+	f.now = vblank_at(&f, 4) - WLA_VDC_COMMIT_SLACK_NS;
 	CHECK_INT(page_flip(&f, a), 0);
 	vblank(&f);
 	CHECK_INT(f.n_presents, 3);
@@ -385,10 +385,10 @@ static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(vo
 
 	/* Too late for vblank 5 and woken up after vblank 7: one miss, the
 	 * latch at vblank 6. */
-	f.clock = vblank_at(&f, 5) - 1;
+	f.now = vblank_at(&f, 5) - 1;
 	CHECK_INT(page_flip(&f, b), 0);
-	f.clock = vblank_at(&f, 7) + f.period / 2;
-	wla_vdc_advance(f.vdc, f.clock);
+	f.now = vblank_at(&f, 7) + f.period / 2;
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 4);
 	CHECK_INT(f.last_present.seq, 6);
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 6));
@@ -416,8 +416,8 @@ static void vdc_stall_with_nothing_committed_counts_no_miss(void)
 	vblank(&f);
 
 	/* Ten vblanks without a wake-up and nothing committed. */
-	f.clock = vblank_at(&f, 11) + f.period / 2;
-	wla_vdc_advance(f.vdc, f.clock);
+	f.now = vblank_at(&f, 11) + f.period / 2;
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 1);
 	CHECK_INT(f.out->seq, 11);
 	CHECK_INT(f.out->counters.vblanks, 11);
@@ -426,8 +426,8 @@ static void vdc_stall_with_nothing_committed_counts_no_miss(void)
 
 	/* Committed in time, the wake-up three vblanks late: not a miss either. */
 	CHECK_INT(page_flip(&f, b), 0);
-	f.clock = vblank_at(&f, 15);
-	wla_vdc_advance(f.vdc, f.clock);
+	f.now = vblank_at(&f, 15);
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.seq, 12);
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 12));
@@ -474,7 +474,7 @@ static void vdc_idle_output_stops_its_vblanks_after_the_off_delay_and_keeps_seq_
 	CHECK(f.out->timer_fd >= 0);
 	/* The VDC's clock well ahead of CLOCK_MONOTONIC: every vblank of the
 	 * test is in the timerfd's future, where its state can be read back. */
-	f.clock = monotonic_ns() + UINT64_C(1000) * 1000000000u + 123;
+	f.now = monotonic_ns() + UINT64_C(1000) * 1000000000u + 123;
 	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
 	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
 	static struct capture_result res;
@@ -502,12 +502,12 @@ static void vdc_idle_output_stops_its_vblanks_after_the_off_delay_and_keeps_seq_
 	CHECK_INT(f.out->counters.vblanks, 1 + WLA_VDC_OFF_DELAY);
 
 	/* Hours later the count is the grid's all the same. */
-	f.clock = vblank_at(&f, 1000000) + f.period / 3;
-	wla_vdc_advance(f.vdc, f.clock);
+	f.now = vblank_at(&f, 1000000) + f.period / 3;
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK(!f.out->armed);
 	CHECK(!f.out->timer_armed);
 	CHECK(timer_expires_at(f.out, 0));
-	CHECK_INT(f.out->seq, vblank_grid_count(f.epoch, 60000, f.clock));
+	CHECK_INT(f.out->seq, vblank_grid_count(f.epoch, 60000, f.now));
 	CHECK_INT(f.out->seq, 1000000);
 	CHECK_INT(f.out->counters.seq, 1000000);
 	CHECK_INT(f.out->counters.vblanks, 1000000);
@@ -517,14 +517,14 @@ static void vdc_idle_output_stops_its_vblanks_after_the_off_delay_and_keeps_seq_
 
 	/* A commit after an idle nobody advanced through: the timer starts
 	 * again and the frame latches at the next grid vblank, seq exact. */
-	f.clock = vblank_at(&f, 2000000) + f.period / 2;
+	f.now = vblank_at(&f, 2000000) + f.period / 2;
 	CHECK_INT(page_flip(&f, b), 0);
 	CHECK(f.out->timer_armed);
 	CHECK(timer_expires_at(f.out, vblank_at(&f, 2000001)));
 	vblank(&f);
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.seq, 2000001);
-	CHECK_INT(f.last_present.seq, vblank_grid_count(f.epoch, 60000, f.clock));
+	CHECK_INT(f.last_present.seq, vblank_grid_count(f.epoch, 60000, f.now));
 	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 2000001));
 	CHECK_INT(f.out->counters.vblanks, 2000001);
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
@@ -534,7 +534,7 @@ static void vdc_idle_output_stops_its_vblanks_after_the_off_delay_and_keeps_seq_
 
 	/* A capture needs a vblank: it starts the timer, and stops it once
 	 * served. */
-	f.clock = vblank_at(&f, 3000000) + f.period / 2;
+	f.now = vblank_at(&f, 3000000) + f.period / 2;
 	CHECK(wla_vdc_capture(f.out, record_capture, &res) != NULL);
 	CHECK(f.out->timer_armed);
 	CHECK(timer_expires_at(f.out, vblank_at(&f, 3000001)));
@@ -563,10 +563,10 @@ static void vdc_commit_at_a_vblanks_instant_counts_no_miss_whether_the_timer_run
 
 	/* Timer off: at vblank 5's instant, before anything processed it. On
 	 * the grid vblank 5 has happened (vblank_grid_count says 5). */
-	f.clock = vblank_at(&f, 5);
-	CHECK_INT(vblank_grid_count(f.epoch, 60000, f.clock), 5);
+	f.now = vblank_at(&f, 5);
+	CHECK_INT(vblank_grid_count(f.epoch, 60000, f.now), 5);
 	CHECK_INT(page_flip(&f, b), 0);
-	wla_vdc_advance(f.vdc, f.clock);
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 1);
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	vblank(&f);
@@ -577,9 +577,9 @@ static void vdc_commit_at_a_vblanks_instant_counts_no_miss_whether_the_timer_run
 	/* Timer on (the off delay after that latch): the same commit at
 	 * vblank 7's instant is the same case and no miss either. */
 	CHECK(f.out->timer_armed);
-	f.clock = vblank_at(&f, 7);
+	f.now = vblank_at(&f, 7);
 	CHECK_INT(page_flip(&f, a), 0);
-	wla_vdc_advance(f.vdc, f.clock);
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	vblank(&f);
@@ -606,11 +606,11 @@ static void vdc_state_in_time_latches_at_its_vblank_though_a_frame_is_written_ov
 	CHECK_INT(move_cursor(&f, k, 1, 1), 0);
 	/* Vblank 2 has happened, the wake-up has not: a frame written over the
 	 * armed cursor update now is too late for vblank 2. */
-	f.clock = vblank_at(&f, 2) + 1000;
+	f.now = vblank_at(&f, 2) + 1000;
 	CHECK_INT(queue_flip(&f, b), 0);
 	/* Not written over the cursor update: it waits for its latch. */
 	CHECK_INT(f.crtc->armed, 1);
-	wla_vdc_advance(f.vdc, f.clock);
+	wla_vdc_advance(f.vdc, f.now);
 	/* At vblank 2 the registers held the cursor update alone: as with a
 	 * wake-up on time, the cursor is on screen from vblank 2 and the frame
 	 * from vblank 3. */
@@ -684,11 +684,11 @@ static void vdc_next_latch_is_where_a_frame_committed_now_latches(void)
 	/* b armed in time for vblank 5; vblank 5 has happened, the wake-up
 	 * not: b latches at 5 when it comes, a frame committed now at 6. */
 	CHECK_INT(queue_flip(&f, b), 0);
-	f.clock = vblank_at(&f, 5) + 1000;
+	f.now = vblank_at(&f, 5) + 1000;
 	CHECK(next_latch_is(&f, 6));
 	CHECK_INT(queue_flip(&f, c), 0);
-	f.clock = vblank_at(&f, 6) + f.period / 2;
-	wla_vdc_advance(f.vdc, f.clock);
+	f.now = vblank_at(&f, 6) + f.period / 2;
+	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 6);
 	CHECK_INT(f.presents[4].seq, 5);
 	CHECK_INT(f.presents[5].commit_seq, f.last_commit_seq);
@@ -716,10 +716,10 @@ static void vdc_59_94hz_counts_every_vblank_without_drift(void)
 	uint64_t wrong_seq = 0, wrong_when = 0, refused = 0;
 	for (uint64_t n = 1; n <= n_vblanks; n++) {
 		/* Wake up anywhere in the first half of the period. */
-		f.clock = vblank_at(&f, n) + (n * 7919) % (period / 2);
-		wla_vdc_advance(f.vdc, f.clock);
+		f.now = vblank_at(&f, n) + (n * 7919) % (period / 2);
+		wla_vdc_advance(f.vdc, f.now);
 		if (f.last_present.seq != n ||
-				f.out->seq != vblank_grid_count(f.epoch, 59940, f.clock)) {
+				f.out->seq != vblank_grid_count(f.epoch, 59940, f.now)) {
 			wrong_seq++;
 		}
 		if (timespec_to_ns(&f.last_present.when) != vblank_at(&f, n)) {
@@ -1185,15 +1185,15 @@ static void vdc_a_capture_callback_may_unplug_its_output(void)
 			CHECK_INT(disable_output(&f), 0);
 		} else {
 			/* Three vblanks pass at one wake-up. */
-			f.clock = vblank_at(&f, vblank_grid_count(f.epoch, f.epoch_mhz, f.clock) + 3);
-			wla_vdc_advance(f.vdc, f.clock);
+			f.now = vblank_at(&f, vblank_grid_count(f.epoch, f.epoch_mhz, f.now) + 3);
+			wla_vdc_advance(f.vdc, f.now);
 		}
 		CHECK_INT(unplugging_callbacks, 1);
 		CHECK(f.vdc->outputs[0] == NULL);
 		CHECK_INT(pa->locks, 0);
 		CHECK_INT(pb->locks, 0);
-		f.clock += 100000000;
-		wla_vdc_advance(f.vdc, f.clock);
+		f.now += 100000000;
+		wla_vdc_advance(f.vdc, f.now);
 		wla_vdc_destroy(f.vdc);
 		for (size_t i = 0; i < f.n_fbs; i++) {
 			wla_fb_put(f.fbs[i]);
@@ -1213,8 +1213,8 @@ static void vdc_a_frame_latched_before_a_disable_is_reported_presented(void)
 	vblank(&f);
 	f.n_presents = 0;
 	CHECK_INT(page_flip(&f, b), 0);
-	uint64_t k = vblank_grid_count(f.epoch, f.epoch_mhz, f.clock) + 1;
-	f.clock = vblank_at(&f, k) + 1000000; /* 1 ms after it, no wake-up yet */
+	uint64_t k = vblank_grid_count(f.epoch, f.epoch_mhz, f.now) + 1;
+	f.now = vblank_at(&f, k) + 1000000; /* 1 ms after it, no wake-up yet */
 	struct wla_vblank_counters before, after;
 	wla_crtc_get_counters(f.crtc, &before);
 	CHECK_INT(disable_output(&f), 0);

@@ -1,23 +1,28 @@
 /*
- * A VDC on a clock that only the test moves: vblanks happen when the test
- * says so (with an event loop, its timers are armed but never dispatched).
- * Fake framebuffers made through the fixture are checked at teardown (no
- * lock left, wrapper freed), and so is the device (no atomic state left
- * once every commit completed).
+ * The one VDC fixture of the tests (unit, queue, core regressions): a VDC
+ * with any number of outputs on a clock that only the test moves; vblanks
+ * happen when the test says so (with an event loop, its timers are armed
+ * but never dispatched). Every present event of every output is recorded
+ * (and handed to a hook, if set). Fake framebuffers made through the
+ * fixture are checked at teardown (no lock left, wrapper freed), and so is
+ * the device (no atomic state left once every commit completed). The
+ * builders of lib/states.h build what the tests commit.
  */
-#ifndef TESTS_UNIT_VDC_FIXTURE_H
-#define TESTS_UNIT_VDC_FIXTURE_H
+#ifndef TESTS_LIB_VDC_FIXTURE_H
+#define TESTS_LIB_VDC_FIXTURE_H
 
 #include <drm_fourcc.h>
 #include <string.h>
 #include "backend/vdc.h"
 #include "lib/fake-fb.h"
 #include "harness.h"
-#include "queue/vblank-grid.h"
+#include "lib/vblank-grid.h"
 #include "lib/legacy.h"
+#include "lib/states.h"
 
 #define FIXTURE_MAX_FBS 16
 #define FIXTURE_MAX_PRESENTS 16
+#define FIXTURE_MAX_EVENTS 64
 /* Where the clock starts: not a whole second, so that 'when' is not trivial. */
 #define FIXTURE_T0 (UINT64_C(1000) * 1000000000u + 123)
 
@@ -29,14 +34,32 @@
 #define GREEN 0x0000ff00u
 #define BLUE 0x000000ffu
 
+/* A present event as recorded, with the output's CRTC index and the
+ * fixture's clock when it came. */
+struct fixture_event {
+	unsigned crtc;
+	uint64_t commit_seq;
+	bool presented, discarded, failed;
+	uint64_t seq;
+	uint64_t when_ns;
+	uint64_t refresh_ns;
+	uint32_t flags;
+	uint64_t clock;
+};
+
+struct fixture;
+typedef void (*fixture_hook)(struct fixture *f, const struct wla_present *ev);
+
 struct fixture {
 	struct wla_config cfg;
 	/* Vblank timers on this loop (fixture_setup_timers), armed but never
 	 * dispatched: vblanks still come from wla_vdc_advance. NULL: no
 	 * timers. Freed by fixture_teardown. */
 	struct wl_event_loop *loop;
-	uint64_t clock; /* ns, what the VDC reads as now */
+	uint64_t now; /* ns, what the VDC reads as now */
 	struct wla_vdc *vdc;
+	struct wla_device *dev;
+	/* Output 0 and its objects (fixture_out/fixture_crtc: any output). */
 	struct wla_vdc_output *out;
 	struct wla_crtc *crtc;
 	struct wla_connector *conn;
@@ -50,7 +73,14 @@ struct fixture {
 	int32_t epoch_mhz;
 	uint64_t last_commit_seq;
 
-	/* Present events, oldest first. */
+	/* Every output's present events, oldest first (the first
+	 * FIXTURE_MAX_EVENTS), and the hook that sees each as it comes. */
+	struct fixture_event events[FIXTURE_MAX_EVENTS];
+	size_t n_events;
+	fixture_hook hook;
+	void *hook_data;
+
+	/* The same as the driver gave them (the first FIXTURE_MAX_PRESENTS). */
 	struct wla_present presents[FIXTURE_MAX_PRESENTS];
 	size_t n_presents;
 	struct wla_present last_present;
@@ -77,26 +107,56 @@ static inline void record_present(struct wla_crtc *crtc, const struct wla_presen
 	void *data)
 {
 	struct fixture *f = data;
+	if (f->n_events < FIXTURE_MAX_EVENTS) {
+		f->events[f->n_events++] = (struct fixture_event){
+			.crtc = crtc->index,
+			.commit_seq = event->commit_seq,
+			.presented = event->presented,
+			.discarded = event->discarded,
+			.failed = event->failed,
+			.seq = event->seq,
+			.when_ns = (uint64_t)event->when.tv_sec * UINT64_C(1000000000) +
+				(uint64_t)event->when.tv_nsec,
+			.refresh_ns = event->refresh_ns,
+			.flags = event->flags,
+			.clock = f->now,
+		};
+	}
 	if (f->n_presents < FIXTURE_MAX_PRESENTS) {
 		f->presents[f->n_presents++] = *event;
 	}
 	f->last_present = *event;
 	f->total_presents++;
+	if (f->hook) {
+		f->hook(f, event);
+	}
 }
 
 static inline uint64_t fixture_now(void *data)
 {
-	return ((struct fixture *)data)->clock;
+	return ((struct fixture *)data)->now;
 }
 
-/* The VDC of cfg (after wla_config_init and the test's changes). */
-static inline bool fixture_setup_config(struct fixture *f)
+static inline struct wla_vdc_output *fixture_out(struct fixture *f, size_t i)
 {
-	f->clock = FIXTURE_T0;
+	return f->vdc->outputs[i];
+}
+
+static inline struct wla_crtc *fixture_crtc(struct fixture *f, size_t i)
+{
+	return &fixture_out(f, i)->crtc;
+}
+
+/* The VDC of cfg (after wla_config_init and the test's changes), with no
+ * timers unless f->loop is set; the clock at t0. */
+static inline bool fixture_setup_config_at(struct fixture *f, uint64_t t0)
+{
+	f->now = t0;
 	f->vdc = wla_vdc_create(f->loop, &f->cfg, fixture_now, f);
 	if (!f->vdc) {
 		return false;
 	}
+	f->dev = &f->vdc->dev;
 	f->out = f->vdc->outputs[0];
 	f->crtc = &f->out->crtc;
 	f->conn = &f->out->connector;
@@ -105,19 +165,28 @@ static inline bool fixture_setup_config(struct fixture *f)
 	for (size_t i = 0; i < f->out->n_overlays; i++) {
 		f->overlay[i] = &f->out->overlays[i];
 	}
-	f->crtc->present = record_present;
-	f->crtc->present_data = f;
-	/* The flip queue's policy is the glue's to set, as from the config. */
-	f->crtc->queue_depth = f->cfg.flip_depth ? f->cfg.flip_depth : 1;
-	f->crtc->mailbox = f->cfg.flip_mailbox;
+	for (size_t i = 0; i < f->vdc->n_outputs; i++) {
+		struct wla_crtc *crtc = fixture_crtc(f, i);
+		crtc->present = record_present;
+		crtc->present_data = f;
+		/* The flip queue's policy is the glue's to set, as from the
+		 * config. */
+		crtc->queue_depth = f->cfg.flip_depth ? f->cfg.flip_depth : 1;
+		crtc->mailbox = f->cfg.flip_mailbox;
+	}
 	const struct wla_config_mode *m = &f->cfg.outputs[0].modes[0];
 	if (!wla_vdc_mode(&f->mode, m->width, m->height, m->refresh_mhz)) {
 		return false;
 	}
 	f->period = wla_mode_period_ns(&f->mode);
-	f->epoch = f->clock;
+	f->epoch = f->now;
 	f->epoch_mhz = f->mode.refresh_mhz;
 	return true;
+}
+
+static inline bool fixture_setup_config(struct fixture *f)
+{
+	return fixture_setup_config_at(f, FIXTURE_T0);
 }
 
 /* The default configuration with the output's mode replaced. */
@@ -203,7 +272,7 @@ static inline uint64_t vblank_at(const struct fixture *f, uint64_t k)
 /* The first vblank of the fixture's grid after the clock. */
 static inline uint64_t next_vblank(const struct fixture *f)
 {
-	return vblank_grid_next(f->epoch, f->epoch_mhz, f->clock);
+	return vblank_grid_next(f->epoch, f->epoch_mhz, f->now);
 }
 
 /* A mode change (to f->mode) latched at t: the grid starts again there. */
@@ -220,7 +289,7 @@ static inline void timing_restarts_at(struct fixture *f, uint64_t t)
 static inline int enable_output(struct fixture *f, struct wla_fb *fb)
 {
 	if (!f->crtc->state->active) {
-		f->epoch = f->clock;
+		f->epoch = f->now;
 		f->epoch_mhz = f->mode.refresh_mhz;
 	}
 	return wla_atomic_set_config(f->crtc, f->conn, &f->mode, fb, ++f->last_commit_seq);
@@ -242,29 +311,14 @@ static inline int page_flip(struct fixture *f, struct wla_fb *fb)
 static inline int queue_frame(struct fixture *f, struct wla_fb *fb, struct wla_fb *cursor,
 	int32_t x, int32_t y)
 {
-	struct wla_atomic_state *state = wla_atomic_state_alloc(&f->vdc->dev);
-	struct wla_crtc_state *cs = state ? wla_atomic_get_crtc_state(state, f->crtc) : NULL;
-	if (!cs) {
-		abort();
-	}
-	cs->commit_seq = ++f->last_commit_seq;
-	cs->want_event = true;
-	struct wla_plane *planes[] = { f->primary, f->cursor };
-	struct wla_fb *fbs[] = { fb, cursor };
-	int32_t at[][2] = { { 0, 0 }, { x, y } };
-	for (size_t i = 0; i < 2 && fbs[i]; i++) {
-		struct wla_plane_state *ps = wla_atomic_get_plane_state(state, planes[i]);
-		if (!ps || wla_atomic_set_crtc_for_plane(state, ps, f->crtc) != 0) {
-			abort();
+	struct wla_atomic_state *state = test_state(f->dev, f->crtc, ++f->last_commit_seq, true);
+	if (fb) {
+		test_put(state, f->crtc, f->primary, fb, 0, 0);
+		if (cursor) {
+			test_put(state, f->crtc, f->cursor, cursor, x, y);
 		}
-		wla_atomic_set_fb_for_plane(ps, fbs[i]);
-		wla_plane_state_set_full(ps, at[i][0], at[i][1]);
 	}
-	int ret = wla_atomic_nonblocking_commit(state);
-	if (ret < 0) {
-		wla_atomic_state_free(state);
-	}
-	return ret;
+	return test_commit_nonblocking(state);
 }
 
 static inline int queue_flip(struct fixture *f, struct wla_fb *fb)
@@ -272,9 +326,12 @@ static inline int queue_flip(struct fixture *f, struct wla_fb *fb)
 	return queue_frame(f, fb, NULL, 0, 0);
 }
 
-/* A cursor image of fb at (x, y), unscaled. */
+/* A cursor image of fb at (x, y), unscaled (legacy entry); NULL: off. */
 static inline int move_cursor(struct fixture *f, struct wla_fb *fb, int32_t x, int32_t y)
 {
+	if (!fb) {
+		return wla_atomic_disable_plane(f->cursor);
+	}
 	return wla_atomic_update_plane(f->cursor, f->crtc, fb, x, y, fb->width, fb->height, 0,
 		0, fb->width << 16, fb->height << 16);
 }
@@ -283,8 +340,8 @@ static inline int move_cursor(struct fixture *f, struct wla_fb *fb, int32_t x, i
  * let the VDC see it. */
 static inline void vblanks(struct fixture *f, uint64_t n)
 {
-	f->clock = vblank_at(f, vblank_grid_count(f->epoch, f->epoch_mhz, f->clock) + n);
-	wla_vdc_advance(f->vdc, f->clock);
+	f->now = vblank_at(f, vblank_grid_count(f->epoch, f->epoch_mhz, f->now) + n);
+	wla_vdc_advance(f->vdc, f->now);
 }
 
 static inline void vblank(struct fixture *f)
@@ -463,6 +520,28 @@ static inline struct wla_plane_state *place(struct fixture *f, struct wla_atomic
 	ps->crtc_w = w;
 	ps->crtc_h = h;
 	return ps;
+}
+
+/* Let the clock read t and the VDC process what happened up to it. */
+static inline void fixture_advance_to(struct fixture *f, uint64_t t)
+{
+	f->now = t;
+	wla_vdc_advance(f->vdc, t);
+}
+
+/* The recorded event of commit_seq (a failure of the test if none). */
+static inline const struct fixture_event *fixture_event_of(struct fixture *f,
+	uint64_t commit_seq)
+{
+	for (size_t i = 0; i < f->n_events; i++) {
+		if (f->events[i].commit_seq == commit_seq) {
+			return &f->events[i];
+		}
+	}
+	fprintf(stderr, "  no event for commit_seq %llu\n", (unsigned long long)commit_seq);
+	harness_test_failures++;
+	static const struct fixture_event none = { 0 };
+	return &none;
 }
 
 #endif
