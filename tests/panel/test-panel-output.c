@@ -23,6 +23,7 @@
 #include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "harness.h"
+#include "lib/capture.h"
 #include "test-buffer.h"
 
 #define W 64
@@ -98,8 +99,7 @@ struct fixture {
 	uint32_t not_presented_seq; /* commit_seq of the last not presented */
 	uint64_t first_when_ns, last_when_ns;
 
-	struct wla_image *capture;
-	bool capture_done;
+	struct test_capture cap;
 
 	/* From the log: when the CRTC was last enabled and disabled. */
 	uint64_t crtc_enabled_ns, crtc_disabled_ns;
@@ -299,7 +299,7 @@ static void finish(void)
 {
 	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
 	stop_listening();
-	wla_image_destroy(f.capture);
+	wla_image_destroy(f.cap.image);
 	wl_display_destroy(f.display);
 }
 
@@ -357,26 +357,11 @@ static bool light_up(struct wlr_buffer *buffer)
 	return enable_output(buffer) && WAIT_UNTIL(panel_state() == WLA_PANEL_LIT);
 }
 
-static void handle_capture(struct wla_capture *capture, const struct wla_image *image,
-	uint64_t seq, void *data)
-{
-	f.capture_done = true;
-	if (image) {
-		f.capture = wla_image_create(image->width, image->height);
-		for (uint32_t y = 0; y < image->height; y++) {
-			memcpy((char *)f.capture->data + y * f.capture->stride,
-				(const char *)image->data + y * image->stride, image->width * 4);
-		}
-	}
-}
-
 static void capture_next(void)
 {
-	wla_image_destroy(f.capture);
-	f.capture = NULL;
-	f.capture_done = false;
-	CHECK(wla_output_capture(f.output, handle_capture, NULL) != NULL);
-	CHECK(WAIT_UNTIL(f.capture_done));
+	test_capture_reset(&f.cap);
+	CHECK(wla_output_capture(f.output, test_capture_done, &f.cap) != NULL);
+	CHECK(WAIT_UNTIL(f.cap.done));
 }
 
 /* Call i is a successful set of mask to values, leaving levels. */
@@ -792,9 +777,9 @@ static void a_buffer_dropped_while_the_panel_powers_on_is_kept_until_replaced(vo
 	CHECK(WAIT_UNTIL(f.presented >= 1));
 	CHECK(!a_gone);
 	capture_next();
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 0, 0), 0xffaa0000);
-		CHECK_PIXEL(wla_image_pixel(f.capture, W - 1, H - 1), 0xffaa0000);
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 0, 0), 0xffaa0000);
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, W - 1, H - 1), 0xffaa0000);
 	}
 	CHECK(WAIT_UNTIL(f.frames >= 1));
 	int presented = f.presented;
@@ -804,8 +789,8 @@ static void a_buffer_dropped_while_the_panel_powers_on_is_kept_until_replaced(vo
 	CHECK(a_gone);
 	CHECK_INT(wla_backend_buffer_locks(f.backend), 1);
 	capture_next();
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 5, 5), 0xff00bb00);
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 5, 5), 0xff00bb00);
 	}
 
 	CHECK(disable_output());
@@ -1017,15 +1002,15 @@ static void destroying_the_backend_mid_sequence_releases_everything(void)
 		}
 		/* A capture waits for the next latch of an active CRTC (while the
 		 * panel powers on, it is refused: nothing is on screen). */
-		f.capture_done = false;
+		f.cap.done = false;
 		if (moment == 1) {
-			CHECK(wla_output_capture(f.output, handle_capture, NULL) != NULL);
+			CHECK(wla_output_capture(f.output, test_capture_done, &f.cap) != NULL);
 			CHECK(f.out->crtc->pending_frames >= 2);
 			wlr_output_enable(f.output, false);
 			CHECK(wlr_output_commit(f.output));
 			CHECK(WAIT_UNTIL(panel_state() == WLA_PANEL_POWERING_OFF));
 			CHECK(f.out->crtc->pending_frames >= 1);
-			CHECK(!f.capture_done);
+			CHECK(!f.cap.done);
 		}
 		for (int i = 0; i < 4; i++) {
 			wlr_buffer_drop(bufs[i]);
@@ -1036,7 +1021,7 @@ static void destroying_the_backend_mid_sequence_releases_everything(void)
 
 		fprintf(stderr, "# moment %d: destroyed %s\n", moment,
 			moment == 0 ? "powering on" : "powering off");
-		CHECK(moment == 0 || f.capture_done);
+		CHECK(moment == 0 || f.cap.done);
 		CHECK_INT(f.rec.levels, 0);
 		CHECK(!f.rec.requested);
 		for (int i = 0; i < 4; i++) {
@@ -1047,8 +1032,8 @@ static void destroying_the_backend_mid_sequence_releases_everything(void)
 		}
 		CHECK(!LOGGED("buffer locks still held"));
 		CHECK_INT(f.errors, 0);
-		wla_image_destroy(f.capture);
-		f.capture = NULL;
+		wla_image_destroy(f.cap.image);
+		f.cap.image = NULL;
 	}
 }
 

@@ -15,6 +15,7 @@
 #include <wlatomic/capture.h>
 #include <wlatomic/config.h>
 #include "harness.h"
+#include "lib/capture.h"
 #include "test-buffer.h"
 
 #define W 64
@@ -31,9 +32,7 @@ struct fixture {
 	int presents, presented, not_presented, frames;
 	struct wlr_output_event_present last_present;
 	struct timespec last_when;
-	struct wla_image *capture;
-	uint64_t capture_seq;
-	bool capture_done;
+	struct test_capture cap;
 };
 
 static void handle_present(struct wl_listener *listener, void *data)
@@ -94,7 +93,7 @@ static void fixture_finish(struct fixture *f)
 		wl_list_remove(&f->frame.link);
 	}
 	wl_list_remove(&f->new_output.link);
-	wla_image_destroy(f->capture);
+	wla_image_destroy(f->cap.image);
 	wl_display_destroy(f->display);
 }
 
@@ -120,28 +119,11 @@ static bool commit_buffer(struct fixture *f, struct wlr_buffer *buffer)
 	return wlr_output_commit(f->output);
 }
 
-static void handle_capture(struct wla_capture *capture, const struct wla_image *image,
-	uint64_t seq, void *data)
-{
-	struct fixture *f = data;
-	f->capture_done = true;
-	f->capture_seq = seq;
-	if (image) {
-		f->capture = wla_image_create(image->width, image->height);
-		for (uint32_t y = 0; y < image->height; y++) {
-			memcpy((char *)f->capture->data + y * f->capture->stride,
-				(const char *)image->data + y * image->stride, image->width * 4);
-		}
-	}
-}
-
 static void capture_next(struct fixture *f)
 {
-	wla_image_destroy(f->capture);
-	f->capture = NULL;
-	f->capture_done = false;
-	CHECK(wla_output_capture(f->output, handle_capture, f) != NULL);
-	CHECK(HARNESS_WAIT_UNTIL(f->loop, f->capture_done, 2000));
+	test_capture_reset(&f->cap);
+	CHECK(wla_output_capture(f->output, test_capture_done, &f->cap) != NULL);
+	CHECK(HARNESS_WAIT_UNTIL(f->loop, f->cap.done, 2000));
 }
 
 static void bad_config_in_environment_gives_null_and_one_error(void)
@@ -211,16 +193,16 @@ static void a_buffer_commit_latches_at_a_vblank_with_present_and_frame(void)
 	CHECK(f.last_present.flags & WLR_OUTPUT_PRESENT_HW_COMPLETION);
 
 	capture_next(&f);
-	CHECK(f.capture && f.capture->width == W && f.capture->height == H);
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 0, 0), 0xff112233);
-		CHECK_PIXEL(wla_image_pixel(f.capture, W - 1, H - 1), 0xff112233);
+	CHECK(f.cap.image && f.cap.image->width == W && f.cap.image->height == H);
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 0, 0), 0xff112233);
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, W - 1, H - 1), 0xff112233);
 	}
 	struct wla_output_stats stats;
 	CHECK(wla_output_get_stats(f.output, &stats));
 	CHECK(stats.frames_presented == 1);
 	CHECK(stats.vblanks >= 1);
-	CHECK_INT(stats.last_seq, f.capture_seq);
+	CHECK_INT(stats.last_seq, f.cap.seq);
 
 	wlr_output_enable(f.output, false);
 	CHECK(wlr_output_commit(f.output));
@@ -303,8 +285,8 @@ static void a_buffer_dropped_by_its_client_mid_flip_stays_until_replaced(void)
 	CHECK(wait_for(&f, &f.presented, 1));
 	CHECK(!a_gone);
 	capture_next(&f);
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 5, 5), 0xffaa0000);
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 5, 5), 0xffaa0000);
 	}
 	CHECK(commit_buffer(&f, &b->base));
 	CHECK(!a_gone); /* still on screen until b latches */
@@ -312,8 +294,8 @@ static void a_buffer_dropped_by_its_client_mid_flip_stays_until_replaced(void)
 	CHECK(a_gone);
 	CHECK_INT(wla_backend_buffer_locks(f.backend), 1);
 	capture_next(&f);
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 5, 5), 0xff00bb00);
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 5, 5), 0xff00bb00);
 	}
 	wlr_buffer_drop(&b->base);
 	CHECK(!b_gone);
@@ -336,7 +318,7 @@ static void disabling_with_a_pending_frame_reports_it_not_presented(void)
 	CHECK_INT(f.not_presented, 1);
 	CHECK_INT(f.presented, 0);
 	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
-	CHECK(wla_output_capture(f.output, handle_capture, &f) == NULL);
+	CHECK(wla_output_capture(f.output, test_capture_done, &f.cap) == NULL);
 	CHECK_LOGGED("capture", "disabled");
 	wlr_buffer_drop(&a->base);
 	CHECK(gone);
@@ -350,7 +332,7 @@ static void destroying_the_display_with_a_pending_frame_releases_the_buffer(void
 	bool gone;
 	struct test_buffer *a = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff010203, &gone);
 	CHECK(enable_output(&f, &a->base));
-	CHECK(wla_output_capture(f.output, handle_capture, &f) != NULL);
+	CHECK(wla_output_capture(f.output, test_capture_done, &f.cap) != NULL);
 	wlr_buffer_drop(&a->base);
 	CHECK(!gone);
 	wl_list_remove(&f.present.link);
@@ -358,8 +340,8 @@ static void destroying_the_display_with_a_pending_frame_releases_the_buffer(void
 	wl_list_remove(&f.new_output.link);
 	wl_display_destroy(f.display);
 	CHECK(gone);
-	CHECK(f.capture_done); /* the capture failed rather than leaked */
-	CHECK(f.capture == NULL);
+	CHECK(f.cap.done); /* the capture failed rather than leaked */
+	CHECK(f.cap.image == NULL);
 }
 
 static void a_mode_change_with_a_matching_buffer_restarts_the_crtc(void)
