@@ -9,10 +9,10 @@
 #include "backend/atomic.h"
 #include "backend/log.h"
 
-void wla_fb_init(struct wla_fb *fb, const struct wla_fb_impl *impl, uint32_t width,
+void wla_fb_init(struct wla_fb *fb, const struct wla_fb_funcs *funcs, uint32_t width,
 	uint32_t height, uint32_t format)
 {
-	fb->impl = impl;
+	fb->funcs = funcs;
 	fb->width = width;
 	fb->height = height;
 	fb->format = format;
@@ -38,7 +38,7 @@ void wla_fb_put(struct wla_fb *fb)
 	assert(fb->refs > 0);
 	if (--fb->refs == 0) {
 		assert(fb->prepared == 0);
-		fb->impl->destroy(fb);
+		fb->funcs->destroy(fb);
 	}
 }
 
@@ -83,7 +83,7 @@ int wla_plane_state_prepare_fb(struct wla_device *dev, struct wla_plane_state *p
 		return 0;
 	}
 	struct wla_fb *fb = ps->fb;
-	int ret = fb->impl->prepare ? fb->impl->prepare(fb) : 0;
+	int ret = fb->funcs->prepare ? fb->funcs->prepare(fb) : 0;
 	if (ret < 0) {
 		return ret;
 	}
@@ -92,8 +92,8 @@ int wla_plane_state_prepare_fb(struct wla_device *dev, struct wla_plane_state *p
 		 * holds it prepared. */
 		ret = dev->funcs->prepare_fb(dev, fb);
 		if (ret < 0) {
-			if (fb->impl->cleanup) {
-				fb->impl->cleanup(fb);
+			if (fb->funcs->cleanup) {
+				fb->funcs->cleanup(fb);
 			}
 			return ret;
 		}
@@ -101,8 +101,8 @@ int wla_plane_state_prepare_fb(struct wla_device *dev, struct wla_plane_state *p
 	} else if (fb->prepared > 0 && fb->import_dev && fb->import_dev != dev) {
 		wla_log(WLA_LOG_ERROR, "fb %p: already imported by device %s, not %s", (void *)fb,
 			fb->import_dev->name, dev->name);
-		if (fb->impl->cleanup) {
-			fb->impl->cleanup(fb);
+		if (fb->funcs->cleanup) {
+			fb->funcs->cleanup(fb);
 		}
 		return -EXDEV;
 	}
@@ -127,8 +127,8 @@ void wla_plane_state_cleanup_fb(struct wla_plane_state *ps)
 	}
 	/* cleanup may drop the last lock of a client buffer; the plane state's
 	 * wrapper reference keeps fb itself valid until the state goes. */
-	if (fb->impl->cleanup) {
-		fb->impl->cleanup(fb);
+	if (fb->funcs->cleanup) {
+		fb->funcs->cleanup(fb);
 	}
 }
 

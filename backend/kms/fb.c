@@ -33,7 +33,7 @@ static void close_handles(struct wla_kms *kms, const uint32_t *handles, int n)
 int wla_kms_add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id)
 {
 	struct wla_dmabuf dmabuf;
-	if (!fb->impl->get_dmabuf || !fb->impl->get_dmabuf(fb, &dmabuf)) {
+	if (!fb->funcs->get_dmabuf || !fb->funcs->get_dmabuf(fb, &dmabuf)) {
 		wlr_log(WLR_DEBUG, "kms %s: fb %p (%" PRIu32 "x%" PRIu32 ") is not a dmabuf; "
 			"the card scans out dmabufs only", kms->path, (void *)fb, fb->width,
 			fb->height);

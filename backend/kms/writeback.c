@@ -23,7 +23,7 @@ void wla_kms_job_free(struct kms_wb_job *job)
 {
 	struct wla_kms *kms = job->kms;
 	for (size_t i = 0; i < job->n_held; i++) {
-		job->held[i]->impl->cleanup(job->held[i]);
+		job->held[i]->funcs->cleanup(job->held[i]);
 		wla_fb_put(job->held[i]);
 	}
 	if (job->fence_source) {
@@ -210,7 +210,7 @@ void wla_kms_start_job(struct wla_kms *kms, struct kms_wb_job *job, uint64_t ser
 		if (state && state->planes[plane->index].ptr) {
 			ps = state->planes[plane->index].new_state;
 		}
-		if (ps && ps->crtc == &job->kc->base && ps->fb && ps->fb->impl->prepare(ps->fb) == 0) {
+		if (ps && ps->crtc == &job->kc->base && ps->fb && ps->fb->funcs->prepare(ps->fb) == 0) {
 			job->held[job->n_held++] = wla_fb_get(ps->fb);
 		}
 	}

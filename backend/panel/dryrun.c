@@ -52,7 +52,7 @@ static void dryrun_release(struct wla_gpio_lines *base)
 	free(l);
 }
 
-static const struct wla_gpio_lines_impl dryrun_lines_impl = {
+static const struct wla_gpio_lines_funcs dryrun_lines_funcs = {
 	.set = dryrun_set,
 	.release = dryrun_release,
 };
@@ -66,7 +66,7 @@ static struct wla_gpio_lines *dryrun_request(struct wla_gpio_provider *provider,
 		err->line = -1;
 		return NULL;
 	}
-	l->base.impl = &dryrun_lines_impl;
+	l->base.funcs = &dryrun_lines_funcs;
 	snprintf(l->chip, sizeof(l->chip), "%s", req->chip);
 	l->n_lines = req->n_lines;
 	for (size_t i = 0; i < req->n_lines; i++) {
@@ -82,12 +82,12 @@ static struct wla_gpio_lines *dryrun_request(struct wla_gpio_provider *provider,
 	return &l->base;
 }
 
-static const struct wla_gpio_provider_impl dryrun_provider_impl = {
+static const struct wla_gpio_provider_funcs dryrun_provider_funcs = {
 	.request = dryrun_request,
 };
 
 struct wla_gpio_provider *wla_dryrun_provider(void)
 {
-	static struct wla_gpio_provider provider = { .impl = &dryrun_provider_impl };
+	static struct wla_gpio_provider provider = { .funcs = &dryrun_provider_funcs };
 	return &provider;
 }

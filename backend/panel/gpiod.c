@@ -28,7 +28,7 @@ struct gpiod_lines {
 	uint32_t levels; /* physical levels held now */
 };
 
-static const struct wla_gpio_lines_impl gpiod_lines_impl;
+static const struct wla_gpio_lines_funcs gpiod_lines_funcs;
 
 static struct gpiod_lines *gpiod_lines_from_base(struct wla_gpio_lines *base)
 {
@@ -74,7 +74,7 @@ static void lines_release(struct wla_gpio_lines *base)
 	free(lines);
 }
 
-static const struct wla_gpio_lines_impl gpiod_lines_impl = {
+static const struct wla_gpio_lines_funcs gpiod_lines_funcs = {
 	.set = lines_set,
 	.release = lines_release,
 };
@@ -144,7 +144,7 @@ static struct wla_gpio_lines *provider_request(struct wla_gpio_provider *provide
 		err->code = -ENOMEM;
 		return NULL;
 	}
-	lines->base.impl = &gpiod_lines_impl;
+	lines->base.funcs = &gpiod_lines_funcs;
 	lines->n_lines = req->n_lines;
 
 	lines->chip = open_chip(req->chip, err);
@@ -188,12 +188,12 @@ error_chip:
 	return NULL;
 }
 
-static const struct wla_gpio_provider_impl gpiod_provider_impl = {
+static const struct wla_gpio_provider_funcs gpiod_provider_funcs = {
 	.request = provider_request,
 };
 
 static struct wla_gpio_provider gpiod_provider = {
-	.impl = &gpiod_provider_impl,
+	.funcs = &gpiod_provider_funcs,
 };
 
 struct wla_gpio_provider *wla_gpiod_provider(void)

@@ -101,7 +101,7 @@ static void emit(struct wla_panel *panel, enum wla_panel_event event, int error)
 /* Drives every line to its off value in one call, best effort. */
 static void drive_safe_off(struct wla_panel *panel)
 {
-	int ret = panel->lines->impl->set(panel->lines, panel->all,
+	int ret = panel->lines->funcs->set(panel->lines, panel->all,
 		panel->off_values ^ panel->active_low);
 	if (ret < 0) {
 		wlr_log(WLR_ERROR, "panel %s: chip '%s': driving all lines to their off values "
@@ -133,7 +133,7 @@ static bool run_step(struct wla_panel *panel, const struct wla_panel_step *step,
 	const char *what, uint64_t now, bool notify)
 {
 	uint32_t values = apply_step(panel->values, step);
-	int ret = panel->lines->impl->set(panel->lines, step->mask,
+	int ret = panel->lines->funcs->set(panel->lines, step->mask,
 		(values ^ panel->active_low) & step->mask);
 	if (ret < 0) {
 		fail(panel, step, what, ret, notify);
@@ -373,7 +373,7 @@ struct wla_panel *wla_panel_create(const struct wla_config_panel *desc, const ch
 		.initial = panel->off_values ^ panel->active_low,
 	};
 	struct wla_gpio_error err = { .code = -EIO, .line = -1 };
-	panel->lines = provider->impl->request(provider, &req, &err);
+	panel->lines = provider->funcs->request(provider, &req, &err);
 	if (!panel->lines) {
 		int code = err.code < 0 ? err.code : -EIO;
 		const char *sep = err.detail[0] ? " (" : "";
@@ -445,7 +445,7 @@ void wla_panel_destroy(struct wla_panel *panel)
 			from + 1, i, panel->desc.n_off,
 			(unsigned long long)((skipped_ns + NS_PER_MS - 1) / NS_PER_MS));
 	}
-	panel->lines->impl->release(panel->lines);
+	panel->lines->funcs->release(panel->lines);
 	panel->lines = NULL;
 	panel->destroyed = true;
 	if (panel->in_advance == 0) {

@@ -57,7 +57,7 @@ static void lines_release(struct wla_gpio_lines *base)
 	/* The handle lives in rec, which the caller owns: nothing to free. */
 }
 
-static const struct wla_gpio_lines_impl record_lines_impl = {
+static const struct wla_gpio_lines_funcs record_lines_funcs = {
 	.set = lines_set,
 	.release = lines_release,
 };
@@ -98,11 +98,11 @@ static struct wla_gpio_lines *provider_request(struct wla_gpio_provider *provide
 	if (ret < 0) {
 		return NULL;
 	}
-	rec->lines.impl = &record_lines_impl;
+	rec->lines.funcs = &record_lines_funcs;
 	return &rec->lines;
 }
 
-static const struct wla_gpio_provider_impl record_provider_impl = {
+static const struct wla_gpio_provider_funcs record_provider_funcs = {
 	.request = provider_request,
 };
 
@@ -110,7 +110,7 @@ void wla_gpio_record_init(struct wla_gpio_record *rec, uint64_t (*now)(void *dat
 	void *now_data)
 {
 	memset(rec, 0, sizeof(*rec));
-	rec->provider.impl = &record_provider_impl;
+	rec->provider.funcs = &record_provider_funcs;
 	rec->now = now;
 	rec->now_data = now_data;
 }

@@ -209,7 +209,7 @@ static bool compose_begin(void *data, size_t i, const void **pixels, uint32_t *s
 	struct compose_planes *cp = data;
 	const struct wla_plane_state *ps = cp->planes[i];
 	struct wla_fb *fb = ps->fb;
-	if (!fb->impl->begin_access || !fb->impl->begin_access(fb, pixels, stride)) {
+	if (!fb->funcs->begin_access || !fb->funcs->begin_access(fb, pixels, stride)) {
 		wlr_log(WLR_ERROR, "plane %s: fb pixels are not readable for capture",
 			ps->plane->name);
 		return false;
@@ -221,8 +221,8 @@ static void compose_end(void *data, size_t i)
 {
 	struct compose_planes *cp = data;
 	struct wla_fb *fb = cp->planes[i]->fb;
-	if (fb->impl->end_access) {
-		fb->impl->end_access(fb);
+	if (fb->funcs->end_access) {
+		fb->funcs->end_access(fb);
 	}
 }
 
@@ -567,13 +567,13 @@ static int vdc_prepare_fb(struct wla_device *dev, struct wla_fb *fb)
 	const struct wla_format_info *info = wla_format_get(fb->format);
 	const void *data;
 	uint32_t stride;
-	if (!info || !fb->impl->begin_access || !fb->impl->begin_access(fb, &data, &stride)) {
+	if (!info || !fb->funcs->begin_access || !fb->funcs->begin_access(fb, &data, &stride)) {
 		wlr_log(WLR_ERROR, "vdc: fb %p (%" PRIu32 "x%" PRIu32 "): the CPU cannot read its "
 			"pixels", (void *)fb, fb->width, fb->height);
 		return -EINVAL;
 	}
-	if (fb->impl->end_access) {
-		fb->impl->end_access(fb);
+	if (fb->funcs->end_access) {
+		fb->funcs->end_access(fb);
 	}
 	if ((uint64_t)stride < (uint64_t)fb->width * info->bytes_per_pixel) {
 		wlr_log(WLR_ERROR, "vdc: fb %p: stride %" PRIu32 " shorter than its width %" PRIu32

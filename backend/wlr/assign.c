@@ -561,7 +561,7 @@ static void describe_layers(struct run *r, size_t n)
 			continue;
 		}
 		struct wla_dmabuf dmabuf;
-		l->has_dmabuf = l->fb->impl->get_dmabuf && l->fb->impl->get_dmabuf(l->fb, &dmabuf);
+		l->has_dmabuf = l->fb->funcs->get_dmabuf && l->fb->funcs->get_dmabuf(l->fb, &dmabuf);
 		l->key.format = l->fb->format;
 		l->key.modifier = l->fb->modifier;
 		l->key.width = l->fb->width;

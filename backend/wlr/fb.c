@@ -137,7 +137,7 @@ static void fb_destroy(struct wla_fb *base)
 	free(fb);
 }
 
-static const struct wla_fb_impl fb_impl = {
+static const struct wla_fb_funcs fb_funcs = {
 	.prepare = fb_prepare,
 	.cleanup = fb_cleanup,
 	.begin_access = fb_begin_access,
@@ -218,7 +218,7 @@ struct wla_fb *wla_fb_from_wlr_buffer(struct wla_backend *backend, struct wlr_bu
 		return NULL;
 	}
 	/* The first reference belongs to the addon. */
-	wla_fb_init(&fb->base, &fb_impl, (uint32_t)buffer->width, (uint32_t)buffer->height,
+	wla_fb_init(&fb->base, &fb_funcs, (uint32_t)buffer->width, (uint32_t)buffer->height,
 		format);
 	fb->base.modifier = modifier;
 	fb->base.client = wlr_client_buffer_get(buffer) != NULL;

@@ -84,7 +84,7 @@ static int tool_set(struct wla_gpio_lines *lines, uint32_t mask, uint32_t values
 	print_time();
 	printf("set");
 	print_lines(mask, values);
-	int ret = tool.inner_lines->impl->set(tool.inner_lines, mask, values);
+	int ret = tool.inner_lines->funcs->set(tool.inner_lines, mask, values);
 	if (ret < 0) {
 		printf("  FAILED: %s", strerror(-ret));
 	}
@@ -95,13 +95,13 @@ static int tool_set(struct wla_gpio_lines *lines, uint32_t mask, uint32_t values
 
 static void tool_release(struct wla_gpio_lines *lines)
 {
-	tool.inner_lines->impl->release(tool.inner_lines);
+	tool.inner_lines->funcs->release(tool.inner_lines);
 	tool.inner_lines = NULL;
 	print_time();
 	printf("release\n");
 }
 
-static const struct wla_gpio_lines_impl tool_lines_impl = {
+static const struct wla_gpio_lines_funcs tool_lines_funcs = {
 	.set = tool_set,
 	.release = tool_release,
 };
@@ -109,7 +109,7 @@ static const struct wla_gpio_lines_impl tool_lines_impl = {
 static struct wla_gpio_lines *tool_request(struct wla_gpio_provider *provider,
 	const struct wla_gpio_request *req, struct wla_gpio_error *err)
 {
-	tool.inner_lines = tool.inner->impl->request(tool.inner, req, err);
+	tool.inner_lines = tool.inner->funcs->request(tool.inner, req, err);
 	print_time();
 	printf("request chip '%s' as '%s':", req->chip, req->consumer);
 	print_lines(req->n_lines >= 32 ? UINT32_MAX : (UINT32_C(1) << req->n_lines) - 1,
@@ -119,11 +119,11 @@ static struct wla_gpio_lines *tool_request(struct wla_gpio_provider *provider,
 	if (!tool.inner_lines) {
 		return NULL;
 	}
-	tool.lines.impl = &tool_lines_impl;
+	tool.lines.funcs = &tool_lines_funcs;
 	return &tool.lines;
 }
 
-static const struct wla_gpio_provider_impl tool_provider_impl = {
+static const struct wla_gpio_provider_funcs tool_provider_funcs = {
 	.request = tool_request,
 };
 
@@ -261,7 +261,7 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	tool.desc = &output->panel;
-	tool.provider.impl = &tool_provider_impl;
+	tool.provider.funcs = &tool_provider_funcs;
 	if (dry_run) {
 		wla_gpio_record_init(&tool.record, now_ns, NULL);
 		tool.inner = &tool.record.provider;

@@ -23,7 +23,7 @@
  *   owns.
  * - A plane state holds one wla_fb reference (wla_fb_get) for its fb field.
  * - A prepared plane state (prepared == true) also holds one scanout
- *   reference of its fb: the fb's own lock (wla_fb_impl.prepare) and, for
+ *   reference of its fb: the fb's own lock (wla_fb_funcs.prepare) and, for
  *   the first one, the driver's import (wla_driver_funcs.prepare_fb).
  * - The core owns every committed state until it completed: latched on every
  *   CRTC it touched, replaced in the queue (mailbox), or cancelled with its
@@ -79,7 +79,7 @@ struct wla_dmabuf {
 };
 
 /* What the owner of the pixels (the glue: a wlr_buffer) provides. */
-struct wla_fb_impl {
+struct wla_fb_funcs {
 	/* Take a scanout reference: lock the buffer. Returns 0 or -errno;
 	 * only the first failing call logs. */
 	int (*prepare)(struct wla_fb *fb);
@@ -96,7 +96,7 @@ struct wla_fb_impl {
 };
 
 struct wla_fb {
-	const struct wla_fb_impl *impl;
+	const struct wla_fb_funcs *funcs;
 	uint32_t width, height;
 	uint32_t format;   /* DRM fourcc */
 	uint64_t modifier; /* DRM format modifier; DRM_FORMAT_MOD_INVALID: implicit */
@@ -113,10 +113,10 @@ struct wla_fb {
 };
 
 /* Initialise with one reference owned by the caller (modifier INVALID). */
-void wla_fb_init(struct wla_fb *fb, const struct wla_fb_impl *impl, uint32_t width,
+void wla_fb_init(struct wla_fb *fb, const struct wla_fb_funcs *funcs, uint32_t width,
 	uint32_t height, uint32_t format);
 struct wla_fb *wla_fb_get(struct wla_fb *fb);
-/* Drop a wrapper reference; the last one calls impl->destroy. */
+/* Drop a wrapper reference; the last one calls funcs->destroy. */
 void wla_fb_put(struct wla_fb *fb);
 
 /* Object states */

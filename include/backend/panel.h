@@ -52,7 +52,7 @@ struct wla_gpio_error {
 
 struct wla_gpio_lines;
 
-struct wla_gpio_lines_impl {
+struct wla_gpio_lines_funcs {
 	/* Set the lines in mask (bit i = line i of the request) to the physical
 	 * levels of the same bits of values, all in one hardware update; the
 	 * other lines keep their level. Returns 0 or a negative errno; logs
@@ -64,12 +64,12 @@ struct wla_gpio_lines_impl {
 
 /* A granted request; providers embed it in their own handle. */
 struct wla_gpio_lines {
-	const struct wla_gpio_lines_impl *impl;
+	const struct wla_gpio_lines_funcs *funcs;
 };
 
 struct wla_gpio_provider;
 
-struct wla_gpio_provider_impl {
+struct wla_gpio_provider_funcs {
 	/* Open the chip and request all lines in one call. Returns the handle
 	 * (caller owns it until release) or NULL with err filled; logs
 	 * nothing. */
@@ -78,7 +78,7 @@ struct wla_gpio_provider_impl {
 };
 
 struct wla_gpio_provider {
-	const struct wla_gpio_provider_impl *impl;
+	const struct wla_gpio_provider_funcs *funcs;
 };
 
 /*

@@ -66,7 +66,7 @@ static inline bool dumb_dmabuf(struct wla_fb *fb, struct wla_dmabuf *dmabuf)
 	return true;
 }
 
-static const struct wla_fb_impl dumb_impl = {
+static const struct wla_fb_funcs dumb_funcs = {
 	.prepare = dumb_prepare,
 	.cleanup = dumb_cleanup,
 	.begin_access = dumb_begin,
@@ -110,7 +110,7 @@ static inline struct dumb_fb *dumb_create(int fd, uint32_t w, uint32_t h, uint32
 		}
 	}
 	live_dumbs++;
-	wla_fb_init(&d->base, &dumb_impl, w, h, format);
+	wla_fb_init(&d->base, &dumb_funcs, w, h, format);
 	d->base.modifier = DRM_FORMAT_MOD_LINEAR;
 	return d;
 }

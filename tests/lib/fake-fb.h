@@ -1,6 +1,6 @@
 /*
  * The one fake framebuffer of the tests (unit, queue, fuzz): a wla_fb with
- * its own pixels whose impl counts scanout references ("locks") and CPU
+ * its own pixels whose funcs count scanout references ("locks") and CPU
  * accesses in a probe that the test owns, so that they can still be read
  * after the wrapper was freed (a use of the freed wrapper itself is ASan's).
  */
@@ -98,7 +98,7 @@ static inline void fake_fb_destroy(struct wla_fb *fb)
 	}
 }
 
-static const struct wla_fb_impl fake_fb_impl = {
+static const struct wla_fb_funcs fake_fb_funcs = {
 	.prepare = fake_fb_prepare,
 	.cleanup = fake_fb_cleanup,
 	.begin_access = fake_fb_begin_access,
@@ -139,7 +139,7 @@ static inline struct wla_fb *fake_fb_create_strided(uint32_t width, uint32_t hei
 	}
 	ffb->probe = probe;
 	*probe = (struct fake_fb_probe){ .pixel = pixel };
-	wla_fb_init(&ffb->base, &fake_fb_impl, width, height, format);
+	wla_fb_init(&ffb->base, &fake_fb_funcs, width, height, format);
 	return &ffb->base;
 }
 

@@ -163,17 +163,17 @@ static int counted_set(struct wla_gpio_lines *base, uint32_t mask, uint32_t valu
 {
 	struct counted_lines *l = wl_container_of(base, l, base);
 	n_sets++;
-	return l->inner->impl->set(l->inner, mask, values);
+	return l->inner->funcs->set(l->inner, mask, values);
 }
 
 static void counted_release(struct wla_gpio_lines *base)
 {
 	struct counted_lines *l = wl_container_of(base, l, base);
-	l->inner->impl->release(l->inner);
+	l->inner->funcs->release(l->inner);
 	free(l);
 }
 
-static const struct wla_gpio_lines_impl counted_lines_impl = {
+static const struct wla_gpio_lines_funcs counted_lines_funcs = {
 	.set = counted_set,
 	.release = counted_release,
 };
@@ -183,24 +183,24 @@ static struct wla_gpio_lines *counted_request(struct wla_gpio_provider *provider
 {
 	n_requests++;
 	struct wla_gpio_provider *gpiod = wla_gpiod_provider();
-	struct wla_gpio_lines *inner = gpiod->impl->request(gpiod, req, err);
+	struct wla_gpio_lines *inner = gpiod->funcs->request(gpiod, req, err);
 	struct counted_lines *l = inner ? calloc(1, sizeof(*l)) : NULL;
 	if (!l) {
 		if (inner) {
-			inner->impl->release(inner);
+			inner->funcs->release(inner);
 		}
 		return NULL;
 	}
-	l->base.impl = &counted_lines_impl;
+	l->base.funcs = &counted_lines_funcs;
 	l->inner = inner;
 	return &l->base;
 }
 
-static const struct wla_gpio_provider_impl counted_provider_impl = {
+static const struct wla_gpio_provider_funcs counted_provider_funcs = {
 	.request = counted_request,
 };
 
-static struct wla_gpio_provider counted_provider = { .impl = &counted_provider_impl };
+static struct wla_gpio_provider counted_provider = { .funcs = &counted_provider_funcs };
 
 /* A step: one set call, the lines read back from the chip after it. */
 #define STEP(want_levels) \

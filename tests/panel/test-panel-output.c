@@ -151,16 +151,16 @@ static int tap_set(struct wla_gpio_lines *lines, uint32_t mask, uint32_t values)
 			.presented = f.presented,
 		};
 	}
-	return f.rec_lines->impl->set(f.rec_lines, mask, values);
+	return f.rec_lines->funcs->set(f.rec_lines, mask, values);
 }
 
 static void tap_release(struct wla_gpio_lines *lines)
 {
-	f.rec_lines->impl->release(f.rec_lines);
+	f.rec_lines->funcs->release(f.rec_lines);
 	f.rec_lines = NULL;
 }
 
-static const struct wla_gpio_lines_impl tap_lines_impl = {
+static const struct wla_gpio_lines_funcs tap_lines_funcs = {
 	.set = tap_set,
 	.release = tap_release,
 };
@@ -168,15 +168,15 @@ static const struct wla_gpio_lines_impl tap_lines_impl = {
 static struct wla_gpio_lines *tap_request(struct wla_gpio_provider *provider,
 	const struct wla_gpio_request *req, struct wla_gpio_error *err)
 {
-	f.rec_lines = f.rec.provider.impl->request(&f.rec.provider, req, err);
+	f.rec_lines = f.rec.provider.funcs->request(&f.rec.provider, req, err);
 	if (!f.rec_lines) {
 		return NULL;
 	}
-	f.tap_lines.impl = &tap_lines_impl;
+	f.tap_lines.funcs = &tap_lines_funcs;
 	return &f.tap_lines;
 }
 
-static const struct wla_gpio_provider_impl tap_impl = {
+static const struct wla_gpio_provider_funcs tap_funcs = {
 	.request = tap_request,
 };
 
@@ -258,7 +258,7 @@ static bool setup(void)
 		setup_tweak(&cfg);
 	}
 	wla_gpio_record_init(&f.rec, rec_now, NULL);
-	f.tap.impl = &tap_impl;
+	f.tap.funcs = &tap_funcs;
 	f.display = wl_display_create();
 	f.loop = wl_display_get_event_loop(f.display);
 	f.backend = wla_backend_create(f.display, &cfg);
