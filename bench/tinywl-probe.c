@@ -17,8 +17,8 @@
  * (-Wl,--wrap) the few wlroots/wlatomic calls a probe needs to see: backend
  * creation (to listen to every output before tinywl does; --backend auto
  * makes it wlr_backend_autocreate), the socket name,
- * wlr_scene_output_commit (render start, stalls, damage while a frame count
- * is pending), wlr_output_preferred_mode (--mode) and wl_display_run (the
+ * wlr_scene_output_commit and wla_scene_output_commit (render start,
+ * stalls, damage while a frame count is pending), wlr_output_preferred_mode (--mode) and wl_display_run (the
  * client before it, the statistics after it).
  */
 #include <errno.h>
@@ -43,7 +43,7 @@
 #include <wlr/util/log.h>
 
 #include <wlatomic/backend.h>
-#include <wlatomic/planes.h>
+#include <wlatomic/scene.h>
 #include <wlatomic/capture.h>
 #include <wlatomic/config.h>
 #include "util.h"
@@ -66,10 +66,10 @@ struct wlr_backend *__wrap_wla_backend_create(struct wl_display *display,
 	const struct wla_config *config);
 const char *__wrap_wl_display_add_socket_auto(struct wl_display *display);
 bool __wrap_wlr_scene_output_commit(struct wlr_scene_output *scene_output);
-int __real_wla_output_assign_layers(struct wlr_output *output, struct wla_layer *layers,
-	size_t n, struct wla_assign_stats *stats);
-int __wrap_wla_output_assign_layers(struct wlr_output *output, struct wla_layer *layers,
-	size_t n, struct wla_assign_stats *stats);
+bool __real_wla_scene_output_commit(struct wla_scene *wla_scene,
+	struct wlr_scene_output *scene_output);
+bool __wrap_wla_scene_output_commit(struct wla_scene *wla_scene,
+	struct wlr_scene_output *scene_output);
 struct wlr_output_mode *__wrap_wlr_output_preferred_mode(struct wlr_output *output);
 void __wrap_wl_display_run(struct wl_display *display);
 
@@ -595,21 +595,21 @@ struct wlr_output_mode *__wrap_wlr_output_preferred_mode(struct wlr_output *wlr_
 	return NULL;
 }
 
-bool __wrap_wlr_scene_output_commit(struct wlr_scene_output *scene_output)
+/*
+ * Before a frame's commit, with planes or without: the start of its latency,
+ * and a stall if one is due. A static scene that nothing asks a frame for
+ * gets whole-output damage while a frame count is pending (a capture or an
+ * exit after N frames must not wait forever on a static client); with
+ * planes (scene_planes) a frame asked for without damage renders nothing, so
+ * it gets some too. A client that redraws damages what it redraws, and only
+ * that is rendered, as without the probe.
+ */
+static void before_commit(struct probe_output *output, struct wlr_scene_output *scene_output,
+	bool scene_planes)
 {
-	if (probe.run_ended) {
-		return false;
-	}
-	struct probe_output *output = find_output(scene_output->output);
-	if (output == NULL) {
-		return __real_wlr_scene_output_commit(scene_output);
-	}
 	output->scene_output = scene_output;
-	/* wlr_scene commits nothing when nothing is damaged; a capture or an exit
-	 * after N frames must not wait forever on a static client. A client
-	 * that redraws damages what it redraws, and only that is rendered, as
-	 * without the probe. */
 	if (output == first_output() && frame_count_pending() && !probe.no_forced_damage &&
+			!(scene_planes && output->wlr_output->needs_frame) &&
 			!pixman_region32_not_empty(&scene_output->damage->current)) {
 		wlr_output_damage_add_whole(scene_output->damage);
 		output->forced_renders++;
@@ -629,40 +629,46 @@ bool __wrap_wlr_scene_output_commit(struct wlr_scene_output *scene_output)
 		while (nanosleep(&stall, &stall) != 0 && errno == EINTR) {
 		}
 	}
-	bool ok = __real_wlr_scene_output_commit(scene_output);
+}
+
+static bool after_commit(struct wlr_scene_output *scene_output, bool ok)
+{
 	/* The output may be gone if the commit destroyed it: look again. */
-	output = find_output(scene_output->output);
+	struct probe_output *output = find_output(scene_output->output);
 	if (!ok && output != NULL) {
 		output->commit_failures++;
 	}
 	return ok;
 }
 
-/* A frame with planes starts with the layers' assignment: its latency runs
- * from here (a frame the scene renders too restarts it there; one that
- * commits the last rendered buffer again renders nothing). */
-int __wrap_wla_output_assign_layers(struct wlr_output *wlr_output, struct wla_layer *layers,
-	size_t n, struct wla_assign_stats *stats)
+bool __wrap_wlr_scene_output_commit(struct wlr_scene_output *scene_output)
 {
-	struct probe_output *output = find_output(wlr_output);
-	if (output != NULL && !probe.run_ended) {
-		/* tinywl with planes renders the scene only for damage: a static
-		 * scene that nothing asks a frame for gets some, as below, so
-		 * that frames keep coming while they are counted. */
-		if (output == first_output() && frame_count_pending() &&
-				!probe.no_forced_damage &&
-				output->scene_output != NULL && !wlr_output->needs_frame &&
-				!pixman_region32_not_empty(&output->scene_output->damage->current)) {
-			wlr_output_damage_add_whole(output->scene_output->damage);
-			output->forced_renders++;
-		}
-		uint32_t key = wlr_output->commit_seq + 1;
-		output->commits_ring[key % PROBE_RING].commit_seq = key;
-		output->commits_ring[key % PROBE_RING].start_ns = now_ns();
-		output->commits_ring[key % PROBE_RING].start_valid = true;
-		output->commits_ring[key % PROBE_RING].done_valid = false;
+	if (probe.run_ended) {
+		return false;
 	}
-	return __real_wla_output_assign_layers(wlr_output, layers, n, stats);
+	struct probe_output *output = find_output(scene_output->output);
+	if (output == NULL) {
+		return __real_wlr_scene_output_commit(scene_output);
+	}
+	before_commit(output, scene_output, false);
+	return after_commit(scene_output, __real_wlr_scene_output_commit(scene_output));
+}
+
+/* tinywl with planes: the helper assigns, renders and commits in one call. */
+bool __wrap_wla_scene_output_commit(struct wla_scene *wla_scene,
+	struct wlr_scene_output *scene_output)
+{
+	if (probe.run_ended) {
+		return false;
+	}
+	struct probe_output *output = scene_output != NULL ?
+		find_output(scene_output->output) : NULL;
+	if (output == NULL) {
+		return __real_wla_scene_output_commit(wla_scene, scene_output);
+	}
+	before_commit(output, scene_output, true);
+	return after_commit(scene_output,
+		__real_wla_scene_output_commit(wla_scene, scene_output));
 }
 
 static int handle_sigchld(int signal_number, void *data)

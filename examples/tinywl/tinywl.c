@@ -8,12 +8,12 @@
  *    on (wlr-output-management and wlr-output-power-management);
  *  - scans windows out from their clients' own buffers on overlay planes,
  *    and a fullscreen one on the primary plane, with wlatomic's plane
- *    helper (commit_with_planes; --no-planes composites everything).
+ *    helper, one call instead of wlr_scene_output_commit (render_output;
+ *    --no-planes composites everything).
  * Measuring it (statistics, captures, stalls, churn) is the job of
  * bench/tinywl-probe.c, which links this file unchanged into tinywl-measured;
  * the control socket (wlatomic-ctl) captures and counts frames from outside.
  */
-#include <drm_fourcc.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -53,7 +53,7 @@
 
 #include <wlatomic/backend.h>
 #include <wlatomic/input.h>
-#include <wlatomic/planes.h>
+#include <wlatomic/scene.h>
 
 /* The background, 0xRRGGBB: not black, which a capture could not tell from
  * the cursor's outline; each channel n/255, exact in wlr_scene_rect's float
@@ -82,6 +82,7 @@ struct tinywl_server {
 	struct wlr_allocator *allocator;
 	struct wlr_scene *scene;
 	struct wlr_scene_rect *background;
+	struct wla_scene *planes; /* wlatomic's plane helper for the scene */
 	struct wlr_presentation *presentation;
 	struct wlr_screencopy_manager_v1 *screencopy;
 	struct wlr_output_layout *output_layout;
@@ -136,23 +137,7 @@ struct tinywl_output {
 	uint64_t n_render;
 	struct wl_event_source *deadline_timer;
 	bool deadline_armed;
-	/* Planes: the last primary buffer committed (locked), to commit again
-	 * when only what the planes show changed; whether the last frame was a
-	 * client's buffer on the primary plane; presentation feedback of
-	 * surfaces on overlays (tinywl_feedback.link); the last placement. */
-	struct wlr_buffer *last_primary;
-	bool direct;
-	struct wl_list feedbacks;
-	uint64_t placement;
-	struct wl_listener frame, destroy, commit, present;
-};
-
-/* A surface on an overlay plane waits for the present event of its commit:
- * zero-copy, as the output's event cannot say for it. */
-struct tinywl_feedback {
-	struct wl_list link;
-	struct wlr_presentation_feedback *feedback;
-	uint32_t commit_seq; /* 0: its commit is still to come */
+	struct wl_listener frame, destroy;
 };
 
 struct tinywl_view {
@@ -160,16 +145,7 @@ struct tinywl_view {
 	struct tinywl_server *server;
 	struct wlr_xdg_surface *xdg_surface;
 	struct wlr_scene_node *scene_node;
-	/* On a plane: its surface's scene node is disabled (the plane shows
-	 * it); plane_dirty: it committed since it was last offered. */
-	bool on_plane, on_primary, plane_dirty;
-	struct wlr_output *plane_output; /* whose plane, while on one */
-	/* Its frame event is owed since it committed (owed_frame), and waits
-	 * for the present of the output commit that carried that commit
-	 * (plane_seq; 0: none). */
-	bool owed_frame;
-	uint32_t plane_seq;
-	struct wl_listener map, destroy, surface_commit;
+	struct wl_listener map, destroy;
 };
 
 static void add_listener(struct wl_listener *listener, struct wl_signal *signal,
@@ -210,35 +186,13 @@ static void focus_view(struct tinywl_view *view, struct wlr_surface *surface)
 		kb ? kb->keycodes : NULL, kb ? kb->num_keycodes : 0, kb ? &kb->modifiers : NULL);
 }
 
-static struct wlr_scene_node *view_surface_tree(struct tinywl_view *view);
-
-/* The view and surface under layout coordinates (lx, ly), if any. A view on
- * a plane is hidden from the scene (the scene's hit test skips it): it is
- * tested by hand, in its place in the stacking order. */
+/* The view and surface under layout coordinates (lx, ly), if any: the
+ * scene's hit test, which also finds windows on planes. */
 static struct tinywl_view *view_at(struct tinywl_server *server, double lx, double ly,
 	struct wlr_surface **surface, double *sx, double *sy)
 {
-	struct wlr_scene_node *node = NULL, *top;
-	wl_list_for_each_reverse(top, &server->scene->node.state.children, state.link) {
-		struct tinywl_view *view = top->data;
-		struct wlr_scene_node *tree = view != NULL ? view_surface_tree(view) : NULL;
-		if (view != NULL && view->on_plane && tree != NULL) {
-			int x, y;
-			wlr_scene_node_coords(tree, &x, &y);
-			struct wlr_surface *s = view->xdg_surface->surface;
-			if (view->xdg_surface->mapped &&
-					wlr_surface_point_accepts_input(s, lx - x, ly - y)) {
-				*surface = s;
-				*sx = lx - x;
-				*sy = ly - y;
-				return view;
-			}
-			continue;
-		}
-		if ((node = wlr_scene_node_at(top, lx, ly, sx, sy)) != NULL) {
-			break;
-		}
-	}
+	struct wlr_scene_node *node =
+		wla_scene_node_at(server->planes, &server->scene->node, lx, ly, sx, sy);
 	if (node == NULL || node->type != WLR_SCENE_NODE_SURFACE) {
 		return NULL;
 	}
@@ -547,428 +501,6 @@ static void handle_touch_frame(struct wl_listener *listener, void *data)
 	wlr_seat_touch_notify_frame(server->seat);
 }
 
-/* ---- Planes: windows scanned out from their clients' own buffers ---- */
-
-#define TINYWL_MAX_LAYERS 32
-
-/* The scene node of a view's surfaces (the xdg tree's first child: wlroots
- * maps and unmaps the tree itself, so tinywl hides this one instead). */
-static struct wlr_scene_node *view_surface_tree(struct tinywl_view *view)
-{
-	if (wl_list_empty(&view->scene_node->state.children)) {
-		return NULL;
-	}
-	struct wlr_scene_node *child =
-		wl_container_of(view->scene_node->state.children.next, child, state.link);
-	return child;
-}
-
-static void view_set_on_plane(struct tinywl_view *view, bool on_plane)
-{
-	if (view->on_plane != on_plane) {
-		struct wlr_scene_node *tree = view_surface_tree(view);
-		view->on_plane = on_plane;
-		if (tree != NULL) {
-			wlr_scene_node_set_enabled(tree, !on_plane);
-		}
-	}
-}
-
-/* A view's surface changed: what a plane shows is not damage of the scene,
- * so the outputs are asked for a frame here. */
-static void handle_view_surface_commit(struct wl_listener *listener, void *data)
-{
-	struct tinywl_view *view = wl_container_of(listener, view, surface_commit);
-	/* Owed whatever the view is on: it may go on a plane in the frame that
-	 * shows this commit. */
-	view->owed_frame = true;
-	if (!view->on_plane && !view->on_primary) {
-		return;
-	}
-	view->plane_dirty = true;
-	struct tinywl_output *output;
-	wl_list_for_each(output, &view->server->outputs, link) {
-		wlr_output_schedule_frame(output->wlr_output);
-	}
-}
-
-static bool surface_opaque(struct wlr_surface *surface)
-{
-	struct wlr_shm_attributes shm;
-	struct wlr_buffer *source = surface->buffer->source;
-	if (source != NULL && wlr_buffer_get_shm(source, &shm) &&
-			(shm.format == DRM_FORMAT_XRGB8888 || shm.format == DRM_FORMAT_XBGR8888)) {
-		return true;
-	}
-	pixman_box32_t box = { 0, 0, surface->current.width, surface->current.height };
-	return pixman_region32_contains_rectangle(&surface->opaque_region, &box) ==
-		PIXMAN_REGION_IN;
-}
-
-/* The layer of a mapped view: its buffer when it is one surface that the
- * output shows as it is, wholly inside the output, else only the box it is
- * drawn in. false if the view is not on this output at all. */
-static bool view_layer(struct tinywl_view *view, struct wlr_output *wo, int ox, int oy,
-	struct wla_layer *layer)
-{
-	struct wlr_xdg_surface *xs = view->xdg_surface;
-	struct wlr_surface *surface = xs->surface;
-	struct wlr_scene_node *tree = view_surface_tree(view);
-	int lx = 0, ly = 0;
-	if (tree != NULL) {
-		wlr_scene_node_coords(tree, &lx, &ly);
-	}
-	struct wlr_box box;
-	wlr_surface_get_extends(surface, &box);
-	*layer = (struct wla_layer){
-		.dst_x = lx + box.x - ox, .dst_y = ly + box.y - oy,
-		.dst_w = (uint32_t)box.width, .dst_h = (uint32_t)box.height,
-	};
-	struct wlr_box output_box = { 0, 0, wo->width, wo->height };
-	struct wlr_box view_box = { layer->dst_x, layer->dst_y, box.width, box.height };
-	struct wlr_box inside;
-	if (!wl_list_empty(&xs->popups)) {
-		/* Popups are drawn around it: the whole output, to be safe. */
-		*layer = (struct wla_layer){ .dst_w = (uint32_t)wo->width,
-			.dst_h = (uint32_t)wo->height };
-		return true;
-	}
-	if (!wlr_box_intersection(&inside, &view_box, &output_box)) {
-		return false;
-	}
-	struct wlr_box layout_box = { lx + box.x, ly + box.y, box.width, box.height };
-	struct tinywl_output *other;
-	wl_list_for_each(other, &view->server->outputs, link) {
-		if (other->wlr_output != wo && other->wlr_output->enabled &&
-				wlr_output_layout_intersects(view->server->output_layout,
-					other->wlr_output, &layout_box)) {
-			return true; /* other outputs draw it too: composited */
-		}
-	}
-	if (inside.width != view_box.width || inside.height != view_box.height) {
-		return true; /* partly off the output: composited */
-	}
-	if (tree == NULL || surface->buffer == NULL ||
-			!wl_list_empty(&surface->current.subsurfaces_below) ||
-			!wl_list_empty(&surface->current.subsurfaces_above) ||
-			surface->current.viewport.has_src || surface->current.viewport.has_dst ||
-			surface->current.transform != WL_OUTPUT_TRANSFORM_NORMAL ||
-			surface->current.scale != 1 || wo->scale != 1.0f ||
-			wo->transform != WL_OUTPUT_TRANSFORM_NORMAL) {
-		return true;
-	}
-	layer->buffer = &surface->buffer->base;
-	layer->dst_x = lx - ox;
-	layer->dst_y = ly - oy;
-	layer->dst_w = (uint32_t)surface->buffer->base.width;
-	layer->dst_h = (uint32_t)surface->buffer->base.height;
-	layer->opaque = surface_opaque(surface);
-	return true;
-}
-
-/* Feedback of surfaces on overlays: sampled now, sent at their present. */
-static void sample_overlay_surface(struct tinywl_output *output, struct wlr_surface *surface)
-{
-	struct wlr_presentation_feedback *feedback =
-		wlr_presentation_surface_sampled(output->server->presentation, surface);
-	struct tinywl_feedback *fb = feedback != NULL ? calloc(1, sizeof(*fb)) : NULL;
-	if (fb == NULL) {
-		if (feedback != NULL) {
-			wlr_presentation_feedback_destroy(feedback); /* discarded */
-		}
-		return;
-	}
-	fb->feedback = feedback;
-	wl_list_insert(output->feedbacks.prev, &fb->link);
-}
-
-static void drop_feedback(struct tinywl_feedback *fb)
-{
-	wl_list_remove(&fb->link);
-	wlr_presentation_feedback_destroy(fb->feedback);
-	free(fb);
-}
-
-/* The commit made (or not): the waiting feedback belongs to it. */
-static void feedback_committed(struct tinywl_output *output, bool committed)
-{
-	struct tinywl_feedback *fb, *tmp;
-	wl_list_for_each_safe(fb, tmp, &output->feedbacks, link) {
-		if (fb->commit_seq == 0) {
-			if (committed) {
-				fb->commit_seq = output->wlr_output->commit_seq;
-			} else {
-				drop_feedback(fb);
-			}
-		}
-	}
-}
-
-static void handle_output_present(struct wl_listener *listener, void *data)
-{
-	struct tinywl_output *output = wl_container_of(listener, output, present);
-	struct wlr_output_event_present *event = data;
-	/* A surface a plane shows may draw its next frame once its buffer is
-	 * on screen: the one it replaced has been released then (a client with
-	 * two buffers would find none free right after the commit). */
-	if (event->presented) {
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		struct tinywl_view *view;
-		wl_list_for_each(view, &output->server->views, link) {
-			if ((view->on_plane || view->on_primary) &&
-					view->plane_output == output->wlr_output && view->plane_seq != 0 &&
-					event->commit_seq >= view->plane_seq) {
-				view->plane_seq = 0;
-				wlr_surface_send_frame_done(view->xdg_surface->surface, &now);
-			}
-		}
-	}
-	struct tinywl_feedback *fb, *tmp;
-	wl_list_for_each_safe(fb, tmp, &output->feedbacks, link) {
-		if (fb->commit_seq == 0 || fb->commit_seq != event->commit_seq) {
-			continue;
-		}
-		if (event->presented) {
-			struct wlr_presentation_event pe;
-			wlr_presentation_event_from_output(&pe, event);
-			pe.flags |= WLR_OUTPUT_PRESENT_ZERO_COPY;
-			wlr_presentation_feedback_send_presented(fb->feedback, &pe);
-		}
-		drop_feedback(fb);
-	}
-}
-
-static void release_plane_views(struct tinywl_server *server, struct wlr_output *wo);
-
-static void handle_output_commit(struct wl_listener *listener, void *data)
-{
-	struct tinywl_output *output = wl_container_of(listener, output, commit);
-	struct wlr_output_event_commit *event = data;
-	if (!output->wlr_output->enabled) {
-		release_plane_views(output->server, output->wlr_output);
-	}
-	if (event->buffer != NULL && event->buffer != output->last_primary) {
-		wlr_buffer_unlock(output->last_primary);
-		output->last_primary = wlr_buffer_lock(event->buffer);
-	}
-}
-
-/* The views an output's planes showed are the scene's again (the output
- * went off or away, or composites everything for now). */
-static void release_plane_views(struct tinywl_server *server, struct wlr_output *wo)
-{
-	struct tinywl_view *view;
-	wl_list_for_each(view, &server->views, link) {
-		if (view->plane_output == wo) {
-			view_set_on_plane(view, false);
-			view->on_primary = false;
-			view->plane_output = NULL;
-			view->plane_seq = 0;
-			/* Its owed frame event comes from the scene now. */
-			view->owed_frame = false;
-		}
-	}
-}
-
-/* Whether a screencopy client waits for this output's next frame: it copies
- * the primary buffer only, so everything is composited for it. */
-static bool screencopy_waits(struct tinywl_server *server, struct wlr_output *wo)
-{
-	struct wlr_screencopy_frame_v1 *frame;
-	wl_list_for_each(frame, &server->screencopy->frames, link) {
-		if (frame->output == wo) {
-			return true;
-		}
-	}
-	return false;
-}
-
-/* A commit went out: the views on this output's planes wait for its
- * present before their next frame. */
-static void planes_committed(struct tinywl_output *output, struct tinywl_view **views,
-	size_t n, bool committed)
-{
-	for (size_t i = 1; i < n && committed; i++) {
-		struct tinywl_view *view = views[i];
-		if (view != NULL && (view->on_plane || view->on_primary) &&
-				view->plane_output == output->wlr_output && view->owed_frame) {
-			view->owed_frame = false;
-			view->plane_seq = output->wlr_output->commit_seq;
-		}
-	}
-}
-
-/*
- * One frame with planes: the mapped views, bottom to top over the
- * background, go to wlatomic's helper; a view it puts on an overlay is
- * hidden from the scene and its buffer offered, a fullscreen opaque one on
- * the primary plane is committed as it is, and the scene renders the rest.
- * When nothing is left to render but the overlays changed, the last primary
- * buffer is committed again with them.
- */
-static void commit_with_planes(struct tinywl_output *output,
-	struct wlr_scene_output *scene_output)
-{
-	struct tinywl_server *server = output->server;
-	struct wlr_output *wo = output->wlr_output;
-	struct wlr_output_layout_output *lo = wlr_output_layout_get(server->output_layout, wo);
-	int ox = lo != NULL ? lo->x : 0, oy = lo != NULL ? lo->y : 0;
-	struct wla_layer layers[TINYWL_MAX_LAYERS + 1];
-	struct tinywl_view *views[TINYWL_MAX_LAYERS + 1] = { NULL };
-	size_t n = 0;
-	layers[n++] = (struct wla_layer){ .dst_w = (uint32_t)wo->width,
-		.dst_h = (uint32_t)wo->height }; /* the background */
-	struct wlr_scene_node *node;
-	wl_list_for_each(node, &server->scene->node.state.children, state.link) {
-		struct tinywl_view *view = node->data;
-		if (node == &server->background->node || view == NULL ||
-				!view->xdg_surface->mapped) {
-			continue;
-		}
-		if (n == TINYWL_MAX_LAYERS) {
-			/* More windows than layers: the rest, on top, are
-			 * composited, over anything below. */
-			layers[n] = (struct wla_layer){ .dst_w = (uint32_t)wo->width,
-				.dst_h = (uint32_t)wo->height };
-			views[n++] = NULL;
-			break;
-		}
-		if (view_layer(view, wo, ox, oy, &layers[n])) {
-			views[n++] = view;
-		}
-	}
-	/* A fullscreen opaque window hides the background. */
-	size_t first = 0;
-	for (size_t i = 1; i < n; i++) {
-		const struct wla_layer *l = &layers[i];
-		if (l->buffer != NULL && l->opaque && l->dst_x <= 0 && l->dst_y <= 0 &&
-				l->dst_x + (int64_t)l->dst_w >= wo->width &&
-				l->dst_y + (int64_t)l->dst_h >= wo->height) {
-			first = i;
-		}
-	}
-	bool composite_all = screencopy_waits(server, wo);
-	int placed = composite_all ? wla_output_set_overlays(wo, NULL, 0) :
-		wla_output_assign_layers(wo, layers + first, n - first, NULL);
-	/* A view this output's planes showed that is not here any more (it
-	 * moved, or the output did) is the scene's again. */
-	struct tinywl_view *gone;
-	wl_list_for_each(gone, &server->views, link) {
-		bool here = false;
-		for (size_t i = 1; i < n; i++) {
-			here |= views[i] == gone;
-		}
-		if (!here && gone->plane_output == wo) {
-			view_set_on_plane(gone, false);
-			gone->on_primary = false;
-			gone->plane_output = NULL;
-		}
-	}
-	bool dirty = false;
-	uint64_t placement = 1469598103934665603ull;
-	struct tinywl_view *primary = NULL;
-	for (size_t i = 1; i < n; i++) {
-		struct tinywl_view *view = views[i];
-		const struct wla_layer *l = &layers[i];
-		if (view == NULL) {
-			continue;
-		}
-		bool on = !composite_all && i >= first && placed > 0 && l->on_plane;
-		if (on && view->plane_output != NULL && view->plane_output != wo) {
-			/* From another output's plane to ours: that one must
-			 * take it off. */
-			wlr_output_schedule_frame(view->plane_output);
-		}
-		/* On the primary plane too the scene neither draws it nor
-		 * sends it frame events. */
-		view->on_primary = on && l->primary;
-		view_set_on_plane(view, on);
-		view->plane_output = on ? wo : NULL;
-		primary = view->on_primary ? view : primary;
-		dirty |= view->plane_dirty;
-		view->plane_dirty = false;
-		placement = (placement ^ (uintptr_t)view ^ ((uint64_t)(on ? l->plane : 0) << 48)) *
-			1099511628211ull;
-	}
-	if (placement != output->placement) {
-		dirty = true;
-		for (size_t i = first; i < n; i++) {
-			wlr_log(WLR_DEBUG, "tinywl: output %s: layer %zu (%s %d,%d %ux%u): %s%s",
-				wo->name, i, i == 0 ? "background" : "window", layers[i].dst_x,
-				layers[i].dst_y, layers[i].dst_w, layers[i].dst_h,
-				layers[i].primary ? "primary plane" : layers[i].on_plane ?
-				"overlay plane" : "composited, ",
-				layers[i].on_plane ? "" : wla_overlay_status_name(layers[i].status));
-		}
-	}
-	output->placement = placement;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (primary != NULL) {
-		struct wlr_surface *surface = primary->xdg_surface->surface;
-		wlr_output_attach_buffer(wo, &surface->buffer->base);
-		if (wlr_output_test(wo)) {
-			for (size_t i = 1; i < n; i++) {
-				if (views[i] != NULL && views[i]->on_plane && !views[i]->on_primary) {
-					sample_overlay_surface(output, views[i]->xdg_surface->surface);
-				}
-			}
-			/* The client's buffer is the frame: zero-copy, as the
-			 * output's present event says. */
-			wlr_presentation_surface_sampled_on_output(server->presentation, surface, wo);
-			bool ok = wlr_output_commit(wo);
-			feedback_committed(output, ok);
-			output->direct = ok;
-			planes_committed(output, views, n, ok);
-			return;
-		}
-		wlr_output_rollback(wo);
-		primary->on_primary = false; /* rendered by the scene below */
-		view_set_on_plane(primary, false);
-		primary->plane_output = NULL;
-	}
-	if (output->direct) {
-		/* The swapchain's buffers are older than the scene thinks. */
-		wlr_output_damage_add_whole(scene_output->damage);
-		output->direct = false;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if (views[i] != NULL && views[i]->on_plane) {
-			sample_overlay_surface(output, views[i]->xdg_surface->surface);
-		}
-	}
-	uint32_t seq = wo->commit_seq;
-	/* Render only what the scene has changed, or a frame someone else
-	 * asked for (screencopy): a frame asked for by a window on a plane
-	 * (wlr_output_schedule_frame marks the output as needing one) is no
-	 * reason to, and would redraw the whole output (the swapchain's
-	 * buffers do not age while the last frame is committed again). */
-	if (pixman_region32_not_empty(&scene_output->damage->current) ||
-			(wo->needs_frame && !dirty) || output->last_primary == NULL) {
-		wlr_scene_output_commit(scene_output);
-	}
-	if (wo->commit_seq == seq && dirty) {
-		/* Nothing to render, but the planes changed: the last frame
-		 * again with them, or (its size is not the mode's any more, or
-		 * it is refused) a whole new one. */
-		struct wlr_buffer *last = output->last_primary;
-		bool ok = false;
-		if (last != NULL && last->width == wo->width && last->height == wo->height) {
-			wlr_output_attach_buffer(wo, last);
-			if (!(ok = wlr_output_commit(wo))) {
-				wlr_output_rollback(wo);
-			}
-		}
-		if (!ok) {
-			wlr_output_damage_add_whole(scene_output->damage);
-			wlr_scene_output_commit(scene_output);
-		}
-	}
-	feedback_committed(output, wo->commit_seq != seq);
-	planes_committed(output, views, n, wo->commit_seq != seq);
-}
-
 /* ---- Rendering: at the frame event, or at the frame deadline ---- */
 
 /* Render the scene into the output, commit it and tell clients it is done. */
@@ -981,8 +513,9 @@ static void render_output(struct tinywl_output *output)
 	}
 	uint64_t start = now_ns();
 	uint32_t seq_before = output->wlr_output->commit_seq;
-	if (!output->server->opts.no_planes && wla_output_is_wla(output->wlr_output)) {
-		commit_with_planes(output, scene_output);
+	if (!output->server->opts.no_planes) {
+		/* Windows that fit go on planes, the rest is rendered. */
+		wla_scene_output_commit(output->server->planes, scene_output);
 	} else {
 		wlr_scene_output_commit(scene_output);
 	}
@@ -991,7 +524,7 @@ static void render_output(struct tinywl_output *output)
 	}
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	/* Surfaces on planes hear at their present (handle_output_present). */
+	/* Surfaces on planes hear from the plane helper, at their present. */
 	wlr_scene_output_send_frame_done(scene_output, &now);
 }
 
@@ -1083,19 +616,11 @@ static void handle_output_destroy(struct wl_listener *listener, void *data)
 {
 	struct tinywl_output *output = wl_container_of(listener, output, destroy);
 	remap_inputs(output->server, output->wlr_output);
-	release_plane_views(output->server, output->wlr_output);
 	if (output->deadline_timer != NULL) {
 		wl_event_source_remove(output->deadline_timer);
 	}
-	struct tinywl_feedback *fb, *tmp;
-	wl_list_for_each_safe(fb, tmp, &output->feedbacks, link) {
-		drop_feedback(fb);
-	}
-	wlr_buffer_unlock(output->last_primary);
 	wl_list_remove(&output->frame.link);
 	wl_list_remove(&output->destroy.link);
-	wl_list_remove(&output->commit.link);
-	wl_list_remove(&output->present.link);
 	wl_list_remove(&output->link);
 	free(output); /* the layout's change event tells output management */
 }
@@ -1145,11 +670,8 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 		wlr_log(WLR_ERROR, "tinywl: output %s: no deadline timer, rendering at frame "
 			"events", wlr_output->name);
 	}
-	wl_list_init(&output->feedbacks);
 	add_listener(&output->frame, &wlr_output->events.frame, handle_output_frame);
 	add_listener(&output->destroy, &wlr_output->events.destroy, handle_output_destroy);
-	add_listener(&output->commit, &wlr_output->events.commit, handle_output_commit);
-	add_listener(&output->present, &wlr_output->events.present, handle_output_present);
 	wl_list_insert(server->outputs.prev, &output->link);
 	/* Also creates the wl_output global and, through the scene, a scene
 	 * output; the layout's change event tells output management. */
@@ -1285,17 +807,9 @@ static void handle_view_map(struct wl_listener *listener, void *data)
 static void handle_view_destroy(struct wl_listener *listener, void *data)
 {
 	struct tinywl_view *view = wl_container_of(listener, view, destroy);
-	/* The scene node is destroyed by wlr_scene along with the surface. A
-	 * window a plane showed is no damage of the scene: ask for frames. */
-	if (view->on_plane || view->on_primary) {
-		struct tinywl_output *output;
-		wl_list_for_each(output, &view->server->outputs, link) {
-			wlr_output_schedule_frame(output->wlr_output);
-		}
-	}
+	/* The scene node is destroyed by wlr_scene along with the surface. */
 	wl_list_remove(&view->map.link);
 	wl_list_remove(&view->destroy.link);
-	wl_list_remove(&view->surface_commit.link);
 	wl_list_remove(&view->link);
 	free(view);
 }
@@ -1336,8 +850,6 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	wl_list_insert(server->views.prev, &view->link);
 	add_listener(&view->map, &xdg_surface->events.map, handle_view_map);
 	add_listener(&view->destroy, &xdg_surface->events.destroy, handle_view_destroy);
-	add_listener(&view->surface_commit, &xdg_surface->surface->events.commit,
-		handle_view_surface_commit);
 }
 
 /* ---- The client, signals, options ---- */
@@ -1555,6 +1067,11 @@ static bool server_init(struct tinywl_server *server)
 	server->background = wlr_scene_rect_create(&server->scene->node, 0, 0, background);
 	server->presentation = wlr_presentation_create(display, server->backend);
 	wlr_scene_set_presentation(server->scene, server->presentation);
+	/* Windows on planes (render_output); destroyed with the scene. */
+	server->planes = wla_scene_create(server->scene, server->screencopy);
+	if (server->planes == NULL) {
+		return false;
+	}
 	server->xdg_shell = wlr_xdg_shell_create(display);
 	add_listener(&server->new_surface, &server->xdg_shell->events.new_surface,
 		handle_new_surface);

@@ -14,6 +14,11 @@
 #   screencopy:   grim's screenshot (wlr-screencopy copies the primary buffer
 #                 only) still shows the window a plane showed: tinywl
 #                 composites while a copy waits; equal to the display's capture.
+#   client-exits: the client exits while its window is on an overlay (its
+#                 surface and scene node go while the plane shows, or flips
+#                 in, its buffer): the overlay is taken off, tinywl goes on
+#                 and logs nothing, and the next client's window goes on a
+#                 plane again.
 #   two-clients:  two clients' windows (two wl_shm pools) on two overlays, and
 #                 a capture of them: one pool open at a time (libwayland
 #                 aborts a thread that opens a second), the capture equal to
@@ -196,6 +201,20 @@ screencopy)
 	diff=$("$PNG_INFO" "$TEST_DIR/grim.png" "$TEST_DIR/display.png" 1200,640,80,80)
 	echo "grim against the display: $diff"
 	[ "$diff" = differ=0 ] || fail "grim's screenshot lacks what the planes showed: $diff"
+	;;
+client-exits)
+	export WLA_OUTPUTS='1280x720@60'
+	start_tinywl -s "$(shell_quote "$CLIENT") --frames 90" --window-pos 100,200 --cursor 900,600
+	wait_until 5 '[ -n "$(overlay_line)" ]' || fail "no overlay plane in use: $(ctl planes Virtual-1)"
+	wait_until 10 '[ -z "$(overlay_line)" ]' ||
+		fail "the gone client's window is still on an overlay: $(overlay_line)"
+	kill -0 "$tinywl" || fail "tinywl ended with its client: $(tail -n 20 "$TEST_DIR/stderr")"
+	WAYLAND_DISPLAY=wayland-0 "$CLIENT" --frames 1000000 >"$TEST_DIR/client2.log" 2>&1 &
+	client2=$!
+	wait_until 10 '[ -n "$(overlay_line)" ]' ||
+		fail "the next client's window is not on an overlay: $(ctl planes Virtual-1)"
+	stop_tinywl 'connection lost\|Broken pipe'
+	wait "$client2" 2>/dev/null || true
 	;;
 two-clients)
 	export WLA_OUTPUTS='1280x720@60'
