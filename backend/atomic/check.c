@@ -333,8 +333,8 @@ int wla_atomic_check(struct wla_atomic_state *state)
 	state->refused_plane = NULL;
 	if (state->removed[0]) {
 		/* Its entries of the object are gone; the rest may point at it. */
-		wla_log(WLA_LOG_ERROR, "device %s: %s was removed after an atomic state named it; "
-			"check refused", state->dev->name, state->removed);
+		wla_dev_log(state->dev, WLA_LOG_ERROR, "%s was removed after an atomic state named it; "
+			"check refused", state->removed);
 		return -ENODEV;
 	}
 	if (wla_atomic_state_is_stale(state)) {

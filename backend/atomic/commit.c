@@ -25,7 +25,7 @@ static int prepare_planes(struct wla_atomic_state *state)
 	wla_for_each_plane_in_state(state, e) {
 		int ret = wla_plane_state_prepare_fb(state->dev, e->new_state);
 		if (ret < 0) {
-			wla_log(WLA_LOG_ERROR, "plane %s: prepare_fb failed: %s", e->ptr->name,
+			wla_plane_log(e->ptr, WLA_LOG_ERROR, "prepare_fb failed: %s",
 				strerror(-ret));
 			wla_for_each_plane_in_state(state, c) {
 				wla_plane_state_cleanup_fb(c->new_state);
@@ -358,22 +358,22 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 			continue;
 		}
 		if (crtc->queued > 0 && !nonblock) {
-			wla_log(WLA_LOG_ERROR,
-				"%s: %u state(s) still waiting to latch; blocking commit "
-				"refused (commit_seq %" PRIu64 ")", crtc->name, crtc->queued,
+			wla_crtc_log(crtc, WLA_LOG_ERROR,
+				"%u state(s) still waiting to latch; blocking commit "
+				"refused (commit_seq %" PRIu64 ")", crtc->queued,
 				e->commit_seq);
 			return -EBUSY;
 		}
 		if (crtc->queued > 0 && latching > 1) {
-			wla_log(WLA_LOG_ERROR,
-				"%s: %u state(s) queued; a commit that latches on %u "
+			wla_crtc_log(crtc, WLA_LOG_ERROR,
+				"%u state(s) queued; a commit that latches on %u "
 				"CRTCs waits for all of them to be idle (commit_seq %" PRIu64 ")",
-				crtc->name, crtc->queued, latching, e->commit_seq);
+				crtc->queued, latching, e->commit_seq);
 			return -EBUSY;
 		}
 		if (crtc->queued >= WLA_QUEUE_MAX) {
-			wla_log(WLA_LOG_ERROR, "%s: %u states queued, at most %d; commit refused "
-				"(commit_seq %" PRIu64 ")", crtc->name, crtc->queued, WLA_QUEUE_MAX,
+			wla_crtc_log(crtc, WLA_LOG_ERROR, "%u states queued, at most %d; commit refused "
+				"(commit_seq %" PRIu64 ")", crtc->queued, WLA_QUEUE_MAX,
 				e->commit_seq);
 			return -EBUSY;
 		}
@@ -382,9 +382,9 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 		if (!fits && crtc->mailbox) {
 			victims[crtc->index] = replaceable_frame(crtc);
 			if (!victims[crtc->index]) {
-				wla_log(WLA_LOG_ERROR,
-					"%s: %u frame(s) waiting and none the mailbox may "
-					"replace; commit refused (commit_seq %" PRIu64 ")", crtc->name,
+				wla_crtc_log(crtc, WLA_LOG_ERROR,
+					"%u frame(s) waiting and none the mailbox may "
+					"replace; commit refused (commit_seq %" PRIu64 ")",
 					crtc->waiting_frames, e->commit_seq);
 				return -EBUSY;
 			}
@@ -393,9 +393,9 @@ static int plan_queue(struct wla_atomic_state *state, bool nonblock,
 			/* A modeset is not refused for a full queue: as a kernel
 			 * modeset waits for the flips in flight, it waits behind the
 			 * queue and latches after it. One past the depth, no more. */
-			wla_log(WLA_LOG_ERROR,
-				"%s: flip queue full (%u of %u frames waiting); commit "
-				"refused (commit_seq %" PRIu64 ")", crtc->name, crtc->pending_frames,
+			wla_crtc_log(crtc, WLA_LOG_ERROR,
+				"flip queue full (%u of %u frames waiting); commit "
+				"refused (commit_seq %" PRIu64 ")", crtc->pending_frames,
 				depth, e->commit_seq);
 			return -EBUSY;
 		}
@@ -607,9 +607,9 @@ static void program_state(struct wla_atomic_state *state)
 	state->busy++;
 	wla_for_each_crtc_in_state(state, e) {
 		if ((e->latch && !e->done) || (!e->latch && e->old_state->active)) {
-			wla_log(WLA_LOG_ERROR,
-				"%s: the driver could not program commit_seq %" PRIu64
-				": %s; the crtc is off", e->ptr->name, e->commit_seq, strerror(-ret));
+			wla_crtc_log(e->ptr, WLA_LOG_ERROR,
+				"the driver could not program commit_seq %" PRIu64
+				": %s; the crtc is off", e->commit_seq, strerror(-ret));
 			force_off(e->ptr, state);
 		}
 	}
@@ -769,9 +769,9 @@ bool wla_atomic_state_is_stale(struct wla_atomic_state *state)
 	}
 #undef STALE
 	if (name) {
-		wla_log(state->quiet ? WLA_LOG_DEBUG : WLA_LOG_ERROR,
-			"device %s: %s: swaps %" PRIu64 ", the atomic state took its state at %"
-			PRIu64 "; refused, build it again", state->dev->name, name, now, took);
+		wla_dev_log(state->dev, state->quiet ? WLA_LOG_DEBUG : WLA_LOG_ERROR,
+			"%s: swaps %" PRIu64 ", the atomic state took its state at %"
+			PRIu64 "; refused, build it again", name, now, took);
 	}
 	return name != NULL;
 }
@@ -793,8 +793,8 @@ static int commit_common(struct wla_atomic_state *state, bool nonblock)
 {
 	assert(!state->committed && !state->swapped);
 	if (state->removed[0]) {
-		wla_log(WLA_LOG_ERROR, "device %s: %s was removed after an atomic state named it; "
-			"commit refused", state->dev->name, state->removed);
+		wla_dev_log(state->dev, WLA_LOG_ERROR, "%s was removed after an atomic state named it; "
+			"commit refused", state->removed);
 		return -ENODEV;
 	}
 	if (wla_atomic_state_is_stale(state)) {
@@ -887,8 +887,8 @@ static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed)
 		ret = wla_atomic_check(state);
 	}
 	if (ret < 0) {
-		wla_log(WLA_LOG_ERROR,
-			"%s: cannot build the state that turns it off: %s", crtc->name,
+		wla_crtc_log(crtc, WLA_LOG_ERROR,
+			"cannot build the state that turns it off: %s",
 			strerror(-ret));
 		wla_atomic_state_free(state);
 		return;

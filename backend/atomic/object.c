@@ -243,13 +243,13 @@ bool wla_device_add_crtc(struct wla_device *dev, struct wla_crtc *crtc)
 {
 	size_t i = free_slot((void *const *)dev->crtcs, dev->n_crtcs, WLA_MAX_CRTCS);
 	if (i == WLA_MAX_CRTCS) {
-		wla_log(WLA_LOG_ERROR, "device %s: no room for another crtc (max %d)", dev->name,
+		wla_dev_log(dev, WLA_LOG_ERROR, "no room for another crtc (max %d)",
 			WLA_MAX_CRTCS);
 		return false;
 	}
 	crtc->state = calloc(1, sizeof(*crtc->state));
 	if (!crtc->state) {
-		wla_log(WLA_LOG_ERROR, "device %s: out of memory for a crtc", dev->name);
+		wla_dev_log(dev, WLA_LOG_ERROR, "out of memory for a crtc");
 		return false;
 	}
 	crtc->state->crtc = crtc;
@@ -284,13 +284,13 @@ bool wla_device_add_plane(struct wla_device *dev, struct wla_plane *plane)
 {
 	size_t i = free_slot((void *const *)dev->planes, dev->n_planes, WLA_MAX_PLANES);
 	if (i == WLA_MAX_PLANES) {
-		wla_log(WLA_LOG_ERROR, "device %s: no room for another plane (max %d)", dev->name,
+		wla_dev_log(dev, WLA_LOG_ERROR, "no room for another plane (max %d)",
 			WLA_MAX_PLANES);
 		return false;
 	}
 	plane->state = calloc(1, sizeof(*plane->state));
 	if (!plane->state) {
-		wla_log(WLA_LOG_ERROR, "device %s: out of memory for a plane", dev->name);
+		wla_dev_log(dev, WLA_LOG_ERROR, "out of memory for a plane");
 		return false;
 	}
 	plane->state->plane = plane;
@@ -313,13 +313,13 @@ bool wla_device_add_connector(struct wla_device *dev, struct wla_connector *conn
 	size_t i = free_slot((void *const *)dev->connectors, dev->n_connectors,
 		WLA_MAX_CONNECTORS);
 	if (i == WLA_MAX_CONNECTORS) {
-		wla_log(WLA_LOG_ERROR, "device %s: no room for connector %s (max %d)", dev->name,
+		wla_dev_log(dev, WLA_LOG_ERROR, "no room for connector %s (max %d)",
 			conn->name, WLA_MAX_CONNECTORS);
 		return false;
 	}
 	conn->state = calloc(1, sizeof(*conn->state));
 	if (!conn->state) {
-		wla_log(WLA_LOG_ERROR, "device %s: out of memory for connector %s", dev->name,
+		wla_dev_log(dev, WLA_LOG_ERROR, "out of memory for connector %s",
 			conn->name);
 		return false;
 	}
@@ -452,8 +452,8 @@ bool wla_connector_set_modes(struct wla_connector *conn, const struct wla_mode *
 	if (n_modes > 0) {
 		copy = calloc(n_modes, sizeof(*copy));
 		if (!copy) {
-			wla_log(WLA_LOG_ERROR,
-				"connector %s: out of memory for %zu modes", conn->name,
+			wla_conn_log(conn, WLA_LOG_ERROR,
+				"out of memory for %zu modes",
 				n_modes);
 			return false;
 		}

@@ -11,7 +11,7 @@ struct wla_atomic_state *wla_atomic_state_alloc(struct wla_device *dev)
 {
 	struct wla_atomic_state *state = calloc(1, sizeof(*state));
 	if (!state) {
-		wla_log(WLA_LOG_ERROR, "device %s: out of memory for an atomic state", dev->name);
+		wla_dev_log(dev, WLA_LOG_ERROR, "out of memory for an atomic state");
 		return NULL;
 	}
 	state->dev = dev;
@@ -62,7 +62,7 @@ struct wla_crtc_state *wla_atomic_get_crtc_state(struct wla_atomic_state *state,
 	}
 	struct wla_crtc_state *copy = wla_crtc_state_duplicate(crtc->state);
 	if (!copy) {
-		wla_log(WLA_LOG_ERROR, "%s: out of memory duplicating its state", crtc->name);
+		wla_crtc_log(crtc, WLA_LOG_ERROR, "out of memory duplicating its state");
 		return NULL;
 	}
 	e->ptr = crtc;
@@ -83,7 +83,7 @@ struct wla_plane_state *wla_atomic_get_plane_state(struct wla_atomic_state *stat
 	}
 	struct wla_plane_state *copy = wla_plane_state_duplicate(plane->state);
 	if (!copy) {
-		wla_log(WLA_LOG_ERROR, "%s: out of memory duplicating its state", plane->name);
+		wla_plane_log(plane, WLA_LOG_ERROR, "out of memory duplicating its state");
 		return NULL;
 	}
 	e->ptr = plane;
@@ -107,8 +107,7 @@ struct wla_connector_state *wla_atomic_get_connector_state(struct wla_atomic_sta
 	}
 	struct wla_connector_state *copy = wla_connector_state_duplicate(conn->state);
 	if (!copy) {
-		wla_log(WLA_LOG_ERROR, "connector %s: out of memory duplicating its state",
-			conn->name);
+		wla_conn_log(conn, WLA_LOG_ERROR, "out of memory duplicating its state");
 		return NULL;
 	}
 	e->ptr = conn;

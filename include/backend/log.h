@@ -28,4 +28,15 @@ void _wla_log(enum wla_log_level level, const char *fmt, ...);
 #define wla_log(level, fmt, ...) \
 	_wla_log(level, "[%s:%d] " fmt, __FILE__, __LINE__, ##__VA_ARGS__)
 
+/* A line about one object, named first as every line of the core names
+ * it (as wlroots' wlr_drm_conn_log does for its connectors). */
+#define wla_dev_log(dev, level, fmt, ...) \
+	wla_log(level, "device %s: " fmt, (dev)->name, ##__VA_ARGS__)
+#define wla_crtc_log(crtc, level, fmt, ...) \
+	wla_log(level, "%s: " fmt, (crtc)->name, ##__VA_ARGS__)
+#define wla_plane_log(plane, level, fmt, ...) \
+	wla_log(level, "plane %s: " fmt, (plane)->name, ##__VA_ARGS__)
+#define wla_conn_log(conn, level, fmt, ...) \
+	wla_log(level, "connector %s: " fmt, (conn)->name, ##__VA_ARGS__)
+
 #endif
