@@ -140,9 +140,12 @@ bool wla_kms_init_planes(struct wla_kms *kms);
 bool wla_kms_init_connectors(struct wla_kms *kms, const drmModeRes *res);
 uint32_t wla_kms_connector_crtcs(struct wla_kms *kms, const drmModeConnector *conn);
 
-/* session.c */
-int wla_kms_find_card(struct wla_kms *kms, const struct wla_config *cfg);
-void wla_kms_init_hotplug(struct wla_kms *kms);
-void wla_kms_finish_hotplug(struct wla_kms *kms);
+/* card.c */
+/* Check that the fd handed over is a KMS device with atomic modesetting
+ * (and set the client caps the driver needs): 0, or a negative errno,
+ * logged naming the card, the fd and the refused call. */
+int wla_kms_check_fd(struct wla_kms *kms);
+void wla_kms_listen_card(struct wla_kms *kms);
+void wla_kms_unlisten_card(struct wla_kms *kms);
 
 #endif

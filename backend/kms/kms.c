@@ -2,14 +2,16 @@
  * The KMS driver (include/backend/kms.h): a DRM card's CRTCs, planes and
  * connectors as objects of the atomic core, programmed with atomic commits.
  *
- * This file owns the device: made from a card (found and opened by
- * session.c, its objects read by probe.c), the driver table the core calls,
- * what another client left on, and destroy. The other concerns have a file
- * each: properties.c, mode.c (MODE_ID blobs), fb.c (framebuffers), atomic.c
- * (building, testing and programming a request), events.c (page-flip
- * events, vblanks, device loss), writeback.c (capture), probe.c
- * (enumeration and re-probe), session.c (the card, the seat's session,
- * hot-plug uevents); kms-private.h declares what they share.
+ * This file owns the device: made from the card the glue opened and hands
+ * over (backend/session/ finds and opens it, as wlroots' session does for
+ * its DRM backend; its objects are read by probe.c), the driver table the
+ * core calls, what another client left on, and destroy. The other concerns
+ * have a file each: properties.c, mode.c (MODE_ID blobs), fb.c
+ * (framebuffers), atomic.c (building, testing and programming a request),
+ * events.c (page-flip events, vblanks, device loss), writeback.c (capture),
+ * probe.c (enumeration and re-probe), card.c (the fd checked, the card's
+ * hot-plugs and the end of its session); kms-private.h declares what they
+ * share.
  */
 #include <assert.h>
 #include <errno.h>
@@ -17,11 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <wlr/backend/session.h>
 #include <wlr/util/log.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
+#include "backend/session.h"
 #include "kms-private.h"
 
 /* A commit should reach the kernel this long before the vblank it is for:
@@ -138,21 +139,17 @@ static void reset_kernel_state(struct wla_kms *kms)
 	wla_kms_finish_request(&r);
 }
 
-struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wl_display *display,
-	const struct wla_config *cfg)
+struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card)
 {
 	struct wla_kms *kms = calloc(1, sizeof(*kms));
 	if (!kms) {
-		wlr_log(WLR_ERROR, "kms: out of memory");
+		wlr_log(WLR_ERROR, "kms %s: out of memory", card->path);
 		return NULL;
 	}
-	kms->display = display;
-	kms->fd = wla_kms_find_card(kms, cfg);
-	if (kms->fd < 0) {
-		if (kms->session) {
-			wl_list_remove(&kms->session_destroy.link);
-			wlr_session_destroy(kms->session);
-		}
+	kms->card = card;
+	kms->fd = card->fd;
+	snprintf(kms->path, sizeof(kms->path), "%s", card->path);
+	if (wla_kms_check_fd(kms) < 0) {
 		free(kms);
 		return NULL;
 	}
@@ -190,8 +187,8 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wl_display *di
 			kms);
 		ok = kms->fd_source != NULL;
 	}
-	if (ok && loop) {
-		wla_kms_init_hotplug(kms);
+	if (ok) {
+		wla_kms_listen_card(kms);
 	}
 	if (!ok) {
 		wlr_log(WLR_ERROR, "kms %s: cannot describe the card to the core", kms->path);
@@ -210,10 +207,9 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wl_display *di
 	return kms;
 }
 
-struct wla_device *wla_kms_device_create(struct wl_event_loop *loop,
-	struct wl_display *display, const struct wla_config *cfg)
+struct wla_device *wla_kms_device_create(struct wl_event_loop *loop, struct wla_card *card)
 {
-	struct wla_kms *kms = wla_kms_create(loop, display, cfg);
+	struct wla_kms *kms = wla_kms_create(loop, card);
 	return kms ? &kms->dev : NULL;
 }
 
@@ -264,7 +260,9 @@ void wla_kms_destroy(struct wla_kms *kms)
 	if (kms->fd_source) {
 		wl_event_source_remove(kms->fd_source);
 	}
-	wla_kms_finish_hotplug(kms);
+	if (kms->card_change.notify) {
+		wla_kms_unlisten_card(kms);
+	}
 	if (kms->idle) {
 		wl_event_source_remove(kms->idle);
 	}
@@ -272,14 +270,6 @@ void wla_kms_destroy(struct wla_kms *kms)
 		drmModeDestroyPropertyBlob(kms->fd, kms->blobs[i].id);
 	}
 	free(kms->blobs);
-	if (kms->session) {
-		wl_list_remove(&kms->session_destroy.link);
-		if (kms->session_dev) {
-			wlr_session_close_file(kms->session, kms->session_dev);
-		}
-		wlr_session_destroy(kms->session);
-	} else if (kms->fd >= 0) {
-		close(kms->fd);
-	}
+	/* The card is the caller's: it closes it once the driver is gone. */
 	free(kms);
 }

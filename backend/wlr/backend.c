@@ -1,5 +1,11 @@
 /*
- * wlr_backend implementation: configuration, the VDC device, outputs.
+ * wlr_backend implementation: configuration, the devices, outputs.
+ *
+ * A device is made through its driver's constructor only. The KMS driver
+ * is handed its card, as wlroots hands its DRM backend a session and a
+ * device: the glue makes a session (backend/session/) that finds and opens
+ * the card (directly or through the seat) and watches its uevents, and
+ * closes it after the driver is gone.
  */
 #include <assert.h>
 #include <errno.h>
@@ -14,6 +20,7 @@
 #include "backend/kms.h" /* the drivers' constructors */
 #include "backend/vdc.h"
 #include "backend/log.h"
+#include "backend/session.h"
 #include "backend/wlr.h"
 #include "util.h"
 
@@ -119,6 +126,21 @@ static bool backend_start(struct wlr_backend *wlr_backend)
 	return true;
 }
 
+/* The session a device's card came from (NULL for the VDC, which needs
+ * none): the one the KMS device was made with in create_kms_device. */
+static struct wla_session *device_session(struct wla_device *dev)
+{
+	return wla_device_is_kms(dev) ? wla_kms_from_device(dev)->card->session : NULL;
+}
+
+static void destroy_device(struct wla_device *dev)
+{
+	struct wla_session *session = device_session(dev);
+	dev->funcs->destroy(dev);
+	/* After the driver: its CRTCs went off while the card was open. */
+	wla_session_destroy(session);
+}
+
 static void handle_connector_added(struct wla_device *dev, struct wla_connector *conn,
 	void *data)
 {
@@ -172,8 +194,7 @@ static void backend_destroy(struct wlr_backend *wlr_backend)
 		free(u);
 	}
 	for (size_t d = 0; d < backend->n_devices; d++) {
-		struct wla_device *dev = backend->devices[d];
-		dev->funcs->destroy(dev);
+		destroy_device(backend->devices[d]);
 	}
 	wla_backend_finish_fbs(backend);
 	if (backend->buffer_locks || backend->cursor_locks) {
@@ -238,6 +259,22 @@ static void handle_display_destroy(struct wl_listener *listener, void *data)
 	backend_destroy(&backend->base);
 }
 
+/* A DRM card for the KMS driver: opened by a session of the glue's (with
+ * the display, through the seat where this process may not open it), then
+ * handed over. NULL when there is no usable card (logged by the session,
+ * naming it) or the driver refuses it (logged by the driver). */
+static struct wla_device *create_kms_device(struct wl_event_loop *loop,
+	struct wl_display *display, const struct wla_config *cfg)
+{
+	struct wla_session *session = wla_session_create(loop, display);
+	struct wla_card *card = session ? wla_session_open_card(session, cfg) : NULL;
+	struct wla_device *dev = card ? wla_kms_device_create(loop, card) : NULL;
+	if (!dev) {
+		wla_session_destroy(session);
+	}
+	return dev;
+}
+
 /* The atomic core's lines go where the compositor's wlr_log goes. */
 __attribute__((format(printf, 2, 0)))
 static void core_log(enum wla_log_level level, const char *fmt, va_list args)
@@ -277,7 +314,7 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 	 * the virtual display controller or a DRM card. */
 	struct wl_event_loop *loop = wl_display_get_event_loop(display);
 	struct wla_device *dev = cfg.driver == WLA_DRIVER_KMS ?
-		wla_kms_device_create(loop, display, &cfg) : wla_vdc_device_create(loop, &cfg);
+		create_kms_device(loop, display, &cfg) : wla_vdc_device_create(loop, &cfg);
 	if (!dev) {
 		free(backend);
 		return NULL;
@@ -285,7 +322,7 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 	backend->devices[backend->n_devices++] = dev;
 	backend->input = wla_input_create(backend);
 	if (!backend->input) {
-		dev->funcs->destroy(dev);
+		destroy_device(dev);
 		free(backend);
 		return NULL;
 	}

@@ -16,17 +16,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 #include <wayland-server-core.h>
 #include <wlatomic/config.h>
 #include "backend/atomic.h"
 
+struct wla_card;
 struct wla_kms;
-struct wlr_session;
 struct kms_wb_job;
-struct udev;
-struct udev_monitor;
-struct wlr_device;
 
 /* Property ids of the objects, looked up once (0: not exposed). */
 struct wla_kms_plane_props {
@@ -112,18 +108,12 @@ struct wla_kms {
 	char driver_name[32];
 	struct wl_event_loop *loop;
 	struct wl_event_source *fd_source;
-	/* The seat's session, when the card could only be had through it
-	 * (not readable by this process): the display it lives on. */
-	struct wl_display *display;
-	struct wlr_session *session;
-	struct wlr_device *session_dev;
-	bool session_failed;
-	struct wl_listener session_destroy;
-	/* Hot-plug uevents of the card (devnum). */
-	struct udev *udev;
-	struct udev_monitor *udev_monitor;
-	struct wl_event_source *udev_source;
-	dev_t devnum;
+	/* The card the glue opened and handed over (include/backend/session.h):
+	 * the caller's, outliving the driver. It tells hot-plugs (change) and
+	 * the end of the seat's session that may close the fd. */
+	struct wla_card *card;
+	struct wl_listener card_change;
+	struct wl_listener card_session_end;
 	uint64_t reprobes;
 	struct wla_kms_crtc crtcs[WLA_MAX_CRTCS];
 	size_t n_crtcs;
@@ -170,20 +160,18 @@ struct wla_kms {
 };
 
 /*
- * Open the card cfg->drm_device (or the first card that supports atomic
- * modesetting) and describe it to the core (display: see
- * wla_kms_device_create; NULL for none). With a loop, page-flip events
- * are read from the fd on it; without one only by wla_kms_dispatch. NULL
- * (logged, naming the card and errno) when there is no usable card.
+ * Describe the card the glue opened (see wla_session_open_card) to the
+ * core. The card stays the caller's: the driver never closes its fd, and
+ * the card must outlive the driver. With a loop, page-flip events are read
+ * from the fd on it; without one only by wla_kms_dispatch. NULL when the
+ * fd is no KMS device with atomic modesetting (logged, naming the card,
+ * the fd, the refused call and errno) or cannot be described.
  */
-struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wl_display *display,
-	const struct wla_config *cfg);
-/* The same as a device of the driver interface, for the glue. With a
- * display, a card this process may not open is opened through the seat (a
- * wlr_session: seatd, logind or libseat's built-in backend). */
-struct wla_device *wla_kms_device_create(struct wl_event_loop *loop,
-	struct wl_display *display, const struct wla_config *cfg);
-/* Turn every CRTC off, then free everything and close the card. */
+struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card);
+/* The same as a device of the driver interface, for the glue. */
+struct wla_device *wla_kms_device_create(struct wl_event_loop *loop, struct wla_card *card);
+/* Turn every CRTC off, then free everything; the card stays open (the
+ * caller closes it). */
 void wla_kms_destroy(struct wla_kms *kms);
 struct wla_kms *wla_kms_from_device(struct wla_device *dev);
 bool wla_device_is_kms(struct wla_device *dev);

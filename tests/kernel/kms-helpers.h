@@ -1,6 +1,8 @@
 /*
- * Dumb buffers as wla_fbs for the KMS tests: made on the card, exported as
- * a dmabuf (as wlroots' dumb allocator does) and mapped for the CPU.
+ * The KMS driver as the glue makes it (a session opens the card, the
+ * driver is handed it), and dumb buffers as wla_fbs for the KMS tests:
+ * made on the card, exported as a dmabuf (as wlroots' dumb allocator does)
+ * and mapped for the CPU.
  */
 #ifndef TESTS_KERNEL_KMS_HELPERS_H
 #define TESTS_KERNEL_KMS_HELPERS_H
@@ -15,6 +17,32 @@
 #include <unistd.h>
 #include <xf86drm.h>
 #include "backend/atomic.h"
+#include "backend/kms.h"
+#include "backend/session.h"
+
+/* The driver on the card cfg names (or the first usable one), opened by a
+ * session without a seat or a loop, as the glue's create_kms_device does:
+ * NULL when the session finds no card or the driver refuses it (both
+ * logged). kms_close destroys the driver, then closes the card. */
+static inline struct wla_kms *kms_open(const struct wla_config *cfg)
+{
+	struct wla_session *session = wla_session_create(NULL, NULL);
+	struct wla_card *card = session ? wla_session_open_card(session, cfg) : NULL;
+	struct wla_kms *kms = card ? wla_kms_create(NULL, card) : NULL;
+	if (!kms) {
+		wla_session_destroy(session);
+	}
+	return kms;
+}
+
+static inline void kms_close(struct wla_kms *kms)
+{
+	if (kms) {
+		struct wla_session *session = kms->card->session;
+		wla_kms_destroy(kms);
+		wla_session_destroy(session);
+	}
+}
 
 /* A dumb buffer as a wla_fb. */
 struct dumb_fb {

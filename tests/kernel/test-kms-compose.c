@@ -91,7 +91,7 @@ static bool fixture_init(struct fixture *f)
 	struct wla_config cfg;
 	wla_config_init(&cfg);
 	cfg.driver = WLA_DRIVER_KMS;
-	f->kms = wla_kms_create(NULL, NULL, &cfg);
+	f->kms = kms_open(&cfg);
 	if (!f->kms) {
 		return false;
 	}
@@ -130,7 +130,7 @@ static bool fixture_init(struct fixture *f)
 static void fixture_finish(struct fixture *f)
 {
 	wla_vdc_destroy(f->vdc);
-	wla_kms_destroy(f->kms);
+	kms_close(f->kms);
 	for (int d = 0; d < 2; d++) {
 		for (int i = 0; i < 4; i++) {
 			if (f->fbs[d][i]) {

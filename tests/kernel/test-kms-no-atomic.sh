@@ -14,10 +14,10 @@ export WLA_DRIVER=kms WLR_RENDERER=pixman WLA_CONTROL=off
 asan=$(ldd "$TINYWL" | awk '/libasan/ { print $3 }')
 LD_PRELOAD="${asan:+$asan:}$SHIM" run_tinywl "$TINYWL"
 expect_status 1
-grep -q 'kms: no usable DRM card in /dev/dri (the last one, /dev/dri/card0: no atomic modesetting (DRM_CLIENT_CAP_ATOMIC: Operation not supported))' \
+grep -q 'session: no usable DRM card in /dev/dri (the last one, /dev/dri/card0: no atomic modesetting (DRM_CLIENT_CAP_ATOMIC: Operation not supported))' \
 	"$TEST_DIR/stderr" || fail "no error naming the card and the missing atomic support"
 LD_PRELOAD="${asan:+$asan:}$SHIM" WLA_DRM_DEVICE=/dev/dri/card0 run_tinywl "$TINYWL"
 expect_status 1
-grep -q 'kms: drm-device /dev/dri/card0: no atomic modesetting' "$TEST_DIR/stderr" ||
+grep -q 'session: drm-device /dev/dri/card0: no atomic modesetting' "$TEST_DIR/stderr" ||
 	fail "no error naming the configured card"
 echo "PASS"

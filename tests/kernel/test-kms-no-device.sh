@@ -11,17 +11,17 @@ export WLA_DRIVER=kms
 if ! compgen -G '/dev/dri/card*' >/dev/null; then
 	run_tinywl "$TINYWL"
 	expect_status 1
-	grep -q 'kms: no DRM device: /dev/dri has no card' "$TEST_DIR/stderr" ||
+	grep -q 'session: no DRM device: /dev/dri has no card' "$TEST_DIR/stderr" ||
 		fail "no error saying there is no DRM device"
 else
 	echo "this machine has a DRM card: only the bad-path case runs"
 fi
 WLA_DRM_DEVICE=/dev/null run_tinywl "$TINYWL"
 expect_status 1
-grep -q 'kms: drm-device /dev/null: not a KMS device' "$TEST_DIR/stderr" ||
+grep -q 'session: drm-device /dev/null: not a KMS device' "$TEST_DIR/stderr" ||
 	fail "no error saying /dev/null is not a KMS device"
 WLA_DRM_DEVICE=/dev/dri/card99 run_tinywl "$TINYWL"
 expect_status 1
-grep -q 'kms: drm-device /dev/dri/card99: cannot open it: No such file or directory' \
+grep -q 'session: drm-device /dev/dri/card99: cannot open it: No such file or directory' \
 	"$TEST_DIR/stderr" || fail "no error naming the missing card"
 echo "PASS"

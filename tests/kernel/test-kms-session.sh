@@ -28,7 +28,7 @@ LIBSEAT_BACKEND=seatd SEATD_SOCK=/run/no-seatd.sock as_nobody \
 	--exit-after-frames 5 >"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" || STATUS=$?
 cat "$TEST_DIR/stderr" | tail -n 5
 [ "$STATUS" -ne 0 ] || fail "tinywl ran without access to the card"
-grep -q 'kms: no usable DRM card in /dev/dri (the last one, /dev/dri/card0: cannot open it (Permission denied) and no seat session could be had' \
+grep -q 'session: no usable DRM card in /dev/dri (the last one, /dev/dri/card0: cannot open it (Permission denied) and no seat session could be had' \
 	"$TEST_DIR/stderr" || fail "no clear error naming the card and why"
 
 # 2. seatd for nobody: the seat opens the card.
@@ -44,7 +44,7 @@ grep -E 'kms|seat|session' "$TEST_DIR/stderr" | grep -vE 'page-flip|DEBUG.*write
 grep 'tinywl: stats' "$TEST_DIR/stdout" || true
 check_no_sanitizer_report
 [ "$STATUS" -eq 0 ] || { tail -n 30 "$TEST_DIR/stderr"; fail "tinywl as nobody exited with $STATUS"; }
-grep -q 'kms: /dev/dri/card0 opened through the seat' "$TEST_DIR/stderr" ||
+grep -q 'session: /dev/dri/card0 opened through the seat' "$TEST_DIR/stderr" ||
 	fail "the card was not opened through the seat"
 presented=$(stats_field Virtual-1 frames_presented)
 [ "$presented" -ge 60 ] || fail "only $presented frames presented"

@@ -52,7 +52,7 @@ static struct wla_kms *open_kms(void)
 	if (dev) {
 		snprintf(cfg.drm_device, sizeof(cfg.drm_device), "%s", dev);
 	}
-	return wla_kms_create(NULL, NULL, &cfg);
+	return kms_open(&cfg);
 }
 
 static void setup(void)
@@ -86,7 +86,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	wla_kms_destroy(kms);
+	kms_close(kms);
 	kms = NULL;
 	CHECK_INT(live_dumbs, 0);
 }
@@ -622,8 +622,9 @@ static bool force_status(const char *conn_name, const char *value)
 
 /* A connector unplugged while its output is on: vkms in 6.1 cannot unplug,
  * so the kernel's status is forced off through sysfs (what GetConnector
- * then reports) and the change is told to the driver as a hot-plug uevent
- * would (wla_kms_reprobe). Its CRTC goes off before the listener hears of
+ * then reports) and the change is told to the driver as the session tells
+ * a hot-plug uevent (the card's change signal; wla_kms_reprobe when forcing
+ * is not offered). Its CRTC goes off before the listener hears of
  * it, its fbs are released; plugged back in, it is announced again. */
 static void unplug_while_on(void)
 {
@@ -644,7 +645,8 @@ static void unplug_while_on(void)
 	bool forced = force_status(conn->base.name, "off");
 	harness_log_clear();
 	if (forced) {
-		wla_kms_reprobe(kms, 0, -1);
+		/* As the session tells a hot-plug uevent of the card. */
+		wl_signal_emit(&kms->card->events.change, kms->card);
 	} else {
 		printf("  no sysfs status for %s: the change is injected\n", conn->base.name);
 		wla_kms_reprobe(kms, conn->id, 0);
@@ -667,7 +669,7 @@ static void unplug_while_on(void)
 	CHECK_INT(added, 0);
 	if (forced) {
 		CHECK(force_status(conn->base.name, "detect"));
-		wla_kms_reprobe(kms, 0, -1);
+		wl_signal_emit(&kms->card->events.change, kms->card);
 	} else {
 		wla_kms_reprobe(kms, conn->id, 1);
 	}
@@ -743,6 +745,48 @@ static void device_lost_while_dpms_off(void)
 	CHECK(crtc->primary->state->fb == NULL);
 	CHECK_INT(kms->live_fbs, 0);
 	CHECK_INT(kms->dev.live_states, 0);
+	wla_fb_put(&a->base);
+	teardown();
+}
+
+/*
+ * The session that opened the card ends (its seat's session goes with the
+ * display) while an output is on: the CRTC goes off while the fd is still
+ * open. A card opened directly stays the driver's; one the seat held is
+ * closed with it, and the driver touches its fd no more. The session's
+ * signal is emitted here as backend/session emits it.
+ */
+static void session_end_turns_the_outputs_off(void)
+{
+	if (!setup_output()) {
+		return;
+	}
+	struct wla_card *card = kms->card;
+	struct dumb_fb *a = full_fb(0xff445566u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, preferred(), &a->base, 1), 0);
+	CHECK(wait_events(1));
+	harness_log_clear();
+	wl_signal_emit(&card->events.session_end, card);
+	CHECK_LOGGED(kms->path, "the seat's session ended", "every CRTC off", "still open");
+	CHECK(!crtc->state->active);
+	CHECK(!kms->lost);
+	CHECK_INT(kms->fd, card->fd);
+	CHECK_INT(kms->live_fbs, 0);
+	uint32_t fb_id, crtc_id;
+	kernel_plane(crtc->primary, &fb_id, &crtc_id);
+	CHECK_INT(fb_id, 0);
+	/* Again, as if the seat held the fd: it is closed right after. */
+	card->through_seat = true;
+	harness_log_clear();
+	wl_signal_emit(&card->events.session_end, card);
+	card->through_seat = false; /* the session closes the real fd */
+	CHECK_LOGGED(kms->path, "the seat's session ended", "closed with it");
+	CHECK(kms->lost);
+	CHECK_INT(kms->fd, -1);
+	CHECK_INT(kms->dev.drm_fd, -1);
+	harness_log_clear();
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, preferred(), &a->base, 2), -ENODEV);
+	CHECK_LOGGED(kms->path, "the device is gone", "refused");
 	wla_fb_put(&a->base);
 	teardown();
 }
@@ -868,7 +912,9 @@ static void capture_on_a_static_output(void)
 	teardown();
 }
 
-/* Bad devices: a path that is no DRM device, one that does not exist. */
+/* Bad devices: a path that is no DRM device, one that does not exist (the
+ * session refuses them, naming the path); the driver handed an fd that is
+ * no card, or a card's fd already closed, refuses it naming the fd. */
 static void bad_devices(void)
 {
 	struct wla_config cfg;
@@ -876,12 +922,40 @@ static void bad_devices(void)
 	cfg.driver = WLA_DRIVER_KMS;
 	snprintf(cfg.drm_device, sizeof(cfg.drm_device), "/dev/null");
 	harness_log_clear();
-	CHECK(wla_kms_create(NULL, NULL, &cfg) == NULL);
-	CHECK_LOGGED("drm-device /dev/null", "not a KMS device");
+	CHECK(kms_open(&cfg) == NULL);
+	CHECK_LOGGED("session: drm-device /dev/null", "not a KMS device");
 	snprintf(cfg.drm_device, sizeof(cfg.drm_device), "/dev/dri/card99");
 	harness_log_clear();
-	CHECK(wla_kms_create(NULL, NULL, &cfg) == NULL);
-	CHECK_LOGGED("drm-device /dev/dri/card99", "cannot open it", "No such file");
+	CHECK(kms_open(&cfg) == NULL);
+	CHECK_LOGGED("session: drm-device /dev/dri/card99", "cannot open it", "No such file");
+
+	/* The session's card, its fd swapped for /dev/null's, then closed. */
+	struct wla_session *session = wla_session_create(NULL, NULL);
+	cfg.drm_device[0] = '\0';
+	struct wla_card *card = session ? wla_session_open_card(session, &cfg) : NULL;
+	CHECK(card != NULL);
+	if (!card) {
+		wla_session_destroy(session);
+		return;
+	}
+	int card_fd = card->fd;
+	card->fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	char fd_name[32];
+	snprintf(fd_name, sizeof(fd_name), "fd %d", card->fd);
+	harness_log_clear();
+	CHECK(wla_kms_create(NULL, card) == NULL);
+	CHECK_LOGGED(card->path, fd_name, "not a KMS device", "Inappropriate ioctl");
+	close(card->fd);
+	card->fd = -1;
+	harness_log_clear();
+	CHECK(wla_kms_create(NULL, card) == NULL);
+	CHECK_LOGGED(card->path, "fd -1", "not a KMS device", "Bad file descriptor");
+	/* Its own fd again: the driver takes it. */
+	card->fd = card_fd;
+	struct wla_kms *good = wla_kms_create(NULL, card);
+	CHECK(good != NULL);
+	wla_kms_destroy(good);
+	wla_session_destroy(session);
 }
 
 /* The JSON the enumeration test compares with drm_info's. */
@@ -933,7 +1007,7 @@ static int dump(void)
 	}
 	printf("], \"writeback\": %s, \"cursor\": [%" PRIu32 ", %" PRIu32 "]}\n",
 		kms->has_writeback ? "true" : "false", kms->cursor_width, kms->cursor_height);
-	wla_kms_destroy(kms);
+	kms_close(kms);
 	return 0;
 }
 
@@ -973,6 +1047,7 @@ int main(int argc, char **argv)
 	RUN_TEST(unplug_while_on);
 	RUN_TEST(device_lost);
 	RUN_TEST(device_lost_while_dpms_off);
+	RUN_TEST(session_end_turns_the_outputs_off);
 	RUN_TEST(capture_and_writeback);
 	RUN_TEST(device_lost_inside_latch);
 	RUN_TEST(capture_on_a_static_output);

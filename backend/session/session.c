@@ -1,0 +1,143 @@
+/*
+ * The session (include/backend/session.h): what acquiring a DRM card takes,
+ * kept out of the KMS driver as wlroots keeps it in backend/session/ apart
+ * from backend/drm/. This file holds the session itself: the seat's session
+ * (a wlr_session, made on first need, which may end before us) and the
+ * uevent monitor that reports the cards' hot-plugs; card.c finds and opens
+ * the cards.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libudev.h>
+#include <wlr/backend/session.h>
+#include <wlr/util/log.h>
+#include "backend/session.h"
+#include "session-private.h"
+
+struct wla_session *wla_session_create(struct wl_event_loop *loop,
+	struct wl_display *display)
+{
+	struct wla_session *session = calloc(1, sizeof(*session));
+	if (!session) {
+		wlr_log(WLR_ERROR, "session: out of memory");
+		return NULL;
+	}
+	session->loop = loop;
+	session->display = display;
+	wl_list_init(&session->cards);
+	return session;
+}
+
+/* The seat's session ends (the display goes, with the compositor): each
+ * card's driver hears it while the fd is open; those opened through the
+ * seat are closed by it right after. */
+static void handle_seat_destroy(struct wl_listener *listener, void *data)
+{
+	struct wla_session *session = wl_container_of(listener, session, seat_destroy);
+	wl_list_remove(&session->seat_destroy.link);
+	struct wla_card *card;
+	wl_list_for_each(card, &session->cards, link) {
+		wl_signal_emit(&card->events.session_end, card);
+		wlr_log(WLR_INFO, "session: card %s: the seat's session ended: fd %s", card->path,
+			card->through_seat ? "closed by the seat" : "still ours");
+		if (card->through_seat) {
+			card->fd = -1;
+			card->seat_dev = NULL;
+		}
+	}
+	session->seat = NULL;
+}
+
+struct wlr_session *wla_session_get_seat(struct wla_session *session)
+{
+	if (!session->seat && session->display && !session->seat_failed) {
+		session->seat = wlr_session_create(session->display);
+		session->seat_failed = session->seat == NULL;
+		if (session->seat) {
+			session->seat_destroy.notify = handle_seat_destroy;
+			wl_signal_add(&session->seat->events.destroy, &session->seat_destroy);
+		}
+	}
+	return session->seat;
+}
+
+/* Hot-plug: uevents of the drm subsystem (from udevd when it runs, else
+ * the kernel's own) with HOTPLUG=1, told to the card they name. */
+static int handle_uevent(int fd, uint32_t mask, void *data)
+{
+	struct wla_session *session = data;
+	struct udev_device *dev = udev_monitor_receive_device(session->monitor);
+	if (!dev) {
+		return 0;
+	}
+	const char *hotplug = udev_device_get_property_value(dev, "HOTPLUG");
+	if (hotplug && strcmp(hotplug, "1") == 0) {
+		dev_t devnum = udev_device_get_devnum(dev);
+		const char *action = udev_device_get_action(dev);
+		struct wla_card *card, *tmp;
+		wl_list_for_each_safe(card, tmp, &session->cards, link) {
+			if (card->devnum != devnum) {
+				continue;
+			}
+			wlr_log(WLR_DEBUG, "session: card %s: hot-plug uevent, action %s",
+				card->path, action ? action : "?");
+			wl_signal_emit(&card->events.change, card);
+		}
+	}
+	udev_device_unref(dev);
+	return 0;
+}
+
+void wla_session_watch_uevents(struct wla_session *session, const struct wla_card *card)
+{
+	if (!session->loop || session->monitor_source) {
+		return;
+	}
+	session->udev = udev_new();
+	/* Without udevd (a bare system, the test guest) the kernel's
+	 * netlink group carries the same events. */
+	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
+	session->monitor = session->udev ?
+		udev_monitor_new_from_netlink(session->udev, source) : NULL;
+	if (!session->monitor ||
+			udev_monitor_filter_add_match_subsystem_devtype(session->monitor, "drm",
+				NULL) < 0 ||
+			udev_monitor_enable_receiving(session->monitor) < 0) {
+		wlr_log(WLR_ERROR, "session: card %s: no uevent monitor (source %s): connectors "
+			"plugged or unplugged later are not seen", card->path, source);
+		return;
+	}
+	session->monitor_source = wl_event_loop_add_fd(session->loop,
+		udev_monitor_get_fd(session->monitor), WL_EVENT_READABLE, handle_uevent, session);
+	if (!session->monitor_source) {
+		wlr_log(WLR_ERROR, "session: card %s: uevent monitor fd %d not added to the loop: "
+			"connectors plugged or unplugged later are not seen", card->path,
+			udev_monitor_get_fd(session->monitor));
+	}
+}
+
+void wla_session_destroy(struct wla_session *session)
+{
+	if (!session) {
+		return;
+	}
+	struct wla_card *card, *tmp;
+	wl_list_for_each_safe(card, tmp, &session->cards, link) {
+		wla_session_close_card(card);
+	}
+	if (session->monitor_source) {
+		wl_event_source_remove(session->monitor_source);
+	}
+	if (session->monitor) {
+		udev_monitor_unref(session->monitor);
+	}
+	if (session->udev) {
+		udev_unref(session->udev);
+	}
+	if (session->seat) {
+		wl_list_remove(&session->seat_destroy.link);
+		wlr_session_destroy(session->seat);
+	}
+	free(session);
+}

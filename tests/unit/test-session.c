@@ -1,0 +1,155 @@
+/*
+ * Acquiring the card, on a machine without one: the session (backend/
+ * session/) refuses a drm-device that is missing, that is no KMS device, or
+ * that this process may not open when no seat session can be had, each
+ * time naming the path and why; the KMS driver handed an fd that is no
+ * card, or one already closed, refuses it naming the card, the fd and the
+ * errno. Nothing here needs /dev/dri (the kernel tier's test-kms drives a
+ * real card through the same path).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <wayland-server-core.h>
+#include "backend/kms.h"
+#include "backend/session.h"
+#include "harness.h"
+#include "wlatomic/config.h"
+
+/* A card as the session hands it over, made by hand around fd. */
+static void card_init(struct wla_card *card, const char *path, int fd)
+{
+	memset(card, 0, sizeof(*card));
+	card->fd = fd;
+	snprintf(card->path, sizeof(card->path), "%s", path);
+	wl_list_init(&card->link);
+	wl_signal_init(&card->events.change);
+	wl_signal_init(&card->events.session_end);
+}
+
+static void driver_refuses_an_fd_that_is_no_card(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0);
+	struct wla_card card;
+	card_init(&card, "/dev/null", fd);
+	char fd_name[32];
+	snprintf(fd_name, sizeof(fd_name), "fd %d", fd);
+	harness_log_clear();
+	CHECK(wla_kms_create(NULL, &card) == NULL);
+	CHECK_LOGGED("kms /dev/null", fd_name, "not a KMS device", strerror(ENOTTY));
+	/* The fd is the caller's: still open. */
+	CHECK(fcntl(fd, F_GETFD) >= 0);
+	close(fd);
+}
+
+static void driver_refuses_a_closed_fd(void)
+{
+	struct wla_card card;
+	card_init(&card, "/dev/dri/card0", -1);
+	harness_log_clear();
+	CHECK(wla_kms_device_create(NULL, &card) == NULL);
+	CHECK_LOGGED("kms /dev/dri/card0", "fd -1", "not a KMS device", strerror(EBADF));
+}
+
+static struct wla_card *open_drm_device(struct wla_session *session, const char *path)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	cfg.driver = WLA_DRIVER_KMS;
+	snprintf(cfg.drm_device, sizeof(cfg.drm_device), "%s", path);
+	return wla_session_open_card(session, &cfg);
+}
+
+static void session_names_a_missing_card(void)
+{
+	struct wla_session *session = wla_session_create(NULL, NULL);
+	CHECK(session != NULL);
+	harness_log_clear();
+	CHECK(open_drm_device(session, "/dev/dri/card99") == NULL);
+	CHECK_LOGGED("session: drm-device /dev/dri/card99", "cannot open it",
+		strerror(ENOENT));
+	CHECK(wl_list_empty(&session->cards));
+	wla_session_destroy(session);
+}
+
+static void session_names_a_path_that_is_no_card(void)
+{
+	struct wla_session *session = wla_session_create(NULL, NULL);
+	CHECK(session != NULL);
+	harness_log_clear();
+	CHECK(open_drm_device(session, "/dev/null") == NULL);
+	CHECK_LOGGED("session: drm-device /dev/null", "not a KMS device",
+		"drmModeGetResources");
+	CHECK(wl_list_empty(&session->cards));
+	wla_session_destroy(session);
+}
+
+/*
+ * A card this process may not open, in a child that cannot have a seat
+ * (libseat pointed at a seatd socket that does not exist): the session
+ * says the seat was asked for and could not be had; without a display it
+ * says none was asked for. Root drops to nobody first (root opens
+ * anything); the path is a file in a directory only root may enter.
+ */
+static void session_without_a_seat_names_the_card(void)
+{
+	char dir[] = "/tmp/wla-test-session-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char path[sizeof(dir) + 8];
+	snprintf(path, sizeof(path), "%s/card0", dir);
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	chmod(dir, 0000);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("LIBSEAT_BACKEND", "seatd", 1);
+		setenv("SEATD_SOCK", "/nonexistent/wla-test-seatd.sock", 1);
+		if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) {
+			fprintf(stderr, "  cannot drop to nobody: %s\n", strerror(errno));
+			_exit(2);
+		}
+		harness_test_failures = 0;
+		struct wla_session *session = wla_session_create(NULL, NULL);
+		harness_log_clear();
+		CHECK(open_drm_device(session, path) == NULL);
+		CHECK_LOGGED("session: drm-device", path, strerror(EACCES),
+			"no seat session was asked for");
+		wla_session_destroy(session);
+
+		struct wl_display *display = wl_display_create();
+		session = wla_session_create(wl_display_get_event_loop(display), display);
+		harness_log_clear();
+		CHECK(open_drm_device(session, path) == NULL);
+		CHECK_LOGGED("session: drm-device", path, strerror(EACCES),
+			"no seat session could be had");
+		CHECK(session->seat == NULL && session->seat_failed);
+		wla_session_destroy(session);
+		wl_display_destroy(display);
+		_exit(harness_test_failures ? 1 : 0);
+	}
+	int status = 0;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	chmod(dir, 0700);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	harness_init();
+	RUN_TEST(driver_refuses_an_fd_that_is_no_card);
+	RUN_TEST(driver_refuses_a_closed_fd);
+	RUN_TEST(session_names_a_missing_card);
+	RUN_TEST(session_names_a_path_that_is_no_card);
+	RUN_TEST(session_without_a_seat_names_the_card);
+	HARNESS_EXIT();
+}
