@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <wlr/util/log.h>
 #include <wlatomic/capture.h>
+#include "backend/hold.h"
 #include "backend/input.h"
 #include "backend/wlr.h"
 #include "util.h"
@@ -74,16 +75,16 @@ struct wla_control {
 	size_t n_clients;
 	/* Clients to close, from callbacks where that is not safe. */
 	struct wl_event_source *reap_idle;
-	/* While requests run (client_process): set to true if the control is
-	 * destroyed meanwhile (an input line's listener destroyed the backend),
-	 * so that nothing of it is touched after. */
-	bool *gone;
+	/* Held while requests run (client_process): destroyed meanwhile (an
+	 * input line's listener destroyed the backend), it is freed when they
+	 * return and nothing of it is touched after (backend/hold.h). */
+	struct wla_hold hold;
 };
 
 static void client_destroy(struct control_client *client);
 static void unwatch_output(struct control_client *client);
 static bool client_process(struct control_client *client);
-static void client_process_lines(struct control_client *client, const bool *gone);
+static void client_process_lines(struct control_client *client, const struct wla_hold *hold);
 
 static void handle_reap(void *data)
 {
@@ -592,9 +593,10 @@ static void cmd_script(struct control_client *client, int argc, char **argv)
 }
 
 /* An input line ("type hello"): at once. A listener of the events may
- * destroy the backend, the control and client with it (*gone). */
+ * destroy the backend, the control and client with it (the control's hold
+ * doomed). */
 static void run_input(struct control_client *client, const char *verb, const char *line,
-	const bool *gone)
+	const struct wla_hold *hold)
 {
 	struct wla_input *input = client->control->backend->input;
 	struct wla_input_action act;
@@ -608,7 +610,7 @@ static void run_input(struct control_client *client, const char *verb, const cha
 		return;
 	}
 	int ret = wla_input_perform(input, &act, err, sizeof(err));
-	if (*gone) {
+	if (wla_doomed(hold)) {
 		return;
 	}
 	if (ret < 0) {
@@ -635,7 +637,8 @@ static const struct {
 	{ "script", cmd_script },
 };
 
-static void client_run_line(struct control_client *client, char *line, const bool *gone)
+static void client_run_line(struct control_client *client, char *line,
+	const struct wla_hold *hold)
 {
 	/* Input lines keep their text as it is (type's blanks). */
 	char verb[16];
@@ -650,7 +653,7 @@ static void client_run_line(struct control_client *client, char *line, const boo
 				if (len && line[len - 1] == '\r') {
 					line[len - 1] = '\0';
 				}
-				run_input(client, verb, line + skip, gone);
+				run_input(client, verb, line + skip, hold);
 				return;
 			}
 		}
@@ -683,21 +686,12 @@ static void client_run_line(struct control_client *client, char *line, const boo
 static bool client_process(struct control_client *client)
 {
 	struct wla_control *control = client->control;
-	bool gone = false;
-	bool *outer = control->gone;
-	control->gone = &gone;
-	client_process_lines(client, &gone);
-	if (gone) {
-		if (outer) {
-			*outer = true;
-		}
-		return false;
-	}
-	control->gone = outer;
-	return true;
+	wla_hold(&control->hold);
+	client_process_lines(client, &control->hold);
+	return wla_release(&control->hold, free, control);
 }
 
-static void client_process_lines(struct control_client *client, const bool *gone)
+static void client_process_lines(struct control_client *client, const struct wla_hold *hold)
 {
 	while (client->busy == CLIENT_IDLE && !client->dead && !client->closing) {
 		char *nl = memchr(client->in, '\n', client->in_len);
@@ -721,8 +715,8 @@ static void client_process_lines(struct control_client *client, const bool *gone
 			reply(client, "error request holds a NUL byte");
 			continue;
 		}
-		client_run_line(client, line, gone);
-		if (*gone) {
+		client_run_line(client, line, hold);
+		if (wla_doomed(hold)) {
 			return;
 		}
 	}
@@ -946,9 +940,6 @@ void wla_control_destroy(struct wla_control *control)
 	if (!control) {
 		return;
 	}
-	if (control->gone) {
-		*control->gone = true;
-	}
 	struct control_client *client, *tmp;
 	wl_list_for_each_safe(client, tmp, &control->clients, link) {
 		client_destroy(client);
@@ -964,7 +955,9 @@ void wla_control_destroy(struct wla_control *control)
 			st.st_dev == control->dev) {
 		unlink(control->path);
 	}
-	free(control);
+	if (wla_hold_doom(&control->hold)) {
+		free(control);
+	}
 }
 
 const char *wla_control_path(const struct wla_control *control)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wlr/util/log.h>
+#include "backend/hold.h"
 #include "backend/panel.h"
 
 #define NS_PER_MS UINT64_C(1000000)
@@ -50,8 +51,9 @@ struct wla_panel {
 	uint64_t off_since; /* end of the last power-off */
 	int error;
 
-	int in_advance;
-	bool destroyed;
+	/* Held while it advances (an event's listener may destroy it):
+	 * backend/hold.h. */
+	struct wla_hold hold;
 };
 
 static uint64_t panel_now(struct wla_panel *panel)
@@ -239,7 +241,7 @@ static bool progress(struct wla_panel *panel, uint64_t now)
 
 uint64_t wla_panel_next_deadline_ns(const struct wla_panel *panel)
 {
-	if (panel->destroyed) {
+	if (wla_doomed(&panel->hold)) {
 		return WLA_PANEL_NO_DEADLINE;
 	}
 	switch (panel->state) {
@@ -259,25 +261,20 @@ uint64_t wla_panel_next_deadline_ns(const struct wla_panel *panel)
 
 static void reschedule(struct wla_panel *panel)
 {
-	if (panel->clock.schedule && !panel->destroyed) {
+	if (panel->clock.schedule && !wla_doomed(&panel->hold)) {
 		panel->clock.schedule(panel->clock.data, wla_panel_next_deadline_ns(panel));
 	}
 }
 
 void wla_panel_advance(struct wla_panel *panel, uint64_t now_ns)
 {
-	panel->in_advance++;
-	while (!panel->destroyed && progress(panel, now_ns)) {
+	wla_hold(&panel->hold);
+	while (!wla_doomed(&panel->hold) && progress(panel, now_ns)) {
 		/* one step, state change or event at a time */
 	}
-	panel->in_advance--;
-	if (panel->destroyed) {
-		if (panel->in_advance == 0) {
-			free(panel);
-		}
-		return;
+	if (wla_release(&panel->hold, free, panel)) {
+		reschedule(panel);
 	}
-	reschedule(panel);
 }
 
 static bool check_desc(const struct wla_config_panel *desc, const char *name)
@@ -405,7 +402,7 @@ struct wla_panel *wla_panel_create(const struct wla_config_panel *desc, const ch
 
 void wla_panel_blank(struct wla_panel *panel)
 {
-	if (!panel || panel->destroyed || !panel->video) {
+	if (!panel || wla_doomed(&panel->hold) || !panel->video) {
 		return;
 	}
 	size_t i = panel->state == WLA_PANEL_POWERING_OFF ? panel->next : off_point(panel);
@@ -424,7 +421,7 @@ void wla_panel_blank(struct wla_panel *panel)
 
 void wla_panel_destroy(struct wla_panel *panel)
 {
-	if (!panel || panel->destroyed) {
+	if (!panel || wla_doomed(&panel->hold)) {
 		return;
 	}
 	if (panel->state != WLA_PANEL_FAILED && panel->values != panel->off_values) {
@@ -447,8 +444,7 @@ void wla_panel_destroy(struct wla_panel *panel)
 	}
 	panel->lines->funcs->release(panel->lines);
 	panel->lines = NULL;
-	panel->destroyed = true;
-	if (panel->in_advance == 0) {
+	if (wla_hold_doom(&panel->hold)) {
 		free(panel);
 	}
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <wlr/util/log.h>
+#include "backend/hold.h"
 #include "backend/vdc.h"
 #include "render/compose.h"
 #include "render/format.h"
@@ -134,7 +135,7 @@ static void update_timer(struct wla_vdc_output *out)
 	out->timer_armed = on;
 }
 
-static void output_free_memory(struct wla_vdc_output *out);
+static void output_free_memory(void *data);
 
 /* A capture, and the image taken at the vblank it was due when that vblank
  * was counted where no callback may run (a sync, a write over the armed
@@ -157,15 +158,10 @@ static void capture_free(struct wla_capture *cap)
 }
 
 /* The end of a section that ran callbacks: false if one unplugged the
- * output, which is gone now. */
-static bool output_unbusy(struct wla_vdc_output *out)
+ * output (include/backend/hold.h): touch nothing of it. */
+static bool output_release(struct wla_vdc_output *out)
 {
-	assert(out->busy > 0);
-	if (--out->busy == 0 && out->unplugged) {
-		output_free_memory(out);
-		return false;
-	}
-	return !out->unplugged;
+	return wla_release(&out->hold, output_free_memory, out);
 }
 
 /* Fail the output's captures (only the orphaned ones: those asked before
@@ -176,7 +172,7 @@ static bool fail_captures(struct wla_vdc_output *out, bool orphaned_only)
 	/* A callback may ask again: it is refused while the output is off,
 	 * and a new one is not orphaned, so this ends. It may unplug the
 	 * output too. */
-	out->busy++;
+	wla_hold(&out->hold);
 	for (;;) {
 		struct wla_capture *cap = NULL, *c;
 		wl_list_for_each(c, &out->captures, link) {
@@ -196,7 +192,7 @@ static bool fail_captures(struct wla_vdc_output *out, bool orphaned_only)
 			cap->data);
 		capture_free(cap);
 	}
-	return output_unbusy(out);
+	return output_release(out);
 }
 
 /* The planes a capture composes, each opened only while composited. */
@@ -341,7 +337,7 @@ static void serve_captures(struct wla_vdc_output *out, uint64_t t, bool call)
  */
 static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 {
-	out->busy++;
+	wla_hold(&out->hold);
 	while (out->running && vblank_time(out, out->next_index) <= now) {
 		uint64_t k = out->next_index;
 		if (!out->armed) {
@@ -389,7 +385,7 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 		serve_captures(out, vblank_time(out, out->next_index - 1), serve);
 	}
 	update_timer(out);
-	output_unbusy(out);
+	output_release(out);
 }
 
 void wla_vdc_advance(struct wla_vdc *vdc, uint64_t now_ns)
@@ -420,7 +416,7 @@ static int handle_timer(int fd, uint32_t mask, void *data)
  * sequence number of the next vblank is right. */
 static void catch_up(struct wla_vdc_output *out)
 {
-	if (out->running && !out->armed && !out->timer_armed && !out->busy &&
+	if (out->running && !out->armed && !out->timer_armed && !wla_held(&out->hold) &&
 			wl_list_empty(&out->captures)) {
 		output_process(out, vdc_now(out->vdc), true);
 	}
@@ -613,7 +609,7 @@ static void vdc_sync(struct wla_device *dev)
 	uint64_t now = vdc_now(vdc);
 	for (size_t i = 0; i < vdc->n_outputs; i++) {
 		struct wla_vdc_output *out = vdc->outputs[i];
-		if (out && out->running && out->armed && !out->busy &&
+		if (out && out->running && out->armed && !wla_held(&out->hold) &&
 				vblank_time(out, out->next_index) <= now) {
 			output_process(out, now, false);
 			synced = true;
@@ -635,14 +631,14 @@ static void vdc_deliver(struct wla_device *dev)
 		struct wla_vdc_output *out = vdc->outputs[i];
 		if (out && !out->running) {
 			fail_captures(out, false);
-		} else if (out && !out->busy) {
+		} else if (out && !wla_held(&out->hold)) {
 			if (!fail_captures(out, true)) {
 				continue;
 			}
 			/* Captures taken where no callback could run. */
-			out->busy++;
+			wla_hold(&out->hold);
 			serve_captures(out, 0, true);
-			output_unbusy(out);
+			output_release(out);
 		}
 	}
 }
@@ -885,8 +881,9 @@ static void output_detach(struct wla_vdc_output *out)
 	}
 }
 
-static void output_free_memory(struct wla_vdc_output *out)
+static void output_free_memory(void *data)
 {
+	struct wla_vdc_output *out = data;
 	for (size_t i = 0; i < out->n_planes; i++) {
 		free_plane_formats(out->zorder[i]);
 	}
@@ -1103,10 +1100,8 @@ void wla_vdc_unplug(struct wla_vdc_output *out)
 	wla_crtc_force_off(&out->crtc);
 	fail_captures(out, false);
 	output_detach(out);
-	if (out->busy) {
-		/* From a callback of its own: freed when that returns. */
-		out->unplugged = true;
-	} else {
+	/* From a callback of its own: freed when that returns. */
+	if (wla_hold_doom(&out->hold)) {
 		output_free_memory(out);
 	}
 }

@@ -20,6 +20,7 @@
 #include <wlatomic/capture.h>
 #include <wlatomic/config.h>
 #include "backend/atomic.h"
+#include "backend/hold.h"
 
 struct wla_vdc;
 
@@ -71,11 +72,11 @@ struct wla_vdc_output {
 	int timer_fd;
 	struct wl_event_source *timer;
 	bool timer_armed;
-	/* Callbacks of this output running (the vblank replay, captures): an
-	 * unplug from one of them detaches the output at once and frees it
-	 * when the last returns. */
-	unsigned busy;
-	bool unplugging, unplugged;
+	/* Held while callbacks of this output run (the vblank replay,
+	 * captures): an unplug from one of them detaches the output at once
+	 * and frees it when the last returns (backend/hold.h). */
+	struct wla_hold hold;
+	bool unplugging;
 
 	struct wl_list captures; /* struct wla_capture.link */
 };
