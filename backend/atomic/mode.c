@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <wlatomic/config.h>
 #include "backend/mode.h"
 
 /* CVT constants. */
@@ -103,7 +104,7 @@ bool wla_mode_cvt(struct wla_mode *mode, int32_t width, int32_t height, int32_t 
 	uint64_t clock = (px * (uint64_t)refresh_mhz + 500000) / 1000000;
 	if (clock == 0 || clock > UINT32_MAX) {
 		/* 0: below 500 Hz of pixels (a few pixels at about 1 Hz); a
-		 * caller free to blank longer widens the line (wla_vdc_mode). */
+		 * caller free to blank longer widens the line (wla_mode_cvt_exact). */
 		return false;
 	}
 	*mode = (struct wla_mode){
@@ -205,4 +206,32 @@ const char *wla_mode_describe(const struct wla_mode *mode, char *buf, size_t siz
 		mode->vtotal, (mode->flags & WLA_MODE_FLAG_PHSYNC) ? '+' : '-',
 		(mode->flags & WLA_MODE_FLAG_PVSYNC) ? '+' : '-');
 	return buf;
+}
+
+bool wla_mode_cvt_exact(struct wla_mode *mode, int32_t width, int32_t height,
+	int32_t refresh_mhz)
+{
+	if (!wla_mode_cvt(mode, width, height, refresh_mhz, false)) {
+		/* A mode too small for a 1 kHz clock at its rate (1x1@1):
+		 * CVT's blanking at 1 kHz, the line widened below. */
+		if (!wla_mode_cvt(mode, width, height, WLA_MODE_MAX_REFRESH_MHZ, false)) {
+			return false;
+		}
+		mode->clock_khz = 1;
+		wla_mode_update_refresh(mode);
+	}
+	/* A kHz pixel clock steps the refresh by 1e6 / (htotal * vtotal) mHz:
+	 * more than 1 mHz for small modes: the line widens until the rate
+	 * comes out to the mHz. */
+	struct wla_mode m = *mode;
+	while (m.refresh_mhz != refresh_mhz && m.htotal < UINT16_MAX) {
+		m.htotal++;
+		uint64_t px = (uint64_t)m.htotal * m.vtotal;
+		m.clock_khz = (uint32_t)((px * (uint64_t)refresh_mhz + 500000) / 1000000);
+		wla_mode_update_refresh(&m);
+	}
+	if (m.refresh_mhz == refresh_mhz) {
+		*mode = m;
+	}
+	return true;
 }

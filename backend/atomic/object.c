@@ -3,9 +3,11 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <wlatomic/config.h>
 #include "backend/atomic.h"
 #include "backend/log.h"
 
@@ -167,6 +169,34 @@ void wla_device_init(struct wla_device *dev, const struct wla_driver_funcs *func
 	dev->drm_fd = -1;
 	wl_list_init(&dev->events);
 	wl_list_init(&dev->states);
+}
+
+bool wla_device_custom_mode(const struct wla_device *dev, int32_t width, int32_t height,
+	int32_t refresh_mhz, struct wla_mode *mode)
+{
+	if (dev->custom_timing == WLA_CUSTOM_NONE) {
+		wla_dev_log(dev, WLA_LOG_ERROR, "custom mode %" PRId32 "x%" PRId32 "@%" PRId32
+			"mHz refused: the driver takes only its connectors' modes", width, height,
+			refresh_mhz);
+		return false;
+	}
+	if (width < 1 || width > WLA_MODE_MAX_SIZE || height < 1 || height > WLA_MODE_MAX_SIZE ||
+			refresh_mhz < WLA_MODE_MIN_REFRESH_MHZ ||
+			refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ) {
+		wla_dev_log(dev, WLA_LOG_ERROR, "custom mode %" PRId32 "x%" PRId32 "@%" PRId32
+			"mHz is beyond 1..%d x 1..%d at %d..%d mHz", width, height, refresh_mhz,
+			WLA_MODE_MAX_SIZE, WLA_MODE_MAX_SIZE, WLA_MODE_MIN_REFRESH_MHZ,
+			WLA_MODE_MAX_REFRESH_MHZ);
+		return false;
+	}
+	bool ok = dev->custom_timing == WLA_CUSTOM_CVT_EXACT ?
+		wla_mode_cvt_exact(mode, width, height, refresh_mhz) :
+		wla_mode_cvt(mode, width, height, refresh_mhz, false);
+	if (!ok) {
+		wla_dev_log(dev, WLA_LOG_ERROR, "custom mode %" PRId32 "x%" PRId32 "@%" PRId32
+			"mHz: no CVT timing for it", width, height, refresh_mhz);
+	}
+	return ok;
 }
 
 enum object_kind {

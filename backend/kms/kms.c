@@ -56,14 +56,6 @@ static uint64_t kms_now(struct wla_device *dev)
 	return now_ns();
 }
 
-static bool kms_custom_mode(struct wla_device *dev, int32_t width, int32_t height,
-	int32_t refresh_mhz, struct wla_mode *mode)
-{
-	/* As a monitor would be given it: a CVT timing (the kernel checks it
-	 * with TEST_ONLY). */
-	return wla_mode_cvt(mode, width, height, refresh_mhz, false);
-}
-
 static void kms_destroy_device(struct wla_device *dev)
 {
 	wla_kms_destroy(wla_kms_from_device(dev));
@@ -77,7 +69,6 @@ static const struct wla_driver_funcs kms_funcs = {
 	.sync = wla_kms_sync,
 	.deliver = wla_kms_deliver,
 	.now = kms_now,
-	.custom_mode = kms_custom_mode,
 	.vblank_at = wla_kms_vblank_at,
 	.vblank_counters = wla_kms_vblank_counters,
 	.capture = wla_kms_capture,
@@ -157,6 +148,8 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card
 	kms->dev.latch_slack_ns = KMS_COMMIT_SLACK_NS;
 	kms->dev.modeset_untimed = true;
 	kms->dev.buffer_caps = WLA_BUFFER_CAP_DMABUF;
+	/* As a monitor would be given it; the kernel checks it with TEST_ONLY. */
+	kms->dev.custom_timing = WLA_CUSTOM_CVT;
 	kms->dev.drm_fd = kms->fd;
 	wl_list_init(&kms->captures);
 	wl_list_init(&kms->failed_captures);

@@ -97,7 +97,7 @@ static uint64_t vblank_index_at(const struct wla_vdc_output *out, uint64_t now)
 static void set_timing(struct wla_vdc_output *out, const struct wla_mode *mode, uint64_t epoch)
 {
 	out->mode = *mode;
-	/* The rate the timing gives, to the mHz (wla_vdc_mode makes the
+	/* The rate the timing gives, to the mHz (wla_mode_cvt_exact makes the
 	 * timing give the configured rate exactly that far). */
 	out->grid = (struct wla_vblank_grid){ .origin_ns = epoch, .refresh_mhz = mode->refresh_mhz };
 	out->period_ns = wla_vblank_grid_ns(&out->grid, 1) - epoch;
@@ -648,26 +648,6 @@ static uint64_t vdc_device_now(struct wla_device *dev)
 	return vdc_now(wla_vdc_from_device(dev));
 }
 
-static bool vdc_custom_mode(struct wla_device *dev, int32_t width, int32_t height,
-	int32_t refresh_mhz, struct wla_mode *mode)
-{
-	if (width < 1 || width > WLA_MODE_MAX_SIZE || height < 1 || height > WLA_MODE_MAX_SIZE ||
-			refresh_mhz < WLA_MODE_MIN_REFRESH_MHZ ||
-			refresh_mhz > WLA_MODE_MAX_REFRESH_MHZ) {
-		wlr_log(WLR_ERROR, "vdc: mode %" PRId32 "x%" PRId32 "@%" PRId32 "mHz is beyond the "
-			"virtual display controller's 1..%d x 1..%d at %d..%d mHz", width, height,
-			refresh_mhz, WLA_MODE_MAX_SIZE, WLA_MODE_MAX_SIZE, WLA_MODE_MIN_REFRESH_MHZ,
-			WLA_MODE_MAX_REFRESH_MHZ);
-		return false;
-	}
-	if (!wla_vdc_mode(mode, width, height, refresh_mhz)) {
-		wlr_log(WLR_ERROR, "vdc: no timing for mode %" PRId32 "x%" PRId32 "@%" PRId32 "mHz",
-			width, height, refresh_mhz);
-		return false;
-	}
-	return true;
-}
-
 /* The first vblank at or after t not yet processed: where a state handed
  * over now latches if t is its commit time plus the latch minimum. */
 static bool vdc_vblank_at(struct wla_device *dev, struct wla_crtc *crtc, uint64_t t,
@@ -768,7 +748,6 @@ static const struct wla_driver_funcs vdc_funcs = {
 	.deliver = vdc_deliver,
 	.now = vdc_device_now,
 	.vblank_at = vdc_vblank_at,
-	.custom_mode = vdc_custom_mode,
 	.vblank_counters = vdc_vblank_counters,
 	.capture = vdc_capture,
 	.capture_cancel = vdc_capture_cancel,
@@ -897,34 +876,6 @@ static void output_free(struct wla_vdc_output *out)
 	output_free_memory(out);
 }
 
-bool wla_vdc_mode(struct wla_mode *mode, int32_t width, int32_t height, int32_t refresh_mhz)
-{
-	if (!wla_mode_cvt(mode, width, height, refresh_mhz, false)) {
-		/* A mode too small for a 1 kHz clock at its rate (1x1@1):
-		 * CVT's blanking at 1 kHz, the line widened below. */
-		if (!wla_mode_cvt(mode, width, height, WLA_MODE_MAX_REFRESH_MHZ, false)) {
-			return false;
-		}
-		mode->clock_khz = 1;
-		wla_mode_update_refresh(mode);
-	}
-	/* A kHz pixel clock steps the refresh by 1e6 / (htotal * vtotal) mHz:
-	 * more than 1 mHz for small modes. A virtual controller may blank as
-	 * long as it likes, so it widens the line until the configured rate
-	 * comes out to the mHz. */
-	struct wla_mode m = *mode;
-	while (m.refresh_mhz != refresh_mhz && m.htotal < UINT16_MAX) {
-		m.htotal++;
-		uint64_t px = (uint64_t)m.htotal * m.vtotal;
-		m.clock_khz = (uint32_t)((px * (uint64_t)refresh_mhz + 500000) / 1000000);
-		wla_mode_update_refresh(&m);
-	}
-	if (m.refresh_mhz == refresh_mhz) {
-		*mode = m;
-	}
-	return true;
-}
-
 static bool modes_from_config(struct wla_connector *conn, const struct wla_config_mode *modes,
 	size_t n_modes)
 {
@@ -934,7 +885,7 @@ static bool modes_from_config(struct wla_connector *conn, const struct wla_confi
 		return false;
 	}
 	for (size_t m = 0; m < n_modes; m++) {
-		if (!wla_vdc_mode(&list[m], modes[m].width, modes[m].height, modes[m].refresh_mhz)) {
+		if (!wla_mode_cvt_exact(&list[m], modes[m].width, modes[m].height, modes[m].refresh_mhz)) {
 			wlr_log(WLR_ERROR, "connector %s: no CVT timing for mode %" PRId32 "x%"
 				PRId32 "@%" PRId32 "mHz", conn->name, modes[m].width,
 				modes[m].height, modes[m].refresh_mhz);
@@ -1135,6 +1086,8 @@ struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_conf
 	}
 	wla_device_init(&vdc->dev, &vdc_funcs, "vdc");
 	vdc->dev.buffer_caps = WLA_BUFFER_CAP_DATA_PTR | WLA_BUFFER_CAP_SHM;
+	/* Its timings are its own: any rate to the mHz. */
+	vdc->dev.custom_timing = WLA_CUSTOM_CVT_EXACT;
 	vdc->loop = loop;
 	vdc->now = now ? now : wla_clock_monotonic_ns;
 	vdc->now_data = now_data;

@@ -125,8 +125,7 @@ static bool mode_from_wlr(struct wla_output *out, int32_t width, int32_t height,
 		}
 	}
 	*mode = (struct wla_mode){ .width = width, .height = height, .refresh_mhz = refresh_mhz };
-	return out->dev->funcs->custom_mode &&
-		out->dev->funcs->custom_mode(out->dev, width, height, refresh_mhz, mode);
+	return wla_device_custom_mode(out->dev, width, height, refresh_mhz, mode);
 }
 
 /* The mode an output without a mode in its request runs at. */

@@ -380,10 +380,6 @@ struct wla_driver_funcs {
 		uint64_t *seq, uint64_t *vblank_ns);
 
 	/* For the glue: */
-	/* The timing the driver gives a mode asked for by size and rate only
-	 * (a wlroots custom mode). false if it has none. */
-	bool (*custom_mode)(struct wla_device *dev, int32_t width, int32_t height,
-		int32_t refresh_mhz, struct wla_mode *mode);
 	bool (*vblank_counters)(struct wla_device *dev, struct wla_crtc *crtc,
 		struct wla_vblank_counters *counters);
 	/* The image of crtc's next latched frame, composed from its planes;
@@ -448,6 +444,9 @@ struct wla_device {
 	 * gone). */
 	uint32_t buffer_caps;
 	int drm_fd;
+	/* Set by the driver: how it times a mode asked for by size and rate
+	 * only (wla_device_custom_mode). */
+	enum wla_custom_timing custom_timing;
 	/* Set by the driver: a modeset latches when the CRTC is up again, not
 	 * on its vblank grid (KMS), so a frame carrying one misses nothing. */
 	bool modeset_untimed;
@@ -488,6 +487,13 @@ struct wla_present {
 	uint64_t refresh_ns;
 	uint32_t flags;
 };
+
+/* The timing dev gives a mode asked for by size and rate only (a wlroots
+ * custom mode), by its custom_timing: within the modes a configuration may
+ * name (WLA_MODE_MAX_SIZE, WLA_MODE_MIN/MAX_REFRESH_MHZ). false (logged)
+ * if it has none. */
+bool wla_device_custom_mode(const struct wla_device *dev, int32_t width, int32_t height,
+	int32_t refresh_mhz, struct wla_mode *mode);
 
 /* Objects are set up by the driver: it fills the object (funcs, formats,
  * limits) and then calls these to give it an initial (off) state and add it

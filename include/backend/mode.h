@@ -52,6 +52,21 @@ struct wla_mode {
 bool wla_mode_cvt(struct wla_mode *mode, int32_t width, int32_t height, int32_t refresh_mhz,
 	bool reduced);
 
+/* The same, with the line widened where a kHz clock cannot give the rate
+ * to the mHz (a controller free to blank as long as it likes: the VDC). A
+ * mode too small for a 1 kHz clock at its rate gets CVT's blanking at
+ * 1 kHz, widened. false if there is no such timing. */
+bool wla_mode_cvt_exact(struct wla_mode *mode, int32_t width, int32_t height,
+	int32_t refresh_mhz);
+
+/* How a driver times a mode asked for by size and rate only (a wlroots
+ * custom mode): a fact of the driver (wla_device.custom_timing). */
+enum wla_custom_timing {
+	WLA_CUSTOM_NONE,      /* no custom modes */
+	WLA_CUSTOM_CVT,       /* CVT, as a monitor takes it (KMS: the kernel checks it) */
+	WLA_CUSTOM_CVT_EXACT, /* wla_mode_cvt_exact */
+};
+
 /* Recompute mode->refresh_mhz from clock_khz, htotal and vtotal (0 if the
  * timing is empty). */
 void wla_mode_update_refresh(struct wla_mode *mode);

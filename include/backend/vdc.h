@@ -143,11 +143,6 @@ void wla_vdc_capture_cancel(struct wla_capture *capture);
  * composition failed (logged). */
 struct wla_image *wla_vdc_compose(struct wla_vdc_output *out);
 
-/* The VDC's timing for a configured WxH@refresh: CVT blanking, the line
- * widened if a kHz clock cannot give the rate to the mHz. false if there is
- * no such timing. */
-bool wla_vdc_mode(struct wla_mode *mode, int32_t width, int32_t height, int32_t refresh_mhz);
-
 struct wla_vdc_output *wla_vdc_output_from_crtc(struct wla_crtc *crtc);
 struct wla_vdc *wla_vdc_from_device(struct wla_device *dev);
 

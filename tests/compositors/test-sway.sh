@@ -371,7 +371,7 @@ bad_mode)
 	# loaded machine; the lines are waited for, each on its own.)
 	wait_until 20 'grep -q "Failed to commit output Virtual-1" "$TEST_DIR/sway.err"' ||
 		fail "sway did not report the refused commit"
-	refusal="vdc: mode 20000x777@60000mHz is beyond the virtual display controller's 1..16384 x 1..16384 at 1000..1000000 mHz"
+	refusal="device vdc: custom mode 20000x777@60000mHz is beyond 1..16384 x 1..16384 at 1000..1000000 mHz"
 	wait_until 20 'wla_errors "$TEST_DIR/sway.err" | grep -qF "$refusal"' ||
 		fail "no line says why 20000x777 was refused"
 	echo "refused: $(wla_errors "$TEST_DIR/sway.err" | grep -cF "$refusal") lines '$refusal'"

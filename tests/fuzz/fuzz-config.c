@@ -393,7 +393,7 @@ static void check_vdc(const struct wla_config *cfg)
 				mode->refresh_mhz, why ? why : "valid");
 			struct wla_mode custom;
 			fuzz_log_clear();
-			FUZZ_CHECK(vdc->dev.funcs->custom_mode(&vdc->dev, cm->width, cm->height,
+			FUZZ_CHECK(wla_device_custom_mode(&vdc->dev, cm->width, cm->height,
 				cm->refresh_mhz, &custom) && wla_mode_equal(&custom, mode) &&
 				fuzz_log_errors == 0, "output %s: mode %dx%d@%dmHz refused as a "
 				"custom mode, or another timing", o->name, cm->width, cm->height,

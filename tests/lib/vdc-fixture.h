@@ -175,7 +175,7 @@ static inline bool fixture_setup_config_at(struct fixture *f, uint64_t t0)
 		crtc->mailbox = f->cfg.flip_mailbox;
 	}
 	const struct wla_config_mode *m = &f->cfg.outputs[0].modes[0];
-	if (!wla_vdc_mode(&f->mode, m->width, m->height, m->refresh_mhz)) {
+	if (!wla_mode_cvt_exact(&f->mode, m->width, m->height, m->refresh_mhz)) {
 		return false;
 	}
 	f->period = wla_mode_period_ns(&f->mode);

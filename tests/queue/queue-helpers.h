@@ -38,7 +38,7 @@
 static inline struct wla_mode qf_mode(struct wla_config_mode m)
 {
 	struct wla_mode mode;
-	if (!wla_vdc_mode(&mode, m.width, m.height, m.refresh_mhz)) {
+	if (!wla_mode_cvt_exact(&mode, m.width, m.height, m.refresh_mhz)) {
 		abort();
 	}
 	return mode;

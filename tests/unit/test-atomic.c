@@ -534,7 +534,7 @@ static void check_modeset_needs_allow_modeset(void)
 	harness_log_clear();
 	st = begin_state(&f);
 	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(st, f.crtc);
-	CHECK(wla_vdc_mode(&cs->mode, cs->mode.width, cs->mode.height, 30000));
+	CHECK(wla_mode_cvt_exact(&cs->mode, cs->mode.width, cs->mode.height, 30000));
 	CHECK(commit_refused(&f, st, -EINVAL));
 	CHECK_LOGGED("crtc-0", "needs a modeset", "mode_changed=1", "active_changed=0",
 		"allow_modeset is off");
@@ -542,7 +542,7 @@ static void check_modeset_needs_allow_modeset(void)
 	st = begin_state(&f);
 	st->allow_modeset = true;
 	cs = wla_atomic_get_crtc_state(st, f.crtc);
-	CHECK(wla_vdc_mode(&cs->mode, cs->mode.width, cs->mode.height, 30000));
+	CHECK(wla_mode_cvt_exact(&cs->mode, cs->mode.width, cs->mode.height, 30000));
 	CHECK(check_accepted(&f, st));
 	fixture_teardown(&f);
 }
@@ -1131,7 +1131,7 @@ static struct wla_atomic_state *two_output_state(struct fixture *f, struct wla_f
 	for (int i = 0; i < 2; i++) {
 		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(st, crtcs[i]);
 		cs->enable = cs->active = true;
-		CHECK(wla_vdc_mode(&cs->mode, W, H, i == 0 ? 60000 : 30000));
+		CHECK(wla_mode_cvt_exact(&cs->mode, W, H, i == 0 ? 60000 : 30000));
 		cs->commit_seq = (uint64_t)(10 * round + i + 1);
 		cs->want_event = true;
 		struct wla_connector_state *conn = wla_atomic_get_connector_state(st, conns[i]);
@@ -1221,7 +1221,7 @@ static void blocking_modeset_with_a_pending_frame_waits_for_the_latch(void)
 	/* Same size, half the refresh rate: refused while b waits, nothing
 	 * touched. (Through the flip queue it would queue behind b.) */
 	struct wla_mode old_mode = f.mode;
-	CHECK(wla_vdc_mode(&f.mode, f.mode.width, f.mode.height, 30000));
+	CHECK(wla_mode_cvt_exact(&f.mode, f.mode.width, f.mode.height, 30000));
 	snapshot(&f);
 	CHECK_INT(enable_output(&f, c), -EBUSY);
 	CHECK_LOGGED("crtc-0", "still waiting to latch", "blocking commit refused");

@@ -382,7 +382,7 @@ static void a_custom_mode_beyond_the_vdc_is_refused(void)
 	wlr_output_attach_buffer(f.output, &buf->base);
 	harness_log_clear();
 	CHECK(!wlr_output_commit(f.output));
-	CHECK_LOGGED("vdc: mode 64x48@2000000000mHz", "beyond");
+	CHECK_LOGGED("device vdc: custom mode 64x48@2000000000mHz", "beyond");
 	CHECK(!f.output->enabled);
 	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
 	wlr_buffer_drop(&buf->base);

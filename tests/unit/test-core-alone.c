@@ -177,10 +177,42 @@ static void grid_first_from_is_the_first_vblank_at_or_after_t_from_k(void)
 	CHECK(wla_vblank_grid_first_from(&g, 3, v5 + 1) == 6);
 }
 
+/* A custom mode is timed as the driver says it times them (a fact of the
+ * device), within the limits of a configured mode, or refused, logged. */
+static void custom_modes_follow_the_devices_timing(void)
+{
+	struct wla_device dev;
+	wla_device_init(&dev, &alone_funcs, "alone");
+	struct wla_mode mode;
+	errors = 0;
+	CHECK(!wla_device_custom_mode(&dev, 640, 480, 60000, &mode));
+	CHECK(errors == 1 && strstr(last_error, "device alone: custom mode 640x480@60000mHz "
+		"refused: the driver takes only its connectors' modes"));
+	dev.custom_timing = WLA_CUSTOM_CVT;
+	CHECK(wla_device_custom_mode(&dev, 640, 480, 60000, &mode));
+	struct wla_mode cvt;
+	CHECK(wla_mode_cvt(&cvt, 640, 480, 60000, false) && wla_mode_equal(&mode, &cvt));
+	/* 1x1 at 1 Hz: too few pixels for a kHz clock in CVT; exact, the line
+	 * widens until the rate is exact. */
+	errors = 0;
+	CHECK(!wla_device_custom_mode(&dev, 1, 1, 1000, &mode));
+	CHECK(errors == 1 && strstr(last_error, "custom mode 1x1@1000mHz: no CVT timing"));
+	dev.custom_timing = WLA_CUSTOM_CVT_EXACT;
+	CHECK(wla_device_custom_mode(&dev, 1, 1, 1000, &mode) && mode.refresh_mhz == 1000);
+	CHECK(wla_device_custom_mode(&dev, 64, 48, 59940, &mode) && mode.refresh_mhz == 59940);
+	errors = 0;
+	CHECK(!wla_device_custom_mode(&dev, 20000, 777, 60000, &mode));
+	CHECK(errors == 1 && strstr(last_error, "device alone: custom mode 20000x777@60000mHz "
+		"is beyond 1..16384 x 1..16384 at 1000..1000000 mHz"));
+	CHECK(!wla_device_custom_mode(&dev, 64, 48, 999, &mode));
+	CHECK(errors == 2);
+}
+
 int main(void)
 {
 	wla_log_set_func(capture_log);
 	grid_first_from_is_the_first_vblank_at_or_after_t_from_k();
+	custom_modes_follow_the_devices_timing();
 	struct alone a;
 	CHECK(alone_init(&a));
 	struct fake_fb_probe pa, pb, pc;

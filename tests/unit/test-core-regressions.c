@@ -1026,7 +1026,7 @@ static void every_small_mode_the_parser_takes_has_a_timing(void)
 			for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
 				struct wla_mode m;
 				const char *why = NULL;
-				if (!wla_vdc_mode(&m, w, h, rates[r]) || !wla_mode_valid(&m, &why) ||
+				if (!wla_mode_cvt_exact(&m, w, h, rates[r]) || !wla_mode_valid(&m, &why) ||
 						m.refresh_mhz != rates[r]) {
 					if (failures++ < 5) {
 						fprintf(stderr, "  %dx%d@%d mHz: %s (%d mHz)\n", w, h,
@@ -1116,7 +1116,7 @@ static void cvt_refuses_a_mode_whose_clock_rounds_to_zero(void)
 	struct wla_mode m;
 	CHECK(!wla_mode_cvt(&m, 1, 1, 1000, false));
 	CHECK(!wla_mode_cvt(&m, 4, 3, 1000, false));
-	CHECK(wla_vdc_mode(&m, 4, 3, 1000));
+	CHECK(wla_mode_cvt_exact(&m, 4, 3, 1000));
 	CHECK_INT(m.refresh_mhz, 1000);
 }
 
@@ -1141,7 +1141,7 @@ static void crtc_state_of_a_two_crtc_state_outlives_a_later_flip(void)
 		/* 60 Hz and 20 Hz (its first vblank at 50 ms) */
 		cs->mode = o->connector.modes[0];
 		if (i == 1) {
-			CHECK(wla_vdc_mode(&cs->mode, 32, 32, 20000));
+			CHECK(wla_mode_cvt_exact(&cs->mode, 32, 32, 20000));
 		}
 		cs->want_event = true;
 		cs->commit_seq = 1 + i;
