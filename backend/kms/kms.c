@@ -61,6 +61,12 @@ static void kms_destroy_device(struct wla_device *dev)
 	wla_kms_destroy(wla_kms_from_device(dev));
 }
 
+/* Through a writeback connector, where the card has one. */
+static const struct wla_capture_funcs kms_capture_funcs = {
+	.capture = wla_kms_capture,
+	.cancel = wla_kms_capture_cancel,
+};
+
 static const struct wla_driver_funcs kms_funcs = {
 	.atomic_check = wla_kms_atomic_check,
 	.prepare_fb = wla_kms_prepare_fb,
@@ -71,8 +77,6 @@ static const struct wla_driver_funcs kms_funcs = {
 	.now = kms_now,
 	.vblank_at = wla_kms_vblank_at,
 	.vblank_counters = wla_kms_vblank_counters,
-	.capture = wla_kms_capture,
-	.capture_cancel = wla_kms_capture_cancel,
 	.destroy = kms_destroy_device,
 };
 
@@ -150,6 +154,7 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card
 	kms->dev.buffer_caps = WLA_BUFFER_CAP_DMABUF;
 	/* As a monitor would be given it; the kernel checks it with TEST_ONLY. */
 	kms->dev.custom_timing = WLA_CUSTOM_CVT;
+	kms->dev.capture_funcs = &kms_capture_funcs;
 	kms->dev.drm_fd = kms->fd;
 	wl_list_init(&kms->captures);
 	wl_list_init(&kms->failed_captures);

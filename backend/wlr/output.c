@@ -1153,17 +1153,17 @@ WLA_EXPORT struct wla_capture *wla_output_capture(struct wlr_output *output,
 		wlr_log(WLR_ERROR, "capture: output %s is disabled", output->name);
 		return NULL;
 	}
-	if (!out->dev->funcs->capture) {
+	if (!out->dev->capture_funcs) {
 		wlr_log(WLR_ERROR, "capture: device %s of output %s cannot capture",
 			out->dev->name, output->name);
 		return NULL;
 	}
-	return out->dev->funcs->capture(out->dev, out->crtc, func, data);
+	return out->dev->capture_funcs->capture(out->dev, out->crtc, func, data);
 }
 
 WLA_EXPORT void wla_capture_cancel(struct wla_capture *capture)
 {
 	if (capture) {
-		capture->dev->funcs->capture_cancel(capture->dev, capture);
+		capture->dev->capture_funcs->cancel(capture->dev, capture);
 	}
 }

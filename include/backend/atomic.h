@@ -382,12 +382,6 @@ struct wla_driver_funcs {
 	/* For the glue: */
 	bool (*vblank_counters)(struct wla_device *dev, struct wla_crtc *crtc,
 		struct wla_vblank_counters *counters);
-	/* The image of crtc's next latched frame, composed from its planes;
-	 * NULL (logged) if it cannot be had. */
-	struct wla_capture *(*capture)(struct wla_device *dev, struct wla_crtc *crtc,
-		void (*func)(struct wla_capture *capture, const struct wla_image *image,
-			uint64_t seq, void *data), void *data);
-	void (*capture_cancel)(struct wla_device *dev, struct wla_capture *capture);
 	/* Virtual connectors (a driver of virtual hardware; NULL otherwise):
 	 * plug one in with modes (preferred first), announced through the
 	 * device listener: 0 or -EINVAL, logged. Unplug it, its CRTC off and
@@ -398,6 +392,16 @@ struct wla_driver_funcs {
 	int (*unplug_connector)(struct wla_device *dev, const char *name);
 	/* Free the device (every CRTC is off and every state freed). */
 	void (*destroy)(struct wla_device *dev);
+};
+
+/* An optional feature: the image of a CRTC's next latched frame, composed
+ * from its planes (wla_device.capture_funcs; NULL: the driver has none). */
+struct wla_capture_funcs {
+	/* NULL (logged) if it cannot be had. */
+	struct wla_capture *(*capture)(struct wla_device *dev, struct wla_crtc *crtc,
+		void (*func)(struct wla_capture *capture, const struct wla_image *image,
+			uint64_t seq, void *data), void *data);
+	void (*cancel)(struct wla_device *dev, struct wla_capture *capture);
 };
 
 /* A request for the image of a CRTC's next latched frame; the driver that
@@ -428,6 +432,8 @@ struct wla_device_listener {
 
 struct wla_device {
 	const struct wla_driver_funcs *funcs;
+	/* Optional features, set by the driver that has them. */
+	const struct wla_capture_funcs *capture_funcs;
 	const char *name;
 	/* Indexed by object index; NULL where an object was removed. */
 	struct wla_crtc *crtcs[WLA_MAX_CRTCS];

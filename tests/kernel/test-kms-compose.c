@@ -249,7 +249,7 @@ static void compare_case(const char *name, const struct layer *layers, size_t n)
 	struct wla_image *want = wla_vdc_compose(f.out);
 	captured = NULL;
 	capture_done = false;
-	struct wla_capture *cap = f.kms->dev.funcs->capture(&f.kms->dev, f.kcrtc, on_capture,
+	struct wla_capture *cap = f.kms->dev.capture_funcs->capture(&f.kms->dev, f.kcrtc, on_capture,
 		NULL);
 	CHECK(cap != NULL);
 	for (int i = 0; cap && i < 200 && !capture_done; i++) {
@@ -396,7 +396,7 @@ static void capture_refused(void)
 		return;
 	}
 	harness_log_clear();
-	CHECK(f.kms->dev.funcs->capture(&f.kms->dev, f.kcrtc, on_capture, NULL) == NULL);
+	CHECK(f.kms->dev.capture_funcs->capture(&f.kms->dev, f.kcrtc, on_capture, NULL) == NULL);
 	CHECK_LOGGED("capture refused", f.kcrtc->name, "the crtc is off");
 	fixture_finish(&f);
 }

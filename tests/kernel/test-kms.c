@@ -811,7 +811,7 @@ static void capture_and_writeback(void)
 	CHECK(wait_events(1));
 	bool got = false;
 	harness_log_clear();
-	struct wla_capture *cap = kms->dev.funcs->capture(&kms->dev, crtc, on_capture, &got);
+	struct wla_capture *cap = kms->dev.capture_funcs->capture(&kms->dev, crtc, on_capture, &got);
 	if (kms->has_writeback) {
 		CHECK(cap != NULL);
 		for (int i = 0; cap && i < 200 && !got; i++) {
@@ -890,13 +890,13 @@ static void capture_on_a_static_output(void)
 	CHECK(wait_events(1));
 	CHECK_INT(commit_primary(&b->base, 2), 0); /* in flight */
 	bool got1 = false, got2 = false, asked2 = false;
-	CHECK(kms->dev.funcs->capture(&kms->dev, crtc, on_capture, &got1) != NULL);
+	CHECK(kms->dev.capture_funcs->capture(&kms->dev, crtc, on_capture, &got1) != NULL);
 	for (int i = 0; i < 300 && !got1; i++) {
 		wla_kms_dispatch(kms, 10);
 		if (kms->wb_job && !asked2) {
 			/* The first one's writeback is out: a second one now. */
 			asked2 = true;
-			CHECK(kms->dev.funcs->capture(&kms->dev, crtc, on_capture, &got2) != NULL);
+			CHECK(kms->dev.capture_funcs->capture(&kms->dev, crtc, on_capture, &got2) != NULL);
 		}
 	}
 	CHECK(asked2);
