@@ -16,6 +16,7 @@
 #include "backend/vdc.h"
 #include "harness.h"
 #include "kms-helpers.h"
+#include "lib/capture.h"
 #include "util.h"
 #include "wlatomic/capture.h"
 #include "wlatomic/config.h"
@@ -191,20 +192,7 @@ static int commit_layers(struct fixture *f, int side, struct wla_device *dev,
 	return ret;
 }
 
-static struct wla_image *captured;
-static uint64_t captured_seq;
-static bool capture_done;
-
-static void on_capture(struct wla_capture *cap, const struct wla_image *image, uint64_t seq,
-	void *data)
-{
-	capture_done = true;
-	captured_seq = seq;
-	if (image) {
-		captured = wla_image_create(image->width, image->height);
-		memcpy(captured->data, image->data, (size_t)image->stride * image->height);
-	}
-}
+static struct test_capture cap_result;
 
 static int channel_diff(uint32_t a, uint32_t b)
 {
@@ -247,15 +235,16 @@ static void compare_case(const char *name, const struct layer *layers, size_t n)
 		wla_kms_dispatch(f.kms, 20);
 	}
 	struct wla_image *want = wla_vdc_compose(f.out);
-	captured = NULL;
-	capture_done = false;
-	struct wla_capture *cap = f.kms->dev.capture_funcs->capture(&f.kms->dev, f.kcrtc, on_capture,
-		NULL);
+	test_capture_reset(&cap_result);
+	struct wla_capture *cap = f.kms->dev.capture_funcs->capture(&f.kms->dev, f.kcrtc,
+		test_capture_done, &cap_result);
+	struct wla_image *captured = NULL;
 	CHECK(cap != NULL);
-	for (int i = 0; cap && i < 200 && !capture_done; i++) {
+	for (int i = 0; cap && i < 200 && !cap_result.done; i++) {
 		wla_kms_dispatch(f.kms, 10);
 	}
-	CHECK(capture_done && captured);
+	captured = cap_result.image;
+	CHECK(cap_result.done && captured);
 	if (captured && want) {
 		CHECK_INT(captured->width, want->width);
 		CHECK_INT(captured->height, want->height);
@@ -279,7 +268,7 @@ static void compare_case(const char *name, const struct layer *layers, size_t n)
 		printf("  %s: %ux%u, worst channel difference %d at %u,%u (vdc 0x%08x, vkms "
 			"0x%08x), %" PRIu64 " pixels over 1, capture seq %" PRIu64 "\n", name,
 			want->width, want->height, worst, wx, wy, wla_image_pixel(want, wx, wy),
-			wla_image_pixel(captured, wx, wy), over, captured_seq);
+			wla_image_pixel(captured, wx, wy), over, cap_result.seq);
 		CHECK(worst <= 1);
 		/* The layers above the primary are there at all (a capture of
 		 * the primary alone would compare equal to one too). */
@@ -300,9 +289,8 @@ static void compare_case(const char *name, const struct layer *layers, size_t n)
 			wla_image_write_png(want, path);
 		}
 	}
-	wla_image_destroy(captured);
+	test_capture_reset(&cap_result);
 	wla_image_destroy(want);
-	captured = NULL;
 	fixture_finish(&f);
 	CHECK_INT(live_dumbs, 0);
 }
@@ -396,7 +384,8 @@ static void capture_refused(void)
 		return;
 	}
 	harness_log_clear();
-	CHECK(f.kms->dev.capture_funcs->capture(&f.kms->dev, f.kcrtc, on_capture, NULL) == NULL);
+	CHECK(f.kms->dev.capture_funcs->capture(&f.kms->dev, f.kcrtc, test_capture_done,
+		&cap_result) == NULL);
 	CHECK_LOGGED("capture refused", f.kcrtc->name, "the crtc is off");
 	fixture_finish(&f);
 }
