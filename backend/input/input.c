@@ -9,6 +9,11 @@
  * lands on that output in any layout of a compositor that maps devices by
  * their output name. The touch device is mapped to the output the
  * configuration names.
+ *
+ * The backend is reached only through the host (struct wla_input_host):
+ * devices are announced, outputs named and measured through it. The public
+ * API on a wlr_backend (include/wlatomic/input.h) is the glue's
+ * (backend/wlr/input-host.c).
  */
 #define _GNU_SOURCE /* strdup */
 #include <assert.h>
@@ -22,9 +27,7 @@
 #include <time.h>
 #include <wlr/util/log.h>
 #include <xkbcommon/xkbcommon.h>
-#include <wlatomic/input.h>
 #include "backend/input.h"
-#include "backend/wlr.h"
 #include "util.h"
 
 uint64_t wla_input_now_ms64(void)
@@ -119,7 +122,7 @@ void wla_input_device_announce(struct wla_input_device *dev)
 	wlr_log(WLR_DEBUG, "input: device '%s' (%s%s) announced", dev->base.name,
 		dev->base.output_name ? "mapped to " : "unmapped",
 		dev->base.output_name ? dev->base.output_name : "");
-	wl_signal_emit(&dev->input->backend->base.events.new_input, &dev->base);
+	dev->input->host.announce(dev->input->host.data, &dev->base);
 }
 
 void wla_input_device_destroy(struct wla_input_device *dev)
@@ -161,16 +164,17 @@ static struct xkb_keymap *compile_keymap(struct xkb_context *ctx, const char *la
 
 /* ---- Creation ---- */
 
-struct wla_input *wla_input_create(struct wla_backend *backend)
+struct wla_input *wla_input_create(const struct wla_input_host *host,
+	struct wl_event_loop *loop, const struct wla_config *cfg)
 {
-	const struct wla_config *cfg = &backend->config;
 	struct wla_input *input = calloc(1, sizeof(*input));
 	if (!input) {
 		wlr_log(WLR_ERROR, "input: out of memory");
 		return NULL;
 	}
-	input->backend = backend;
-	input->loop = wl_display_get_event_loop(backend->display);
+	input->host = *host;
+	input->config = cfg;
+	input->loop = loop;
 	wl_list_init(&input->devices);
 	wl_list_init(&input->doomed);
 	wl_list_init(&input->scripts);
@@ -313,10 +317,11 @@ void wla_input_output_added(struct wla_input *input, struct wla_output *out)
 	if (!input || !input->virtual_on) {
 		return;
 	}
+	const char *out_name = input->host.output_name(input->host.data, out);
 	char name[96];
-	snprintf(name, sizeof(name), "wlatomic virtual pointer %s", out->base.name);
+	snprintf(name, sizeof(name), "wlatomic virtual pointer %s", out_name);
 	struct wla_input_device *dev = wla_input_device_create(input, WLR_INPUT_DEVICE_POINTER,
-		name, out->base.name);
+		name, out_name);
 	if (!dev) {
 		return; /* logged; the output works without it */
 	}
@@ -343,7 +348,7 @@ static struct wla_input_device *absolute_pointer(struct wla_input *input, const 
 {
 	struct wla_input_device *dev;
 	wl_list_for_each(dev, &input->devices, link) {
-		if (dev->output && strcmp(dev->output->base.name, output) == 0) {
+		if (dev->output && strcmp(dev->base.output_name, output) == 0) {
 			return dev;
 		}
 	}
@@ -355,14 +360,13 @@ static struct wla_input_device *absolute_pointer(struct wla_input *input, const 
 int wla_input_locate(struct wla_input *input, const char *output, double x, double y,
 	double *nx, double *ny, char *err, size_t err_size)
 {
-	struct wla_output *out = wla_output_find_named(input->backend, output);
-	if (!out) {
+	struct wla_input_output out;
+	if (!input->host.get_output(input->host.data, output, &out)) {
 		snprintf(err, err_size, "no output named %s", output);
 		return -ENOENT;
 	}
-	int width, height;
-	wlr_output_effective_resolution(&out->base, &width, &height);
-	if (!out->base.enabled || width <= 0 || height <= 0) {
+	int width = out.width, height = out.height;
+	if (!out.enabled || width <= 0 || height <= 0) {
 		snprintf(err, err_size, "output %s is off", output);
 		return -ENODEV;
 	}
@@ -793,161 +797,4 @@ int wla_input_perform(struct wla_input *input, const struct wla_input_action *ac
 	/* A listener may have destroyed the backend: input is freed now. */
 	wla_input_release(input);
 	return ret;
-}
-
-/* ---- The public API ---- */
-
-static struct wla_input *input_of(struct wlr_backend *wlr_backend, const char *what)
-{
-	if (!wla_backend_is_wla(wlr_backend)) {
-		wlr_log(WLR_ERROR, "input: %s: not a wlatomic backend", what);
-		return NULL;
-	}
-	return wla_backend_from_wlr(wlr_backend)->input;
-}
-
-static int api_perform(struct wlr_backend *wlr_backend, const char *what,
-	const struct wla_input_action *act)
-{
-	struct wla_input *input = input_of(wlr_backend, what);
-	if (!input) {
-		return -EINVAL;
-	}
-	char err[WLA_INPUT_ERROR_MAX];
-	int ret = wla_input_perform(input, act, err, sizeof(err));
-	if (ret < 0) {
-		wlr_log(WLR_ERROR, "input: %s: %s", what, err);
-	}
-	return ret;
-}
-
-WLA_EXPORT int wla_input_key(struct wlr_backend *backend, uint32_t key, bool pressed)
-{
-	if (key > KEY_MAX) {
-		wlr_log(WLR_ERROR, "input: key %" PRIu32 ": beyond KEY_MAX (%d)", key, KEY_MAX);
-		return -EINVAL;
-	}
-	struct wla_input_action act = { .type = WLA_INPUT_KEY, .code = key,
-		.press = pressed ? WLA_INPUT_DOWN : WLA_INPUT_UP };
-	return api_perform(backend, "key", &act);
-}
-
-WLA_EXPORT int wla_input_type(struct wlr_backend *backend, const char *text)
-{
-	struct wla_input_action act = { .type = WLA_INPUT_TYPE };
-	if (!text || strlen(text) >= sizeof(act.text)) {
-		wlr_log(WLR_ERROR, "input: type: %s", text ? "text longer than 511 bytes" :
-			"no text");
-		return -EINVAL;
-	}
-	snprintf(act.text, sizeof(act.text), "%s", text);
-	return api_perform(backend, "type", &act);
-}
-
-WLA_EXPORT int wla_input_pointer_move(struct wlr_backend *backend, const char *output,
-	double x, double y)
-{
-	struct wla_input_action act = { .type = WLA_INPUT_MOVE, .x = x, .y = y };
-	if (!output || strlen(output) >= sizeof(act.output)) {
-		wlr_log(WLR_ERROR, "input: move: no output named %s", output ? output : "(null)");
-		return -ENOENT;
-	}
-	snprintf(act.output, sizeof(act.output), "%s", output);
-	return api_perform(backend, "move", &act);
-}
-
-WLA_EXPORT int wla_input_pointer_move_by(struct wlr_backend *backend, double dx, double dy)
-{
-	if (!isfinite(dx) || !isfinite(dy)) {
-		wlr_log(WLR_ERROR, "input: move-by %g,%g: not finite", dx, dy);
-		return -EINVAL;
-	}
-	struct wla_input_action act = { .type = WLA_INPUT_MOVE_BY, .x = dx, .y = dy };
-	return api_perform(backend, "move-by", &act);
-}
-
-WLA_EXPORT int wla_input_pointer_button(struct wlr_backend *backend, uint32_t button,
-	bool pressed)
-{
-	if (button < BTN_MOUSE || button > BTN_TASK) {
-		wlr_log(WLR_ERROR, "input: button %" PRIu32 ": not a pointer button (BTN_MOUSE "
-			"%d .. BTN_TASK %d)", button, BTN_MOUSE, BTN_TASK);
-		return -EINVAL;
-	}
-	struct wla_input_action act = { .type = WLA_INPUT_BUTTON, .code = button,
-		.press = pressed ? WLA_INPUT_DOWN : WLA_INPUT_UP };
-	return api_perform(backend, "button", &act);
-}
-
-WLA_EXPORT int wla_input_pointer_axis(struct wlr_backend *backend, bool horizontal, double delta)
-{
-	if (!isfinite(delta)) {
-		wlr_log(WLR_ERROR, "input: axis %g: not finite", delta);
-		return -EINVAL;
-	}
-	struct wla_input_action act = { .type = WLA_INPUT_AXIS, .horizontal = horizontal,
-		.delta = delta };
-	return api_perform(backend, "axis", &act);
-}
-
-static int api_touch(struct wlr_backend *backend, enum wla_input_touch_kind kind, int32_t id,
-	double x, double y)
-{
-	if (id < 0) {
-		wlr_log(WLR_ERROR, "input: touch %" PRId32 ": ids are 0 or more", id);
-		return -EINVAL;
-	}
-	struct wla_input_action act = { .type = WLA_INPUT_TOUCH, .touch = kind, .touch_id = id,
-		.x = x, .y = y };
-	return api_perform(backend, "touch", &act);
-}
-
-WLA_EXPORT int wla_input_touch_down(struct wlr_backend *backend, int32_t id, double x, double y)
-{
-	return api_touch(backend, WLA_INPUT_TOUCH_DOWN, id, x, y);
-}
-
-WLA_EXPORT int wla_input_touch_motion(struct wlr_backend *backend, int32_t id, double x,
-	double y)
-{
-	return api_touch(backend, WLA_INPUT_TOUCH_MOTION, id, x, y);
-}
-
-WLA_EXPORT int wla_input_touch_up(struct wlr_backend *backend, int32_t id)
-{
-	return api_touch(backend, WLA_INPUT_TOUCH_UP, id, 0, 0);
-}
-
-WLA_EXPORT int wla_input_command(struct wlr_backend *backend, const char *line)
-{
-	struct wla_input *input = input_of(backend, "command");
-	if (!input) {
-		return -EINVAL;
-	}
-	struct wla_input_action act;
-	char err[WLA_INPUT_ERROR_MAX];
-	int ret = wla_input_parse(input, line ? line : "", &act, err, sizeof(err));
-	if (ret == 0) {
-		ret = wla_input_perform(input, &act, err, sizeof(err));
-	}
-	if (ret < 0) {
-		wlr_log(WLR_ERROR, "input: '%s': %s", line ? line : "", err);
-	}
-	return ret;
-}
-
-WLA_EXPORT int wla_input_run_script(struct wlr_backend *backend, const char *name,
-	const char *text, wla_input_done_func done, void *data)
-{
-	struct wla_input *input = input_of(backend, "script");
-	if (!input) {
-		return -EINVAL;
-	}
-	char err[WLA_INPUT_ERROR_MAX + 128];
-	if (!wla_input_script_start(input, name ? name : "(unnamed)", text ? text : "", done,
-			data, err, sizeof(err))) {
-		wlr_log(WLR_ERROR, "input: %s", err);
-		return -EINVAL;
-	}
-	return 0;
 }

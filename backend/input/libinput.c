@@ -28,8 +28,6 @@
 #include <unistd.h>
 #include <wlr/util/log.h>
 #include "backend/input.h"
-#include "backend/panel.h"
-#include "backend/wlr.h"
 #include "util.h"
 
 /* The wlr devices made of one libinput device. */
@@ -91,7 +89,7 @@ static const struct libinput_interface interface = {
 
 static const struct wla_config *config_of(struct wla_libinput *l)
 {
-	return &l->input->backend->config;
+	return l->input->config;
 }
 
 /* The name the kernel gives an event device, or false (errno set). */
@@ -270,25 +268,13 @@ static const char *touch_output_name(struct wla_libinput *l)
 	}
 	/* The devices come after the backend's first outputs (wla_input_start
 	 * runs once they exist). */
-	struct wla_backend *backend = l->input->backend;
-	if (!wl_list_empty(&backend->outputs)) {
-		struct wla_output *out = wl_container_of(backend->outputs.next, out, link);
-		return out->base.name;
-	}
-	return NULL;
+	return l->input->host.first_output(l->input->host.data);
 }
 
 static bool output_shows(struct wla_input *input, const char *name)
 {
-	struct wla_output *out = name ? wla_output_find_named(input->backend, name) : NULL;
-	if (!out || !out->base.enabled || out->panel_failed) {
-		return false;
-	}
-	if (!out->panel) {
-		return true;
-	}
-	enum wla_panel_state state = wla_panel_get_state(wla_panel_loop_get_panel(out->panel));
-	return state == WLA_PANEL_ON || state == WLA_PANEL_LIT;
+	struct wla_input_output out;
+	return name && input->host.get_output(input->host.data, name, &out) && out.shows;
 }
 
 /* ---- Devices ---- */
@@ -665,7 +651,7 @@ static void watch_uevents(struct wla_libinput *l)
 
 int wla_libinput_create(struct wla_input *input)
 {
-	const struct wla_config *cfg = &input->backend->config;
+	const struct wla_config *cfg = input->config;
 	struct wla_libinput *l = calloc(1, sizeof(*l));
 	if (!l) {
 		wlr_log(WLR_ERROR, "input: out of memory");

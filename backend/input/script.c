@@ -27,7 +27,6 @@
 #include <string.h>
 #include <wlr/util/log.h>
 #include "backend/input.h"
-#include "backend/wlr.h"
 #include "util.h"
 
 /* A script's size limits: enough for any test, bounded for a fuzzer. */

@@ -1,12 +1,18 @@
 /*
  * Input devices of a wlatomic backend (backend/input/): the virtual
  * keyboard, pointers and touch device, driven by the public API
- * (include/wlatomic/input.h), the control socket and scripts of timed
- * events; and real devices through libinput on a path context.
+ * (include/wlatomic/input.h, in the glue), the control socket and scripts
+ * of timed events; and real devices through libinput on a path context.
  *
- * Every device is a wlr_input_device announced through the backend's
- * new_input signal once the backend has started, and destroyed (its
- * destroy signal first) when the device goes or the backend does.
+ * Input is a leaf: all it asks of the backend goes through a small host
+ * interface (struct wla_input_host, implemented by the glue in
+ * backend/wlr/backend.c): announce a device, tell an output's name, size
+ * and whether it shows something (on, its panel powered). Outputs are
+ * opaque handles here.
+ *
+ * Every device is a wlr_input_device announced through the host (the
+ * backend's new_input signal) once input has started, and destroyed (its
+ * destroy signal first) when the device goes or input does.
  */
 #ifndef BACKEND_INPUT_H
 #define BACKEND_INPUT_H
@@ -20,17 +26,48 @@
 #include <wlr/interfaces/wlr_keyboard.h>
 #include <wlr/interfaces/wlr_pointer.h>
 #include <wlr/interfaces/wlr_touch.h>
+#include <wlatomic/config.h>
 
-struct wla_backend;
+/* The host's output: a handle input never looks into. */
 struct wla_output;
 struct wla_input;
+
+/* An output as input needs it, told by the host. */
+struct wla_input_output {
+	/* Its size in the layout (what a compositor maps [0, 1] to). */
+	int width, height;
+	bool enabled;
+	/* It shows something: enabled and, where it has a panel, the panel
+	 * powered (on or lit) and not failed. Touch is dropped otherwise. */
+	bool shows;
+};
+
+/*
+ * What input asks of its host: copied at wla_input_create, data handed
+ * back to every call. No other path leads from input to the backend.
+ */
+struct wla_input_host {
+	/* Announce dev to the compositor (the backend's new_input); a
+	 * listener may destroy the backend, and input with it, meanwhile. */
+	void (*announce)(void *data, struct wlr_input_device *dev);
+	/* The output named name into *info; false when there is none. */
+	bool (*get_output)(void *data, const char *name, struct wla_input_output *info);
+	/* The name of out, an output told by wla_input_output_added (valid
+	 * until wla_input_output_removed). */
+	const char *(*output_name)(void *data, struct wla_output *out);
+	/* The name of the first output (where a touchscreen without
+	 * touch-output goes), NULL while there is none. */
+	const char *(*first_output)(void *data);
+	void *data;
+};
 
 /* Longest text of one `type` action, and of an error message. */
 #define WLA_INPUT_TEXT_MAX 512
 #define WLA_INPUT_ERROR_MAX 256
 
 struct wla_input {
-	struct wla_backend *backend;
+	struct wla_input_host host;
+	const struct wla_config *config; /* the host's, outliving input */
 	struct wl_event_loop *loop;
 	struct wl_list devices; /* wla_input_device.link */
 	/* Devices destroyed while an event of ours was being sent: their wlr
@@ -70,8 +107,8 @@ struct wla_input_device {
 	/* Touch points down now (ids), to lift them when deliveries stop. */
 	int32_t touch_ids[16];
 	size_t n_touch_ids;
-	/* The output an absolute pointer is mapped to (one per output), else
-	 * NULL. */
+	/* The output an absolute pointer is mapped to (one per output; its
+	 * name is base.output_name), else NULL. */
 	struct wla_output *output;
 };
 
@@ -113,15 +150,18 @@ struct wla_input_action {
 	enum wla_input_touch_kind touch;
 };
 
-/* Create the backend's input (the virtual devices when configured, their
- * keymap compiled). NULL after one error line naming the bad value. */
-struct wla_input *wla_input_create(struct wla_backend *backend);
-/* Announce the devices made so far (new_input), at backend start. */
+/* Create input for host (copied; cfg must outlive input; devices with
+ * timers and real devices' fds on loop): the virtual devices when cfg
+ * says so, their keymap compiled. NULL after one error line naming the bad
+ * value. */
+struct wla_input *wla_input_create(const struct wla_input_host *host,
+	struct wl_event_loop *loop, const struct wla_config *cfg);
+/* Announce the devices made so far (host announce), at backend start. */
 void wla_input_start(struct wla_input *input);
 /* Destroy every device (destroy signals) and stop scripts. */
 void wla_input_destroy(struct wla_input *input);
 /* An output was announced (new_output) or is being destroyed: its absolute
- * pointer (and the touch device mapped to it) follow. */
+ * pointer follows. out is the host's handle (its name asked of the host). */
 void wla_input_output_added(struct wla_input *input, struct wla_output *out);
 void wla_input_output_removed(struct wla_input *input, struct wla_output *out);
 

@@ -1,0 +1,175 @@
+/*
+ * The glue's side of input (backend/input/ is a leaf that knows nothing of
+ * the backend): the public input API of include/wlatomic/input.h, which
+ * takes a wlr_backend, finds the backend's input and drives the leaf
+ * through its own interface (include/backend/input.h). The host interface
+ * the leaf asks the backend through is made in backend.c, where input is
+ * created.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/input-event-codes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <wlr/util/log.h>
+#include <wlatomic/backend.h>
+#include <wlatomic/input.h>
+#include "backend/input.h"
+#include "backend/wlr.h"
+#include "util.h"
+
+static struct wla_input *input_of(struct wlr_backend *wlr_backend, const char *what)
+{
+	if (!wla_backend_is_wla(wlr_backend)) {
+		wlr_log(WLR_ERROR, "input: %s: not a wlatomic backend", what);
+		return NULL;
+	}
+	return wla_backend_from_wlr(wlr_backend)->input;
+}
+
+static int api_perform(struct wlr_backend *wlr_backend, const char *what,
+	const struct wla_input_action *act)
+{
+	struct wla_input *input = input_of(wlr_backend, what);
+	if (!input) {
+		return -EINVAL;
+	}
+	char err[WLA_INPUT_ERROR_MAX];
+	int ret = wla_input_perform(input, act, err, sizeof(err));
+	if (ret < 0) {
+		wlr_log(WLR_ERROR, "input: %s: %s", what, err);
+	}
+	return ret;
+}
+
+WLA_EXPORT int wla_input_key(struct wlr_backend *backend, uint32_t key, bool pressed)
+{
+	if (key > KEY_MAX) {
+		wlr_log(WLR_ERROR, "input: key %" PRIu32 ": beyond KEY_MAX (%d)", key, KEY_MAX);
+		return -EINVAL;
+	}
+	struct wla_input_action act = { .type = WLA_INPUT_KEY, .code = key,
+		.press = pressed ? WLA_INPUT_DOWN : WLA_INPUT_UP };
+	return api_perform(backend, "key", &act);
+}
+
+WLA_EXPORT int wla_input_type(struct wlr_backend *backend, const char *text)
+{
+	struct wla_input_action act = { .type = WLA_INPUT_TYPE };
+	if (!text || strlen(text) >= sizeof(act.text)) {
+		wlr_log(WLR_ERROR, "input: type: %s", text ? "text longer than 511 bytes" :
+			"no text");
+		return -EINVAL;
+	}
+	snprintf(act.text, sizeof(act.text), "%s", text);
+	return api_perform(backend, "type", &act);
+}
+
+WLA_EXPORT int wla_input_pointer_move(struct wlr_backend *backend, const char *output,
+	double x, double y)
+{
+	struct wla_input_action act = { .type = WLA_INPUT_MOVE, .x = x, .y = y };
+	if (!output || strlen(output) >= sizeof(act.output)) {
+		wlr_log(WLR_ERROR, "input: move: no output named %s", output ? output : "(null)");
+		return -ENOENT;
+	}
+	snprintf(act.output, sizeof(act.output), "%s", output);
+	return api_perform(backend, "move", &act);
+}
+
+WLA_EXPORT int wla_input_pointer_move_by(struct wlr_backend *backend, double dx, double dy)
+{
+	if (!isfinite(dx) || !isfinite(dy)) {
+		wlr_log(WLR_ERROR, "input: move-by %g,%g: not finite", dx, dy);
+		return -EINVAL;
+	}
+	struct wla_input_action act = { .type = WLA_INPUT_MOVE_BY, .x = dx, .y = dy };
+	return api_perform(backend, "move-by", &act);
+}
+
+WLA_EXPORT int wla_input_pointer_button(struct wlr_backend *backend, uint32_t button,
+	bool pressed)
+{
+	if (button < BTN_MOUSE || button > BTN_TASK) {
+		wlr_log(WLR_ERROR, "input: button %" PRIu32 ": not a pointer button (BTN_MOUSE "
+			"%d .. BTN_TASK %d)", button, BTN_MOUSE, BTN_TASK);
+		return -EINVAL;
+	}
+	struct wla_input_action act = { .type = WLA_INPUT_BUTTON, .code = button,
+		.press = pressed ? WLA_INPUT_DOWN : WLA_INPUT_UP };
+	return api_perform(backend, "button", &act);
+}
+
+WLA_EXPORT int wla_input_pointer_axis(struct wlr_backend *backend, bool horizontal, double delta)
+{
+	if (!isfinite(delta)) {
+		wlr_log(WLR_ERROR, "input: axis %g: not finite", delta);
+		return -EINVAL;
+	}
+	struct wla_input_action act = { .type = WLA_INPUT_AXIS, .horizontal = horizontal,
+		.delta = delta };
+	return api_perform(backend, "axis", &act);
+}
+
+static int api_touch(struct wlr_backend *backend, enum wla_input_touch_kind kind, int32_t id,
+	double x, double y)
+{
+	if (id < 0) {
+		wlr_log(WLR_ERROR, "input: touch %" PRId32 ": ids are 0 or more", id);
+		return -EINVAL;
+	}
+	struct wla_input_action act = { .type = WLA_INPUT_TOUCH, .touch = kind, .touch_id = id,
+		.x = x, .y = y };
+	return api_perform(backend, "touch", &act);
+}
+
+WLA_EXPORT int wla_input_touch_down(struct wlr_backend *backend, int32_t id, double x, double y)
+{
+	return api_touch(backend, WLA_INPUT_TOUCH_DOWN, id, x, y);
+}
+
+WLA_EXPORT int wla_input_touch_motion(struct wlr_backend *backend, int32_t id, double x,
+	double y)
+{
+	return api_touch(backend, WLA_INPUT_TOUCH_MOTION, id, x, y);
+}
+
+WLA_EXPORT int wla_input_touch_up(struct wlr_backend *backend, int32_t id)
+{
+	return api_touch(backend, WLA_INPUT_TOUCH_UP, id, 0, 0);
+}
+
+WLA_EXPORT int wla_input_command(struct wlr_backend *backend, const char *line)
+{
+	struct wla_input *input = input_of(backend, "command");
+	if (!input) {
+		return -EINVAL;
+	}
+	struct wla_input_action act;
+	char err[WLA_INPUT_ERROR_MAX];
+	int ret = wla_input_parse(input, line ? line : "", &act, err, sizeof(err));
+	if (ret == 0) {
+		ret = wla_input_perform(input, &act, err, sizeof(err));
+	}
+	if (ret < 0) {
+		wlr_log(WLR_ERROR, "input: '%s': %s", line ? line : "", err);
+	}
+	return ret;
+}
+
+WLA_EXPORT int wla_input_run_script(struct wlr_backend *backend, const char *name,
+	const char *text, wla_input_done_func done, void *data)
+{
+	struct wla_input *input = input_of(backend, "script");
+	if (!input) {
+		return -EINVAL;
+	}
+	char err[WLA_INPUT_ERROR_MAX + 128];
+	if (!wla_input_script_start(input, name ? name : "(unnamed)", text ? text : "", done,
+			data, err, sizeof(err))) {
+		wlr_log(WLR_ERROR, "input: %s", err);
+		return -EINVAL;
+	}
+	return 0;
+}
