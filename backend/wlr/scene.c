@@ -93,6 +93,13 @@ struct frame {
 	struct scene_layer from[WLA_SCENE_MAX_LAYERS];
 };
 
+static void listen(struct wl_listener *listener, struct wl_signal *signal,
+	wl_notify_func_t notify)
+{
+	listener->notify = notify;
+	wl_signal_add(signal, listener);
+}
+
 static struct wla_scene_entry *find_entry(struct wla_scene *ws, struct wlr_scene_node *node)
 {
 	struct wla_scene_output *so;
@@ -173,12 +180,10 @@ static struct wla_scene_entry *entry_create(struct wla_scene_output *so,
 	/* Whatever its surface committed last, the scene will not answer it
 	 * now: the frame that puts it on a plane owes its frame event. */
 	e->owed_frame = true;
-	e->node_destroy.notify = handle_node_destroy;
-	wl_signal_add(&from->node->events.destroy, &e->node_destroy);
+	listen(&e->node_destroy, &from->node->events.destroy, handle_node_destroy);
 	wl_list_init(&e->surface_commit.link);
 	if (from->surface != NULL) {
-		e->surface_commit.notify = handle_surface_commit;
-		wl_signal_add(&from->surface->events.commit, &e->surface_commit);
+		listen(&e->surface_commit, &from->surface->events.commit, handle_surface_commit);
 	}
 	wl_list_insert(&so->entries, &e->link);
 	wlr_scene_node_set_enabled(from->node, false);
@@ -327,12 +332,9 @@ static struct wla_scene_output *output_state(struct wla_scene *ws, struct wlr_ou
 	so->output = output;
 	wl_list_init(&so->entries);
 	wl_list_init(&so->feedbacks);
-	so->output_destroy.notify = handle_output_destroy;
-	wl_signal_add(&output->events.destroy, &so->output_destroy);
-	so->output_commit.notify = handle_output_commit;
-	wl_signal_add(&output->events.commit, &so->output_commit);
-	so->output_present.notify = handle_output_present;
-	wl_signal_add(&output->events.present, &so->output_present);
+	listen(&so->output_destroy, &output->events.destroy, handle_output_destroy);
+	listen(&so->output_commit, &output->events.commit, handle_output_commit);
+	listen(&so->output_present, &output->events.present, handle_output_present);
 	wl_list_insert(&ws->outputs, &so->link);
 	return so;
 }
@@ -796,12 +798,11 @@ WLA_EXPORT struct wla_scene *wla_scene_create(struct wlr_scene *scene,
 	ws->scene = scene;
 	ws->screencopy = screencopy;
 	wl_list_init(&ws->outputs);
-	ws->scene_destroy.notify = handle_scene_destroy;
-	wl_signal_add(&scene->node.events.destroy, &ws->scene_destroy);
+	listen(&ws->scene_destroy, &scene->node.events.destroy, handle_scene_destroy);
 	wl_list_init(&ws->screencopy_destroy.link);
 	if (screencopy != NULL) {
-		ws->screencopy_destroy.notify = handle_screencopy_destroy;
-		wl_signal_add(&screencopy->events.destroy, &ws->screencopy_destroy);
+		listen(&ws->screencopy_destroy, &screencopy->events.destroy,
+			handle_screencopy_destroy);
 	}
 	return ws;
 }

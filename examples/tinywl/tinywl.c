@@ -3,16 +3,15 @@
  * spirit of wlroots' own tinywl. Read it to see how a compositor
  *  - loads wlatomic: one call instead of wlr_backend_autocreate (main);
  *  - renders with wlr_scene at the frame event, or as late as wlatomic's
- *    frame deadline allows (--deadline: schedule_deadline_render);
- *  - lets clients such as wlr-randr change modes and switch outputs off and
- *    on (wlr-output-management and wlr-output-power-management);
+ *    frame deadline allows (--deadline: handle_output_frame);
  *  - scans windows out from their clients' own buffers on overlay planes,
- *    and a fullscreen one on the primary plane, with wlatomic's plane
- *    helper, one call instead of wlr_scene_output_commit (render_output;
- *    --no-planes composites everything).
- * Measuring it (statistics, captures, stalls, churn) is the job of
- * bench/tinywl-probe.c, which links this file unchanged into tinywl-measured;
- * the control socket (wlatomic-ctl) captures and counts frames from outside.
+ *    and a fullscreen one on the primary plane: wlatomic's plane helper is
+ *    one call instead of wlr_scene_output_commit (render_output);
+ *  - lets clients such as wlr-randr change modes and switch outputs off and
+ *    on (wlr-output-management and wlr-output-power-management).
+ * What only tests need (window and cursor positions, input scripts,
+ * statistics, captures, a composited comparison) is in the test fixture
+ * tests/fixture/tinywl-probe.c, which links this file unchanged.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,7 +35,6 @@
 #include <wlr/types/wlr_keyboard_group.h>
 #include <wlr/types/wlr_touch.h>
 #include <wlr/types/wlr_output.h>
-#include <wlr/types/wlr_output_damage.h>
 #include <wlr/types/wlr_output_layout.h>
 #include <wlr/types/wlr_output_management_v1.h>
 #include <wlr/types/wlr_output_power_management_v1.h>
@@ -52,29 +50,20 @@
 #include <xkbcommon/xkbcommon.h>
 
 #include <wlatomic/backend.h>
-#include <wlatomic/input.h>
 #include <wlatomic/scene.h>
 
 /* The background, 0xRRGGBB: not black, which a capture could not tell from
  * the cursor's outline; each channel n/255, exact in wlr_scene_rect's float
  * colour. The integration tests rely on this value. */
 #define TINYWL_BACKGROUND 0x304050
-/* Render durations the --deadline margin is the maximum of. */
+/* --deadline: the render durations its margin is the maximum of, and what is
+ * added for the timer's wake-up and a render slower than the last few. */
 #define TINYWL_RENDER_SAMPLES 32
-/* Added to the longest recent render: the timer's own wake-up latency and a
- * render slower than any of the last few. */
 #define TINYWL_DEADLINE_SAFETY_NS 1500000
 
-struct tinywl_options {
-	const char *startup_cmd;
-	const char *input_script; /* --input-script: a file of timed input lines */
-	int cursor_x, cursor_y, window_x, window_y;
-	bool deadline, verbose;
-	bool no_planes; /* --no-planes: composite every surface */
-};
-
 struct tinywl_server {
-	struct tinywl_options opts;
+	const char *startup_cmd; /* -s */
+	bool deadline, verbose;  /* --deadline, -v */
 	struct wl_display *display;
 	struct wl_event_loop *loop;
 	struct wlr_backend *backend;
@@ -83,44 +72,36 @@ struct tinywl_server {
 	struct wlr_scene *scene;
 	struct wlr_scene_rect *background;
 	struct wla_scene *planes; /* wlatomic's plane helper for the scene */
-	struct wlr_presentation *presentation;
-	struct wlr_screencopy_manager_v1 *screencopy;
 	struct wlr_output_layout *output_layout;
 	struct wlr_output_manager_v1 *output_manager;
 	struct wl_list outputs; /* tinywl_output.link, in creation order */
-	struct wlr_xdg_shell *xdg_shell;
 	struct wlr_cursor *cursor;
 	struct wlr_xcursor_manager *cursor_mgr;
 	struct wlr_seat *seat;
 	struct wlr_keyboard_group *keyboards;
 	struct wl_list views;  /* tinywl_view.link, the focused first */
 	struct wl_list inputs; /* tinywl_input.link: devices mapped to an output */
-	size_t n_mapped;       /* windows mapped so far, for their cascade */
 	/* Touch points down, with the layout position of their surface. */
 	struct tinywl_touch_point {
 		int32_t id;
 		double origin_x, origin_y;
 	} touch_points[16];
 	size_t n_touch_points;
-	char *script_text;   /* --input-script's, read at start */
-	bool script_started; /* once the first window mapped */
-	int exit_status;
 	pid_t child;
 	bool shutting_down; /* the event loop has ended: no more frames */
 	struct wl_event_source *signal_sources[2];
-	/* Every listener of the server, so that init and finish can loop. */
 	struct wl_listener new_output, layout_change, output_manager_apply,
 		output_manager_test, output_power_set_mode, new_input, keyboard_key,
 		keyboard_modifiers, new_surface, motion, motion_absolute, button, axis, frame,
 		touch_down, touch_up, touch_motion, touch_cancel, touch_frame,
 		request_set_cursor, request_set_selection;
+	struct wl_listener *listening[21]; /* those added, removed at finish */
+	size_t n_listening;
 };
 
-/* Every input device: the seat offers what kinds there are, as wlroots'
- * tinywl does. A pointer or touch device that names its output
- * (wlr_input_device output_name, as wlatomic's per-output pointers and
- * touchscreens do) has its absolute coordinates mapped to that output once
- * it exists. */
+/* Every input device: the seat offers what kinds there are. A pointer or
+ * touch device that names its output (output_name, as wlatomic's per-output
+ * pointers and touchscreens do) is mapped to that output once it exists. */
 struct tinywl_input {
 	struct wl_list link;
 	struct tinywl_server *server;
@@ -171,11 +152,11 @@ static void focus_view(struct tinywl_view *view, struct wlr_surface *surface)
 	if (prev_surface == surface) {
 		return;
 	}
-	if (prev_surface != NULL && wlr_surface_is_xdg_surface(prev_surface)) {
-		struct wlr_xdg_surface *prev = wlr_xdg_surface_from_wlr_surface(prev_surface);
-		if (prev != NULL && prev->role == WLR_XDG_SURFACE_ROLE_TOPLEVEL) {
-			wlr_xdg_toplevel_set_activated(prev, false);
-		}
+	struct wlr_xdg_surface *prev = prev_surface != NULL &&
+		wlr_surface_is_xdg_surface(prev_surface) ?
+		wlr_xdg_surface_from_wlr_surface(prev_surface) : NULL;
+	if (prev != NULL && prev->role == WLR_XDG_SURFACE_ROLE_TOPLEVEL) {
+		wlr_xdg_toplevel_set_activated(prev, false);
 	}
 	wlr_scene_node_raise_to_top(view->scene_node);
 	wl_list_remove(&view->link);
@@ -213,68 +194,45 @@ static void handle_keyboard_modifiers(struct wl_listener *listener, void *data)
 	wlr_seat_keyboard_notify_modifiers(server->seat, &server->keyboards->keyboard.modifiers);
 }
 
-/* Alt+Escape ends tinywl, Alt+F1 focuses the window focused longest ago,
- * as in wlroots' tinywl. */
-static bool handle_keybinding(struct tinywl_server *server, xkb_keysym_t sym)
-{
-	if (sym == XKB_KEY_Escape) {
-		wl_display_terminate(server->display);
-		return true;
-	}
-	if (sym == XKB_KEY_F1 && wl_list_length(&server->views) > 1) {
-		struct tinywl_view *last = wl_container_of(server->views.prev, last, link);
-		focus_view(last, last->xdg_surface->surface);
-		return true;
-	}
-	return false;
-}
-
+/* Alt+Escape ends tinywl, Alt+F1 focuses the window focused longest ago, as
+ * in wlroots' tinywl; every other key goes to the focused client. */
 static void handle_keyboard_key(struct wl_listener *listener, void *data)
 {
 	struct tinywl_server *server = wl_container_of(listener, server, keyboard_key);
 	struct wlr_event_keyboard_key *event = data;
 	struct wlr_keyboard *kb = &server->keyboards->keyboard;
-	if (event->state == WL_KEYBOARD_KEY_STATE_PRESSED &&
-			(wlr_keyboard_get_modifiers(kb) & WLR_MODIFIER_ALT)) {
-		const xkb_keysym_t *syms;
-		int n = xkb_state_key_get_syms(kb->xkb_state, event->keycode + 8, &syms);
-		bool handled = false;
-		for (int i = 0; i < n; i++) {
-			handled |= handle_keybinding(server, syms[i]);
+	const xkb_keysym_t *syms;
+	int n = xkb_state_key_get_syms(kb->xkb_state, event->keycode + 8, &syms);
+	bool alt = event->state == WL_KEYBOARD_KEY_STATE_PRESSED &&
+		(wlr_keyboard_get_modifiers(kb) & WLR_MODIFIER_ALT);
+	for (int i = 0; alt && i < n; i++) {
+		if (syms[i] == XKB_KEY_Escape) {
+			wl_display_terminate(server->display);
+			return;
 		}
-		if (handled) {
+		if (syms[i] == XKB_KEY_F1 && wl_list_length(&server->views) > 1) {
+			struct tinywl_view *last = wl_container_of(server->views.prev, last, link);
+			focus_view(last, last->xdg_surface->surface);
 			return;
 		}
 	}
-	/* Everything else goes to the focused client. */
 	wlr_seat_set_keyboard(server->seat, server->keyboards->input_device);
 	wlr_seat_keyboard_notify_key(server->seat, event->time_msec, event->keycode,
 		event->state);
 }
 
-static struct wlr_output *output_named(struct tinywl_server *server, const char *name)
-{
-	struct tinywl_output *output;
-	wl_list_for_each(output, &server->outputs, link) {
-		if (strcmp(output->wlr_output->name, name) == 0) {
-			return output->wlr_output;
-		}
-	}
-	return NULL;
-}
-
-/* The seat has a keyboard only while a keyboard exists: a client never
- * waits for keys that cannot come. */
+/* The seat has a keyboard only while one exists: a client never waits for
+ * keys that cannot come. */
 static void update_capabilities(struct tinywl_server *server)
 {
 	uint32_t caps = WL_SEAT_CAPABILITY_POINTER;
 	struct tinywl_input *input;
 	wl_list_for_each(input, &server->inputs, link) {
-		caps |= input->device->type == WLR_INPUT_DEVICE_KEYBOARD ?
-			WL_SEAT_CAPABILITY_KEYBOARD : input->device->type == WLR_INPUT_DEVICE_TOUCH ?
-			WL_SEAT_CAPABILITY_TOUCH : 0;
+		enum wlr_input_device_type type = input->device->type;
+		caps |= type == WLR_INPUT_DEVICE_KEYBOARD ? WL_SEAT_CAPABILITY_KEYBOARD :
+			type == WLR_INPUT_DEVICE_TOUCH ? WL_SEAT_CAPABILITY_TOUCH : 0;
 	}
-	if (server->seat != NULL && !server->shutting_down) {
+	if (!server->shutting_down) {
 		wlr_seat_set_capabilities(server->seat, caps);
 	}
 }
@@ -282,11 +240,10 @@ static void update_capabilities(struct tinywl_server *server)
 static void handle_input_destroy(struct wl_listener *listener, void *data)
 {
 	struct tinywl_input *input = wl_container_of(listener, input, destroy);
-	struct tinywl_server *server = input->server;
 	wl_list_remove(&input->destroy.link);
 	wl_list_remove(&input->link);
+	update_capabilities(input->server);
 	free(input);
-	update_capabilities(server);
 }
 
 /* Map the devices that name an output to it, now or when it comes (and
@@ -294,33 +251,19 @@ static void handle_input_destroy(struct wl_listener *listener, void *data)
 static void remap_inputs(struct tinywl_server *server, struct wlr_output *gone)
 {
 	struct tinywl_input *input;
-	if (server->cursor == NULL) {
-		return; /* tinywl is ending */
-	}
+	struct tinywl_output *output;
 	wl_list_for_each(input, &server->inputs, link) {
-		if (input->device->output_name == NULL ||
-				input->device->type == WLR_INPUT_DEVICE_KEYBOARD) {
-			continue;
+		struct wlr_output *to = NULL;
+		wl_list_for_each(output, &server->outputs, link) {
+			const char *name = input->device->output_name;
+			to = name != NULL && strcmp(output->wlr_output->name, name) == 0 &&
+				output->wlr_output != gone ? output->wlr_output : to;
 		}
-		struct wlr_output *output = output_named(server, input->device->output_name);
-		wlr_cursor_map_input_to_output(server->cursor, input->device,
-			output == gone ? NULL : output);
+		if (input->device->type != WLR_INPUT_DEVICE_KEYBOARD && server->cursor != NULL &&
+				input->device->output_name != NULL) {
+			wlr_cursor_map_input_to_output(server->cursor, input->device, to);
+		}
 	}
-}
-
-static void add_input(struct tinywl_server *server, struct wlr_input_device *device)
-{
-	struct tinywl_input *input = calloc(1, sizeof(*input));
-	if (input == NULL) {
-		wlr_log(WLR_ERROR, "tinywl: input %s: out of memory", device->name);
-		return;
-	}
-	input->server = server;
-	input->device = device;
-	add_listener(&input->destroy, &device->events.destroy, handle_input_destroy);
-	wl_list_insert(&server->inputs, &input->link);
-	remap_inputs(server, NULL);
-	update_capabilities(server);
 }
 
 static void handle_new_input(struct wl_listener *listener, void *data)
@@ -341,7 +284,17 @@ static void handle_new_input(struct wl_listener *listener, void *data)
 	} else {
 		return;
 	}
-	add_input(server, device);
+	struct tinywl_input *input = calloc(1, sizeof(*input));
+	if (input == NULL) {
+		wlr_log(WLR_ERROR, "tinywl: input %s: out of memory", device->name);
+		return;
+	}
+	input->server = server;
+	input->device = device;
+	add_listener(&input->destroy, &device->events.destroy, handle_input_destroy);
+	wl_list_insert(&server->inputs, &input->link);
+	remap_inputs(server, NULL);
+	update_capabilities(server);
 }
 
 static void handle_request_set_cursor(struct wl_listener *listener, void *data)
@@ -470,29 +423,22 @@ static void handle_touch_motion(struct wl_listener *listener, void *data)
 		lx - point->origin_x, ly - point->origin_y);
 }
 
-static void touch_up(struct tinywl_server *server, uint32_t time_msec, int32_t touch_id)
-{
-	struct tinywl_touch_point *point = touch_point(server, touch_id);
-	if (point == NULL) {
-		return;
-	}
-	*point = server->touch_points[--server->n_touch_points];
-	wlr_seat_touch_notify_up(server->seat, time_msec, touch_id);
-}
-
 static void handle_touch_up(struct wl_listener *listener, void *data)
 {
 	struct tinywl_server *server = wl_container_of(listener, server, touch_up);
 	struct wlr_event_touch_up *event = data;
-	touch_up(server, event->time_msec, event->touch_id);
+	struct tinywl_touch_point *point = touch_point(server, event->touch_id);
+	if (point != NULL) {
+		*point = server->touch_points[--server->n_touch_points];
+		wlr_seat_touch_notify_up(server->seat, event->time_msec, event->touch_id);
+	}
 }
 
-/* wlroots 0.15's seat has no cancel to pass on: the point is lifted. */
+/* wlroots 0.15's seat has no touch cancel: lifted (the up event's fields). */
 static void handle_touch_cancel(struct wl_listener *listener, void *data)
 {
 	struct tinywl_server *server = wl_container_of(listener, server, touch_cancel);
-	struct wlr_event_touch_cancel *event = data;
-	touch_up(server, event->time_msec, event->touch_id);
+	handle_touch_up(&server->touch_up, data);
 }
 
 static void handle_touch_frame(struct wl_listener *listener, void *data)
@@ -513,12 +459,8 @@ static void render_output(struct tinywl_output *output)
 	}
 	uint64_t start = now_ns();
 	uint32_t seq_before = output->wlr_output->commit_seq;
-	if (!output->server->opts.no_planes) {
-		/* Windows that fit go on planes, the rest is rendered. */
-		wla_scene_output_commit(output->server->planes, scene_output);
-	} else {
-		wlr_scene_output_commit(scene_output);
-	}
+	/* Windows that fit go on planes, the rest is rendered. */
+	wla_scene_output_commit(output->server->planes, scene_output);
 	if (output->wlr_output->commit_seq != seq_before) {
 		output->render_ns[output->n_render++ % TINYWL_RENDER_SAMPLES] = now_ns() - start;
 	}
@@ -537,23 +479,22 @@ static int handle_deadline_timer(void *data)
 }
 
 /*
- * --deadline: the frame event says the flip queue has room; the render waits
- * until just before the latest moment a commit still makes the vblank the
- * frame will latch at (wla_output_get_frame_deadline), so that what it shows
- * is as recent as it can be. The margin is the longest recent render (each
- * up to the end of its commit) plus a safety margin; the event loop's timers
- * count whole milliseconds, so the wait is rounded down.
+ * A frame event says the flip queue has room. With --deadline the render
+ * waits until just before the latest moment a commit still makes the vblank
+ * (wla_output_get_frame_deadline), so that what it shows is as recent as it
+ * can be: the longest recent render plus a safety margin before it, rounded
+ * down to the event loop's whole milliseconds.
  */
-static void schedule_deadline_render(struct tinywl_output *output)
+static void handle_output_frame(struct wl_listener *listener, void *data)
 {
-	if (output->deadline_armed) {
-		/* wlroots sends more frame events while nothing is committed. */
-		return;
-	}
+	struct tinywl_output *output = wl_container_of(listener, output, frame);
 	struct wla_frame_deadline deadline;
-	if (output->n_render == 0 ||
+	if (output->server->shutting_down || output->deadline_armed) {
+		return; /* wlroots sends more frame events while nothing is committed */
+	}
+	if (output->deadline_timer == NULL || output->n_render == 0 ||
 			!wla_output_get_frame_deadline(output->wlr_output, &deadline)) {
-		/* Nothing measured yet to plan with, or no deadline: at once. */
+		/* At the frame event, or nothing measured yet to plan with. */
 		render_output(output);
 		return;
 	}
@@ -568,19 +509,6 @@ static void schedule_deadline_render(struct tinywl_output *output)
 	output->deadline_armed = wait_ms > 0 &&
 		wl_event_source_timer_update(output->deadline_timer, (int)wait_ms) == 0;
 	if (!output->deadline_armed) {
-		render_output(output);
-	}
-}
-
-static void handle_output_frame(struct wl_listener *listener, void *data)
-{
-	struct tinywl_output *output = wl_container_of(listener, output, frame);
-	if (output->server->shutting_down) {
-		return;
-	}
-	if (output->deadline_timer != NULL) {
-		schedule_deadline_render(output);
-	} else {
 		render_output(output);
 	}
 }
@@ -643,28 +571,21 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 {
 	struct tinywl_server *server = wl_container_of(listener, server, new_output);
 	struct wlr_output *wlr_output = data;
-	if (!wlr_output_init_render(wlr_output, server->allocator, server->renderer)) {
-		wlr_log(WLR_ERROR, "tinywl: output %s: cannot initialise rendering",
-			wlr_output->name);
-		return;
-	}
 	if (wlr_output_preferred_mode(wlr_output) != NULL) {
 		wlr_output_set_mode(wlr_output, wlr_output_preferred_mode(wlr_output));
 	}
 	wlr_output_enable(wlr_output, true);
-	if (!wlr_output_commit(wlr_output)) {
+	struct tinywl_output *output = NULL;
+	if (!wlr_output_init_render(wlr_output, server->allocator, server->renderer) ||
+			!wlr_output_commit(wlr_output) || !(output = calloc(1, sizeof(*output)))) {
 		wlr_output_rollback(wlr_output);
-		wlr_log(WLR_ERROR, "tinywl: output %s: cannot enable", wlr_output->name);
-		return;
-	}
-	struct tinywl_output *output = calloc(1, sizeof(*output));
-	if (output == NULL) {
-		wlr_log(WLR_ERROR, "tinywl: output %s: out of memory", wlr_output->name);
+		wlr_log(WLR_ERROR, "tinywl: output %s: cannot enable it (%s)", wlr_output->name,
+			wlr_output->enabled ? "out of memory" : "init_render or commit failed");
 		return;
 	}
 	output->server = server;
 	output->wlr_output = wlr_output;
-	if (server->opts.deadline && (output->deadline_timer = wl_event_loop_add_timer(
+	if (server->deadline && (output->deadline_timer = wl_event_loop_add_timer(
 			server->loop, handle_deadline_timer, output)) == NULL) {
 		/* Rendering at the frame event still works: say so, go on. */
 		wlr_log(WLR_ERROR, "tinywl: output %s: no deadline timer, rendering at frame "
@@ -677,23 +598,19 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 	 * output; the layout's change event tells output management. */
 	wlr_output_layout_add_auto(server->output_layout, wlr_output);
 
-	/* The cursor can only be warped into the layout: the requested position
-	 * is applied once an output is there; setting the image again gives the
-	 * new output's cursor plane its buffer. */
+	/* Setting the image again gives the new output's cursor plane its
+	 * buffer. */
 	wlr_xcursor_manager_load(server->cursor_mgr, wlr_output->scale);
-	wlr_cursor_warp(server->cursor, NULL, server->opts.cursor_x, server->opts.cursor_y);
 	wlr_xcursor_manager_set_cursor_image(server->cursor_mgr, "left_ptr", server->cursor);
 	remap_inputs(server, NULL);
 }
 
 /*
  * wlr-output-management (wlr-randr): a configuration names every head. Each
- * output's new state is tested, then rolled back (wlroots may have rendered
- * a buffer to test a mode with: a commit with it would be refused while a
- * frame is pending); when applying and every test passed, each state is set
- * again and committed: on wlatomic one atomic state per output (a mode
- * change latches after the frames queued). A configuration refused by a
- * test changes nothing.
+ * output's new state is tested, then rolled back (a buffer wlroots rendered
+ * to test a mode would be refused while a frame is pending); when applying
+ * and every test passed, each is set again and committed, one atomic state
+ * per output. A configuration refused by a test changes nothing.
  */
 static void handle_output_manager_request(struct wl_listener *listener, void *data)
 {
@@ -767,41 +684,11 @@ static void handle_output_power_set_mode(struct wl_listener *listener, void *dat
 
 /* ---- Windows: xdg-shell toplevels and their popups ---- */
 
-/* --input-script: a bad script, or an event that could not be sent, ends
- * tinywl with status 1 (the plugin logged why). */
-static void handle_script_done(void *data, int status, const char *message)
-{
-	struct tinywl_server *server = data;
-	printf("tinywl: input script: %s\n", message);
-	fflush(stdout);
-	if (status < 0 && !server->shutting_down) {
-		server->exit_status = EXIT_FAILURE;
-		wl_display_terminate(server->display);
-	}
-}
-
-static void start_input_script(struct tinywl_server *server)
-{
-	if (server->script_text == NULL || server->script_started) {
-		return;
-	}
-	server->script_started = true;
-	if (wla_input_run_script(server->backend, server->opts.input_script,
-			server->script_text, handle_script_done, server) < 0) {
-		server->exit_status = EXIT_FAILURE;
-		wl_display_terminate(server->display);
-	}
-}
-
 static void handle_view_map(struct wl_listener *listener, void *data)
 {
 	struct tinywl_view *view = wl_container_of(listener, view, map);
-	/* Windows cascade from --window-pos, so that each keeps a visible edge. */
-	int step = (int)(view->server->n_mapped++ % 16) * 40;
-	wlr_scene_node_set_position(view->scene_node, view->server->opts.window_x + step,
-		view->server->opts.window_y + step);
+	/* At the layout's origin, as in wlroots' tinywl. */
 	focus_view(view, view->xdg_surface->surface);
-	start_input_script(view->server);
 }
 
 static void handle_view_destroy(struct wl_listener *listener, void *data)
@@ -820,31 +707,25 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	struct wlr_xdg_surface *xdg_surface = data;
 	if (xdg_surface->role == WLR_XDG_SURFACE_ROLE_POPUP) {
 		/* A popup lives in its parent's scene tree, so it moves with it. */
-		struct wlr_surface *parent_surface = xdg_surface->popup->parent;
-		struct wlr_xdg_surface *parent = parent_surface != NULL &&
-			wlr_surface_is_xdg_surface(parent_surface) ?
-			wlr_xdg_surface_from_wlr_surface(parent_surface) : NULL;
+		struct wlr_surface *ps = xdg_surface->popup->parent;
+		struct wlr_xdg_surface *parent = ps != NULL && wlr_surface_is_xdg_surface(ps) ?
+			wlr_xdg_surface_from_wlr_surface(ps) : NULL;
 		if (parent != NULL && parent->data != NULL) {
 			xdg_surface->data = wlr_scene_xdg_surface_create(parent->data, xdg_surface);
 		}
 		return;
-	}
-	if (xdg_surface->role != WLR_XDG_SURFACE_ROLE_TOPLEVEL) {
+	} else if (xdg_surface->role != WLR_XDG_SURFACE_ROLE_TOPLEVEL) {
 		return;
 	}
 	struct tinywl_view *view = calloc(1, sizeof(*view));
-	if (view == NULL) {
+	if (view == NULL || (view->scene_node = wlr_scene_xdg_surface_create(
+			&server->scene->node, xdg_surface)) == NULL) {
 		wlr_log(WLR_ERROR, "tinywl: toplevel: out of memory");
+		free(view);
 		return;
 	}
 	view->server = server;
 	view->xdg_surface = xdg_surface;
-	view->scene_node = wlr_scene_xdg_surface_create(&server->scene->node, xdg_surface);
-	if (view->scene_node == NULL) {
-		wlr_log(WLR_ERROR, "tinywl: toplevel: cannot create its scene node");
-		free(view);
-		return;
-	}
 	view->scene_node->data = view;
 	xdg_surface->data = view->scene_node;
 	wl_list_insert(server->views.prev, &view->link);
@@ -866,120 +747,51 @@ static bool spawn_client(struct tinywl_server *server)
 	signal(SIGCHLD, SIG_IGN);
 	pid_t pid = fork();
 	if (pid < 0) {
-		fprintf(stderr, "tinywl: cannot start '%s': %s\n", server->opts.startup_cmd,
+		fprintf(stderr, "tinywl: cannot start '%s': %s\n", server->startup_cmd,
 			strerror(errno));
 		return false;
 	}
 	if (pid == 0) {
-		/* wl_event_loop_add_signal blocked our signals, and tinywl ignores
-		 * SIGCHLD; both would survive exec and confuse the client. */
+		/* Blocked signals (wl_event_loop_add_signal's) and an ignored SIGCHLD
+		 * would survive exec; its own process group lets tinywl end it all. */
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGCHLD, SIG_DFL);
-		/* Its own process group, so that tinywl can end the whole command. */
 		setpgid(0, 0);
-		execl("/bin/sh", "/bin/sh", "-c", server->opts.startup_cmd, (char *)NULL);
+		execl("/bin/sh", "/bin/sh", "-c", server->startup_cmd, (char *)NULL);
 		_exit(127);
 	}
 	server->child = pid;
 	return true;
 }
 
-/* "X,Y": at most 9 characters each, so that nothing overflows. */
-static bool parse_point(const char *str, int *x, int *y)
-{
-	char extra;
-	return sscanf(str, "%9d,%9d%c", x, y, &extra) == 2 && strchr(" \t\n", str[0]) == NULL;
-}
-
 static const char usage[] =
 	"Usage: %s [options]\n"
 	"  -s, --startup CMD     run CMD with /bin/sh -c once the socket exists\n"
-	"      --cursor X,Y      cursor position in layout coordinates (100,100)\n"
-	"      --window-pos X,Y  where toplevels are placed (default 0,0)\n"
 	"      --deadline        render each frame just before the output's frame\n"
 	"                        deadline, not at the frame event\n"
-	"      --input-script F  replay the timed input lines of F (README, \"Input\")\n"
-	"                        once the first window mapped\n"
-	"      --no-planes       composite every window (default: windows that fit\n"
-	"                        go on overlay planes, a fullscreen one on the\n"
-	"                        primary plane)\n"
 	"  -v, --verbose         debug log (default: errors only)\n"
 	"  -h, --help            this text\n"
 	"The backend is wlatomic's, configured by the WLA_* variables (README).\n"
 	"The background is 0x%06x.\n";
 
-/* A whole text file (--input-script), or NULL after an error line. */
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		fprintf(stderr, "tinywl: --input-script %s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	size_t len = 0, cap = 4096;
-	char *text = malloc(cap);
-	size_t n;
-	while (text != NULL && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
-		len += n;
-		if (cap - len == 1) {
-			char *bigger = cap < (64u << 20) ? realloc(text, cap * 2) : NULL;
-			if (bigger == NULL) {
-				free(text);
-			}
-			text = bigger;
-			cap *= 2;
-		}
-	}
-	bool failed = text == NULL || ferror(f);
-	fclose(f);
-	if (failed) {
-		fprintf(stderr, "tinywl: --input-script %s: cannot read it (or over 64 MiB)\n",
-			path);
-		free(text);
-		return NULL;
-	}
-	if (memchr(text, '\0', len) != NULL) {
-		fprintf(stderr, "tinywl: --input-script %s: holds a NUL byte\n", path);
-		free(text);
-		return NULL;
-	}
-	text[len] = '\0';
-	return text;
-}
-
 /* Returns -1 to go on, otherwise the exit status. */
-static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
+static int parse_options(int argc, char *argv[], struct tinywl_server *server)
 {
 	static const struct option long_options[] = {
-		{"startup", required_argument, NULL, 's'}, {"cursor", required_argument, NULL, 'c'},
-		{"window-pos", required_argument, NULL, 'w'}, {"deadline", no_argument, NULL, 'd'},
-		{"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
-		{"input-script", required_argument, NULL, 'i'},
-		{"no-planes", no_argument, NULL, 'n'}, {0},
+		{"startup", required_argument, NULL, 's'}, {"deadline", no_argument, NULL, 'd'},
+		{"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}, {0},
 	};
-	*opts = (struct tinywl_options){ .cursor_x = 100, .cursor_y = 100 };
 	opterr = 0; /* getopt's own messages would make a second error line */
 	int c;
 	while ((c = getopt_long(argc, argv, ":s:vh", long_options, NULL)) != -1) {
 		if (c == 's') {
-			opts->startup_cmd = optarg;
-		} else if ((c == 'c' &&
-					!parse_point(optarg, &opts->cursor_x, &opts->cursor_y)) ||
-				(c == 'w' &&
-					!parse_point(optarg, &opts->window_x, &opts->window_y))) {
-			fprintf(stderr, "tinywl: %s '%s': expected X,Y\n",
-				c == 'c' ? "--cursor" : "--window-pos", optarg);
-			return 2;
+			server->startup_cmd = optarg;
 		} else if (c == 'd') {
-			opts->deadline = true;
-		} else if (c == 'i') {
-			opts->input_script = optarg;
-		} else if (c == 'n') {
-			opts->no_planes = true;
+			server->deadline = true;
 		} else if (c == 'v') {
-			opts->verbose = true;
+			server->verbose = true;
 		} else if (c == 'h') {
 			printf(usage, argv[0], TINYWL_BACKGROUND);
 			return 0;
@@ -987,7 +799,7 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 			fprintf(stderr, "tinywl: option '%s' needs a value (see -h)\n",
 				argv[optind - 1]);
 			return 2;
-		} else if (c != 'c' && c != 'w' && c != 'i') {
+		} else {
 			fprintf(stderr, "tinywl: unknown option '%s' (see -h)\n", argv[optind - 1]);
 			return 2;
 		}
@@ -1001,101 +813,72 @@ static int parse_options(int argc, char *argv[], struct tinywl_options *opts)
 
 /* ---- Start and end ---- */
 
-#define TINYWL_LISTENERS 21
-
-static void server_listeners(struct tinywl_server *s,
-	struct wl_listener *out[TINYWL_LISTENERS])
-{
-	struct wl_listener *all[TINYWL_LISTENERS] = { &s->new_output, &s->layout_change,
-		&s->output_manager_apply, &s->output_manager_test, &s->output_power_set_mode,
-		&s->new_input, &s->keyboard_key, &s->keyboard_modifiers, &s->new_surface,
-		&s->motion, &s->motion_absolute, &s->button, &s->axis, &s->frame,
-		&s->touch_down, &s->touch_up, &s->touch_motion, &s->touch_cancel, &s->touch_frame,
-		&s->request_set_cursor, &s->request_set_selection };
-	memcpy(out, all, sizeof(all));
-}
-
 static bool server_init(struct tinywl_server *server)
 {
 	struct wl_display *display = server->display;
 	wl_list_init(&server->outputs);
 	wl_list_init(&server->views);
 	wl_list_init(&server->inputs);
-	struct wl_listener *listeners[TINYWL_LISTENERS];
-	server_listeners(server, listeners);
-	for (size_t i = 0; i < TINYWL_LISTENERS; i++) {
-		wl_list_init(&listeners[i]->link); /* removed at finish however far init got */
-	}
+	/* Each listener of the server, noted so that finish removes it. */
+#define LISTEN(field, signal, notify) (add_listener(&server->field, signal, notify), \
+	server->listening[server->n_listening++] = &server->field)
 	server->renderer = wlr_renderer_autocreate(server->backend);
-	if (server->renderer == NULL) {
-		fprintf(stderr, "tinywl: cannot create a renderer\n");
+	server->allocator = server->renderer == NULL ? NULL :
+		wlr_allocator_autocreate(server->backend, server->renderer);
+	if (server->allocator == NULL) {
+		fprintf(stderr, "tinywl: cannot create a %s\n",
+			server->renderer == NULL ? "renderer" : "allocator");
 		return false;
 	}
 	wlr_renderer_init_wl_display(server->renderer, display);
-	server->allocator = wlr_allocator_autocreate(server->backend, server->renderer);
-	if (server->allocator == NULL) {
-		fprintf(stderr, "tinywl: cannot create an allocator\n");
-		return false;
-	}
 	/* wlroots 0.15's wlr_compositor also provides wl_subcompositor. */
 	wlr_compositor_create(display, server->renderer);
 	wlr_data_device_manager_create(display);
 
 	server->output_layout = wlr_output_layout_create();
-	add_listener(&server->layout_change, &server->output_layout->events.change,
-		handle_layout_change);
-	add_listener(&server->new_output, &server->backend->events.new_output, handle_new_output);
-	server->output_manager = wlr_output_manager_v1_create(display);
-	server->output_manager->data = server;
-	add_listener(&server->output_manager_apply, &server->output_manager->events.apply,
-		handle_output_manager_request);
-	add_listener(&server->output_manager_test, &server->output_manager->events.test,
-		handle_output_manager_request);
+	LISTEN(layout_change, &server->output_layout->events.change, handle_layout_change);
+	LISTEN(new_output, &server->backend->events.new_output, handle_new_output);
+	struct wlr_output_manager_v1 *manager = server->output_manager =
+		wlr_output_manager_v1_create(display);
+	manager->data = server;
+	LISTEN(output_manager_apply, &manager->events.apply, handle_output_manager_request);
+	LISTEN(output_manager_test, &manager->events.test, handle_output_manager_request);
 	struct wlr_output_power_manager_v1 *power = wlr_output_power_manager_v1_create(display);
-	add_listener(&server->output_power_set_mode, &power->events.set_mode,
-		handle_output_power_set_mode);
+	LISTEN(output_power_set_mode, &power->events.set_mode, handle_output_power_set_mode);
 	wlr_xdg_output_manager_v1_create(display, server->output_layout);
-	server->screencopy = wlr_screencopy_manager_v1_create(display);
+	struct wlr_screencopy_manager_v1 *screencopy = wlr_screencopy_manager_v1_create(display);
 
 	server->scene = wlr_scene_create();
 	wlr_scene_attach_output_layout(server->scene, server->output_layout);
-	static const float background[4] = {
-		((TINYWL_BACKGROUND >> 16) & 0xff) / 255.0f,
-		((TINYWL_BACKGROUND >> 8) & 0xff) / 255.0f,
-		(TINYWL_BACKGROUND & 0xff) / 255.0f, 1.0f,
-	};
+	static const float background[4] = { (TINYWL_BACKGROUND >> 16) / 255.0f,
+		((TINYWL_BACKGROUND >> 8) & 0xff) / 255.0f, (TINYWL_BACKGROUND & 0xff) / 255.0f, 1 };
 	server->background = wlr_scene_rect_create(&server->scene->node, 0, 0, background);
-	server->presentation = wlr_presentation_create(display, server->backend);
-	wlr_scene_set_presentation(server->scene, server->presentation);
+	wlr_scene_set_presentation(server->scene,
+		wlr_presentation_create(display, server->backend));
 	/* Windows on planes (render_output); destroyed with the scene. */
-	server->planes = wla_scene_create(server->scene, server->screencopy);
+	server->planes = wla_scene_create(server->scene, screencopy);
 	if (server->planes == NULL) {
 		return false;
 	}
-	server->xdg_shell = wlr_xdg_shell_create(display);
-	add_listener(&server->new_surface, &server->xdg_shell->events.new_surface,
+	LISTEN(new_surface, &wlr_xdg_shell_create(display)->events.new_surface,
 		handle_new_surface);
 
-	server->cursor = wlr_cursor_create();
-	wlr_cursor_attach_output_layout(server->cursor, server->output_layout);
+	struct wlr_cursor *cursor = server->cursor = wlr_cursor_create();
+	wlr_cursor_attach_output_layout(cursor, server->output_layout);
 	/* Without an installed theme wlroots falls back to its built-in left_ptr. */
 	server->cursor_mgr = wlr_xcursor_manager_create(NULL, 24);
 	wlr_xcursor_manager_load(server->cursor_mgr, 1);
-	add_listener(&server->motion, &server->cursor->events.motion, handle_motion);
-	add_listener(&server->motion_absolute, &server->cursor->events.motion_absolute,
-		handle_motion_absolute);
-	add_listener(&server->button, &server->cursor->events.button, handle_button);
-	add_listener(&server->axis, &server->cursor->events.axis, handle_axis);
-	add_listener(&server->frame, &server->cursor->events.frame, handle_frame);
-	add_listener(&server->touch_down, &server->cursor->events.touch_down, handle_touch_down);
-	add_listener(&server->touch_up, &server->cursor->events.touch_up, handle_touch_up);
-	add_listener(&server->touch_motion, &server->cursor->events.touch_motion,
-		handle_touch_motion);
-	add_listener(&server->touch_cancel, &server->cursor->events.touch_cancel,
-		handle_touch_cancel);
-	add_listener(&server->touch_frame, &server->cursor->events.touch_frame,
-		handle_touch_frame);
-	add_listener(&server->new_input, &server->backend->events.new_input, handle_new_input);
+	LISTEN(motion, &cursor->events.motion, handle_motion);
+	LISTEN(motion_absolute, &cursor->events.motion_absolute, handle_motion_absolute);
+	LISTEN(button, &cursor->events.button, handle_button);
+	LISTEN(axis, &cursor->events.axis, handle_axis);
+	LISTEN(frame, &cursor->events.frame, handle_frame);
+	LISTEN(touch_down, &cursor->events.touch_down, handle_touch_down);
+	LISTEN(touch_up, &cursor->events.touch_up, handle_touch_up);
+	LISTEN(touch_motion, &cursor->events.touch_motion, handle_touch_motion);
+	LISTEN(touch_cancel, &cursor->events.touch_cancel, handle_touch_cancel);
+	LISTEN(touch_frame, &cursor->events.touch_frame, handle_touch_frame);
+	LISTEN(new_input, &server->backend->events.new_input, handle_new_input);
 	/* One XKB keymap (the default: us, or XKB_DEFAULT_* from the
 	 * environment) for every keyboard, which all join one group. */
 	server->keyboards = wlr_keyboard_group_create();
@@ -1107,9 +890,8 @@ static bool server_init(struct tinywl_server *server)
 		struct wlr_keyboard *group = &server->keyboards->keyboard;
 		wlr_keyboard_set_keymap(group, keymap);
 		wlr_keyboard_set_repeat_info(group, 25, 600);
-		add_listener(&server->keyboard_key, &group->events.key, handle_keyboard_key);
-		add_listener(&server->keyboard_modifiers, &group->events.modifiers,
-			handle_keyboard_modifiers);
+		LISTEN(keyboard_key, &group->events.key, handle_keyboard_key);
+		LISTEN(keyboard_modifiers, &group->events.modifiers, handle_keyboard_modifiers);
 	}
 	xkb_keymap_unref(keymap);
 	xkb_context_unref(context);
@@ -1118,10 +900,11 @@ static bool server_init(struct tinywl_server *server)
 		return false;
 	}
 	server->seat = wlr_seat_create(display, "seat0");
-	add_listener(&server->request_set_cursor, &server->seat->events.request_set_cursor,
+	LISTEN(request_set_cursor, &server->seat->events.request_set_cursor,
 		handle_request_set_cursor);
-	add_listener(&server->request_set_selection, &server->seat->events.request_set_selection,
+	LISTEN(request_set_selection, &server->seat->events.request_set_selection,
 		handle_request_set_selection);
+#undef LISTEN
 	wlr_seat_set_capabilities(server->seat, WL_SEAT_CAPABILITY_POINTER);
 	server->signal_sources[0] = wl_event_loop_add_signal(server->loop, SIGINT,
 		handle_terminate_signal, server);
@@ -1130,12 +913,10 @@ static bool server_init(struct tinywl_server *server)
 	return true;
 }
 
-/*
- * Tear down in dependency order: clients first (their surfaces hold scene
- * nodes and buffers), then what listens to outputs (cursor, layout, scene),
- * then the outputs with their backend (which switches them off, panels
- * included), then what rendered into them, and the display last.
- */
+/* Tear down in dependency order: clients (their surfaces hold scene nodes
+ * and buffers), what listens to outputs (cursor, layout, scene), the outputs
+ * with their backend (which switches them off, panels included), what
+ * rendered into them, the display. */
 static void server_finish(struct tinywl_server *server)
 {
 	server->shutting_down = true;
@@ -1148,10 +929,8 @@ static void server_finish(struct tinywl_server *server)
 			wl_event_source_remove(server->signal_sources[i]);
 		}
 	}
-	struct wl_listener *listeners[TINYWL_LISTENERS];
-	server_listeners(server, listeners);
-	for (size_t i = 0; i < TINYWL_LISTENERS; i++) {
-		wl_list_remove(&listeners[i]->link);
+	for (size_t i = 0; i < server->n_listening; i++) {
+		wl_list_remove(&server->listening[i]->link);
 	}
 	if (server->cursor != NULL) {
 		wlr_xcursor_manager_destroy(server->cursor_mgr);
@@ -1160,9 +939,7 @@ static void server_finish(struct tinywl_server *server)
 	}
 	/* The layout goes before the scene: wlr_scene's layout helper only
 	 * learns about the layout's destruction, not the scene's. */
-	if (server->output_layout != NULL) {
-		wlr_output_layout_destroy(server->output_layout);
-	}
+	wlr_output_layout_destroy(server->output_layout);
 	if (server->scene != NULL) {
 		wlr_scene_node_destroy(&server->scene->node);
 	}
@@ -1170,27 +947,19 @@ static void server_finish(struct tinywl_server *server)
 	if (server->keyboards != NULL) {
 		wlr_keyboard_group_destroy(server->keyboards);
 	}
-	if (server->allocator != NULL) {
-		wlr_allocator_destroy(server->allocator);
-	}
-	if (server->renderer != NULL) {
-		wlr_renderer_destroy(server->renderer);
-	}
+	wlr_allocator_destroy(server->allocator);
+	wlr_renderer_destroy(server->renderer);
 	wl_display_destroy(server->display);
 }
 
 int main(int argc, char *argv[])
 {
 	struct tinywl_server server = {0};
-	int status = parse_options(argc, argv, &server.opts);
+	int status = parse_options(argc, argv, &server);
 	if (status >= 0) {
 		return status;
 	}
-	wlr_log_init(server.opts.verbose ? WLR_DEBUG : WLR_ERROR, NULL);
-	if (server.opts.input_script != NULL &&
-			(server.script_text = read_file(server.opts.input_script)) == NULL) {
-		return EXIT_FAILURE;
-	}
+	wlr_log_init(server.verbose ? WLR_DEBUG : WLR_ERROR, NULL);
 	server.display = wl_display_create();
 	if (server.display == NULL) {
 		fprintf(stderr, "tinywl: cannot create the display\n");
@@ -1206,7 +975,7 @@ int main(int argc, char *argv[])
 	}
 	const char *socket = NULL;
 	bool ok = server_init(&server);
-	if (ok && (socket = wl_display_add_socket_auto(server.display)) == NULL) {
+	if (ok && !(socket = wl_display_add_socket_auto(server.display))) {
 		fprintf(stderr, "tinywl: cannot create a Wayland socket (XDG_RUNTIME_DIR=%s)\n",
 			getenv("XDG_RUNTIME_DIR") ? getenv("XDG_RUNTIME_DIR") : "unset");
 		ok = false;
@@ -1215,7 +984,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "tinywl: cannot start the backend\n");
 		ok = false;
 	}
-	if (ok && server.opts.startup_cmd != NULL) {
+	if (ok && server.startup_cmd != NULL) {
 		setenv("WAYLAND_DISPLAY", socket, 1);
 		ok = spawn_client(&server);
 	}
@@ -1226,6 +995,5 @@ int main(int argc, char *argv[])
 	wlr_log(WLR_INFO, "tinywl: running on WAYLAND_DISPLAY=%s", socket);
 	wl_display_run(server.display);
 	server_finish(&server);
-	free(server.script_text);
-	return server.exit_status;
+	return EXIT_SUCCESS;
 }

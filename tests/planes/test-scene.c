@@ -209,6 +209,20 @@ static void finish(void)
 	CHECK(!LOGGED("scanout references left at backend destroy"));
 }
 
+/* A test: its body between setup and finish. */
+#define SCENE_TEST(name) \
+	static void name##_body(void); \
+	static void name(void) \
+	{ \
+		if (setup()) { \
+			name##_body(); \
+		} else { \
+			CHECK(!"setup"); \
+		} \
+		finish(); \
+	} \
+	static void name##_body(void)
+
 static struct wlr_scene_buffer *add_buffer(int x, int y, int w, int h, uint32_t color,
 	bool *gone)
 {
@@ -219,13 +233,8 @@ static struct wlr_scene_buffer *add_buffer(int x, int y, int w, int h, uint32_t 
 	return node;
 }
 
-static void a_node_that_fits_goes_on_an_overlay_and_is_still_hit(void)
+SCENE_TEST(a_node_that_fits_goes_on_an_overlay_and_is_still_hit)
 {
-	if (!setup()) {
-		CHECK(!"setup");
-		finish();
-		return;
-	}
 	struct wlr_scene_buffer *node = add_buffer(10, 20, 32, 32, BLUE, NULL);
 	CHECK(frame_on(0));
 	CHECK_INT(overlays_on(0), 1);
@@ -242,18 +251,12 @@ static void a_node_that_fits_goes_on_an_overlay_and_is_still_hit(void)
 	wla_scene_destroy(t.ws);
 	CHECK(node->node.state.enabled);
 	t.ws = wla_scene_create(t.scene, NULL);
-	finish();
 }
 
 /* A commit whose only change is a node on a plane (moved: the scene sees
  * no damage) still goes out, and shows it at its new place. */
-static void a_frame_where_only_a_plane_changed_is_committed(void)
+SCENE_TEST(a_frame_where_only_a_plane_changed_is_committed)
 {
-	if (!setup()) {
-		CHECK(!"setup");
-		finish();
-		return;
-	}
 	struct wlr_scene_buffer *node = add_buffer(10, 20, 32, 32, BLUE, NULL);
 	CHECK(frame_on(0));
 	CHECK_INT(overlays_on(0), 1);
@@ -264,16 +267,10 @@ static void a_frame_where_only_a_plane_changed_is_committed(void)
 	CHECK_INT(overlays_on(0), 1);
 	CHECK_PIXEL(captured_pixel(85, 65), BLUE & 0xffffffu);
 	CHECK_PIXEL(captured_pixel(15, 25), BACKGROUND);
-	finish();
 }
 
-static void what_a_plane_cannot_show_is_composited(void)
+SCENE_TEST(what_a_plane_cannot_show_is_composited)
 {
-	if (!setup()) {
-		CHECK(!"setup");
-		finish();
-		return;
-	}
 	/* Partly off the output. */
 	struct wlr_scene_buffer *node = add_buffer(W - 16, 20, 32, 32, BLUE, NULL);
 	CHECK(redraw(0));
@@ -306,18 +303,12 @@ static void what_a_plane_cannot_show_is_composited(void)
 	/* Twice as large: layout 10,20 is output 20,40. */
 	CHECK_PIXEL(captured_pixel(30, 50), BLUE & 0xffffffu);
 	CHECK_PIXEL(captured_pixel(10, 30), BACKGROUND);
-	finish();
 }
 
 /* Destroyed right after the commit that flips its buffer in: the plane
  * keeps the buffer until the next state latched, then lets go of it. */
-static void a_node_destroyed_mid_flip_is_released_after(void)
+SCENE_TEST(a_node_destroyed_mid_flip_is_released_after)
 {
-	if (!setup()) {
-		CHECK(!"setup");
-		finish();
-		return;
-	}
 	bool gone = false;
 	struct wlr_scene_buffer *node = add_buffer(10, 20, 32, 32, BLUE, &gone);
 	CHECK(wait_frame_event(0));
@@ -336,16 +327,10 @@ static void a_node_destroyed_mid_flip_is_released_after(void)
 	CHECK(HARNESS_WAIT_UNTIL(t.loop, gone, WAIT_MS));
 	CHECK_INT(overlays_on(0), 0);
 	CHECK_PIXEL(captured_pixel(15, 25), BACKGROUND);
-	finish();
 }
 
-static void bad_calls_are_refused_with_a_message(void)
+SCENE_TEST(bad_calls_are_refused_with_a_message)
 {
-	if (!setup()) {
-		CHECK(!"setup");
-		finish();
-		return;
-	}
 	CHECK(wla_scene_create(NULL, NULL) == NULL);
 	CHECK_LOGGED("scene planes", "scene is NULL");
 	CHECK(!wla_scene_output_commit(NULL, t.so[0]));
@@ -374,7 +359,6 @@ static void bad_calls_are_refused_with_a_message(void)
 	CHECK(!wla_scene_output_commit(t.ws, t.so[1]));
 	CHECK_LOGGED("scene planes", "output", t.out[1]->name, "enabled=0");
 	CHECK(t.out[1]->commit_seq == seq);
-	finish();
 }
 
 int main(void)
