@@ -506,6 +506,17 @@ static struct wla_scene_entry *apply_placement(struct wla_scene_output *so, stru
 	wl_list_for_each(e, &so->entries, link) {
 		e->seen = false;
 	}
+	/* A node another output's plane shows but this output composites
+	 * (it moved, or is on both): the scene draws it from now on, and that
+	 * output is asked for the frame that takes it off its plane. */
+	for (size_t i = 0; i < f->n; i++) {
+		bool here = placed && i >= first && f->layers[i].on_plane;
+		e = f->from[i].node != NULL && !here ? find_entry(f->ws, f->from[i].node) : NULL;
+		if (e != NULL && e->so != so) {
+			wlr_output_schedule_frame(e->so->output);
+			entry_release(e);
+		}
+	}
 	uint64_t placement = 1469598103934665603ull;
 	bool failed = false;
 	for (size_t i = first; i < f->n && placed && !failed; i++) {

@@ -305,6 +305,24 @@ SCENE_TEST(what_a_plane_cannot_show_is_composited)
 	CHECK_PIXEL(captured_pixel(10, 30), BACKGROUND);
 }
 
+/* A node on the first output's plane that comes to be shown by the second
+ * too is drawn by the second's next frame, and the first takes it off its
+ * plane at its next one. */
+SCENE_TEST(a_node_moving_onto_another_output_is_drawn_there_at_once)
+{
+	struct wlr_scene_buffer *node = add_buffer(W / 2 + 8, 8, 32, 32, BLUE, NULL);
+	CHECK(redraw(0));
+	CHECK_INT(overlays_on(0), 1);
+	CHECK(!node->node.state.enabled);
+	wlr_scene_output_set_position(t.so[1], W / 2, 0);
+	CHECK(redraw(1));
+	CHECK(node->node.state.enabled);
+	CHECK_INT(overlays_on(1), 0);
+	CHECK(frame_on(0));
+	CHECK_INT(overlays_on(0), 0);
+	CHECK(node->node.state.enabled);
+}
+
 /* Destroyed right after the commit that flips its buffer in: the plane
  * keeps the buffer until the next state latched, then lets go of it. */
 SCENE_TEST(a_node_destroyed_mid_flip_is_released_after)
@@ -367,6 +385,7 @@ int main(void)
 	RUN_TEST(a_node_that_fits_goes_on_an_overlay_and_is_still_hit);
 	RUN_TEST(a_frame_where_only_a_plane_changed_is_committed);
 	RUN_TEST(what_a_plane_cannot_show_is_composited);
+	RUN_TEST(a_node_moving_onto_another_output_is_drawn_there_at_once);
 	RUN_TEST(a_node_destroyed_mid_flip_is_released_after);
 	RUN_TEST(bad_calls_are_refused_with_a_message);
 	HARNESS_EXIT();
