@@ -1,5 +1,5 @@
 /*
- * The compositor rows of wla-bench-pacing: Debian's sway and cage, unmodified,
+ * The compositor rows of wla-bench pacing: Debian's sway and cage, unmodified,
  * on wlatomic through the preload module and on wlroots' headless backend,
  * each with weston-presentation-shm, a client that draws a new buffer on
  * every frame callback.
@@ -26,9 +26,16 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mount.h>
-#include "bench-util.h"
-#include "compositors.h"
+#include <sys/stat.h>
+#include <unistd.h>
+#include "commands.h"
+#include "runner.h"
+#include "util.h"
 
 #define COMP_REFRESH_HZ 60
 #define COMP_MODE "1920x1080@60"
@@ -44,6 +51,8 @@
 /* The goal of the wlatomic rows: mean frame interval within 1% of the period. */
 #define COMP_GOAL_MEAN_ERROR 0.01
 #define COMP_MAX_ERRORS 5
+/* At most pacing's BENCH_MAX_RUNS. */
+#define COMP_MAX_RUNS 15
 #define COMP_TAIL_LINES 20
 /* The PATH of the compositors and clients (the scrubbed environment). */
 #define COMP_PATH "/usr/local/bin:/usr/bin:/bin"
@@ -124,19 +133,10 @@ static double period_us(void)
 	return 1e6 / COMP_REFRESH_HZ;
 }
 
-/* The executable name in one of the directories of dirs (':'-separated). */
-static bool find_program(const char *name, const char *dirs, char out[PATH_MAX])
+/* A compositor or client in the PATH the compositors get. */
+static bool find_in_path(const char *name, char out[PATH_MAX])
 {
-	const char *p = dirs;
-	while (*p != '\0') {
-		size_t len = strcspn(p, ":");
-		int n = snprintf(out, PATH_MAX, "%.*s/%s", (int)len, p, name);
-		if (n > 0 && n < PATH_MAX && access(out, X_OK) == 0) {
-			return true;
-		}
-		p += len + (p[len] == ':');
-	}
-	return false;
+	return bench_find_program(name, COMP_PATH, out, PATH_MAX);
 }
 
 /* A whole environment, built for one child. */
@@ -170,10 +170,9 @@ static void env_base(struct comp_env *env, const char *runtime)
 	env_add(env, "LANG", "C.UTF-8");
 }
 
-struct comp_spawn {
-	const char *const *argv; /* argv[0] is a path */
-	char *const *envp;
-	int out_fd, err_fd; /* -1: /dev/null */
+/* How a child of a run starts (see child_setup). */
+struct comp_child {
+	const struct comp_bench *bench;
 	bool as_user;
 	/* cage: an empty /tmp/.X11-unix of its own (see private_x11_dir). */
 	bool private_x11;
@@ -193,56 +192,38 @@ static bool private_x11_dir(void)
 			"mode=1777") == 0;
 }
 
-/* Start a child in a process group of its own; its pid, or -1. */
-static pid_t spawn(const struct comp_bench *bench, const struct comp_spawn *s)
+/* In the child, before exec: its /tmp/.X11-unix, then the bench user. */
+static bool child_setup(const void *data)
 {
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid != 0) {
-		if (pid > 0) {
-			setpgid(pid, pid);
-		}
-		return pid;
-	}
-	setpgid(0, 0);
-	int null_fd = open("/dev/null", O_RDWR);
-	if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 ||
-			dup2(s->out_fd >= 0 ? s->out_fd : null_fd, STDOUT_FILENO) < 0 ||
-			dup2(s->err_fd >= 0 ? s->err_fd : null_fd, STDERR_FILENO) < 0) {
-		_exit(127);
-	}
-	if (s->private_x11 && bench->drop && !private_x11_dir()) {
-		fprintf(stderr, "wla-bench-pacing: no private %s (%s): cage uses the host's\n",
+	const struct comp_child *child = data;
+	const struct comp_bench *bench = child->bench;
+	if (child->private_x11 && bench->drop && !private_x11_dir()) {
+		fprintf(stderr, "%s: no private %s (%s): cage uses the host's\n", bench_prog,
 			COMP_X11_DIR, strerror(errno));
 	}
-	if (s->as_user && bench->drop && (initgroups(bench->user, bench->gid) != 0 ||
+	if (child->as_user && bench->drop && (initgroups(bench->user, bench->gid) != 0 ||
 			setgid(bench->gid) != 0 || setuid(bench->uid) != 0)) {
-		fprintf(stderr, "wla-bench-pacing: cannot become %s: %s\n", bench->user,
+		fprintf(stderr, "%s: cannot become %s: %s\n", bench_prog, bench->user,
 			strerror(errno));
-		_exit(127);
+		return false;
 	}
-	execve(s->argv[0], (char *const *)s->argv, s->envp);
-	fprintf(stderr, "wla-bench-pacing: %s: %s\n", s->argv[0], strerror(errno));
-	_exit(127);
+	return true;
 }
 
-/* End a process group (the leader is our child; cage's client is not):
- * SIGTERM, then SIGKILL for what is left of it after COMP_STOP_TIMEOUT_MS. */
+/* Start a child in a process group of its own, the environment envp; its
+ * pid, or -1. */
+static pid_t spawn(const struct comp_child *child, const char *const *argv, char *const *envp,
+	int out_fd, int err_fd)
+{
+	struct bench_spawn s = { .argv = argv, .envp = envp, .child_setup = child_setup,
+		.data = child, .out_fd = out_fd, .err_fd = err_fd, .group = true };
+	return bench_spawn(&s);
+}
+
 static void stop_group(pid_t pid)
 {
 	int term_signal;
-	uint64_t end = bench_now_ns() + COMP_STOP_TIMEOUT_MS * UINT64_C(1000000);
-	kill(-pid, SIGTERM);
-	if (bench_wait_exit(pid, COMP_STOP_TIMEOUT_MS, &term_signal) == -1) {
-		kill(-pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-		}
-	}
-	while (kill(-pid, 0) == 0 && bench_now_ns() < end) {
-		bench_sleep_ms(10);
-	}
-	kill(-pid, SIGKILL);
+	bench_stop(pid, true, COMP_STOP_TIMEOUT_MS, &term_signal);
 }
 
 /* Run argv (as the bench user if as_user) and read what it prints into buf;
@@ -250,43 +231,11 @@ static void stop_group(pid_t pid)
 static bool run_capture(const struct comp_bench *bench, const char *const *argv, bool as_user,
 	char *buf, size_t size)
 {
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) != 0) {
-		return false;
-	}
 	char *const envp[] = { "PATH=" COMP_PATH, "LANG=C.UTF-8", NULL };
-	struct comp_spawn s = { .argv = argv, .envp = envp, .out_fd = fds[1], .err_fd = -1,
-		.as_user = as_user };
-	pid_t pid = spawn(bench, &s);
-	close(fds[1]);
-	size_t len = 0;
-	uint64_t end = bench_now_ns() + COMP_CTL_TIMEOUT_MS * UINT64_C(1000000);
-	while (pid > 0 && len + 1 < size) {
-		uint64_t now = bench_now_ns();
-		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
-		if (now >= end || poll(&pfd, 1, (int)((end - now) / 1000000) + 1) == 0) {
-			break;
-		}
-		ssize_t n = read(fds[0], buf + len, size - 1 - len);
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n <= 0) {
-			break;
-		}
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	close(fds[0]);
-	if (pid < 0) {
-		return false;
-	}
-	int term_signal;
-	int status = bench_wait_exit(pid, COMP_CTL_TIMEOUT_MS, &term_signal);
-	if (status == -1) {
-		stop_group(pid);
-	}
-	return status == 0;
+	struct comp_child child = { .bench = bench, .as_user = as_user };
+	struct bench_spawn s = { .argv = argv, .envp = envp, .child_setup = child_setup,
+		.data = &child, .out_fd = -1, .err_fd = -1, .group = true };
+	return bench_capture_output(&s, COMP_CTL_TIMEOUT_MS, buf, size);
 }
 
 /* The last word of what "program version_arg" prints first ("1.7"). */
@@ -328,14 +277,14 @@ static bool ctl_list(const struct comp_bench *bench, const char *socket, struct 
 	const char *argv[] = { bench->ctl, "-s", socket, "-t", "5", "list", NULL };
 	char out[4096];
 	if (!run_capture(bench, argv, true, out, sizeof(out))) {
-		fprintf(stderr, "wla-bench-pacing: wlatomic-ctl list failed: %s\n", out);
+		fprintf(stderr, "%s: wlatomic-ctl list failed: %s\n", bench_prog, out);
 		return false;
 	}
 	const char *line = strstr(out, "output=yes");
 	if (line == NULL || !ctl_field(line, "frames_presented", &s->presented) ||
 			!ctl_field(line, "missed_vblanks", &s->missed) ||
 			!ctl_field(line, "vblanks", &s->vblanks)) {
-		fprintf(stderr, "wla-bench-pacing: no output statistics in the list: %s\n", out);
+		fprintf(stderr, "%s: no output statistics in the list: %s\n", bench_prog, out);
 		return false;
 	}
 	/* "mode=1920x1080@60.000" as "1920x1080@60". */
@@ -348,56 +297,6 @@ static bool ctl_list(const struct comp_bench *bench, const char *socket, struct 
 		snprintf(s->mode, sizeof(s->mode), "?");
 	}
 	return true;
-}
-
-/* utime + stime of a process, all its threads, in clock ticks. */
-static bool read_cpu_ticks(pid_t pid, unsigned long long *ticks)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0) {
-		close(fd);
-	}
-	buf[n > 0 ? n : 0] = '\0';
-	/* After the command name, which may hold anything: field 3 on. */
-	const char *p = strrchr(buf, ')');
-	unsigned long long utime, stime;
-	if (p == NULL || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			&utime, &stime) != 2) {
-		return false;
-	}
-	*ticks = utime + stime;
-	return true;
-}
-
-/* The last lines of a file on stderr (what a compositor said before failing). */
-static void print_tail(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		return;
-	}
-	char buf[8192];
-	if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > (long)sizeof(buf) - 1) {
-		fseek(f, -(long)(sizeof(buf) - 1), SEEK_END);
-	} else {
-		rewind(f);
-	}
-	size_t len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	const char *start = buf + len;
-	for (int lines = 0; start > buf && lines <= COMP_TAIL_LINES; start--) {
-		lines += start[-1] == '\n';
-	}
-	fprintf(stderr, "wla-bench-pacing: the last lines of its stderr:\n");
-	for (const char *line = start; *line != '\0';) {
-		size_t n = strcspn(line, "\n");
-		fprintf(stderr, "  | %.*s\n", (int)n, line);
-		line += n + (line[n] == '\n');
-	}
 }
 
 /* Every [ERROR] line of the compositor's stderr, counted by text. */
@@ -434,30 +333,12 @@ static void collect_errors(const char *path, struct comp_result *r)
 	fclose(f);
 }
 
-/* The Wayland socket in runtime, once there (its name in name). */
-static bool find_wayland_socket(const char *runtime, char *name, size_t size)
-{
-	DIR *dir = opendir(runtime);
-	struct dirent *entry;
-	bool found = false;
-	while (dir != NULL && !found && (entry = readdir(dir)) != NULL) {
-		size_t len = strlen(entry->d_name);
-		found = strncmp(entry->d_name, "wayland-", 8) == 0 &&
-			(len < 5 || strcmp(entry->d_name + len - 5, ".lock") != 0);
-		if (found) {
-			snprintf(name, size, "%.*s", (int)size - 1, entry->d_name);
-		}
-	}
-	if (dir != NULL) {
-		closedir(dir);
-	}
-	return found;
-}
-
-static bool is_socket(const char *path)
+/* A ready function of bench_run_wait_up: the control socket (data) is
+ * there. */
+static bool control_up(pid_t pid, const void *data)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+	return stat(data, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
 /* What the client's lines told so far. */
@@ -496,45 +377,44 @@ static bool watch_line(struct comp_watch *w, const char *line, uint32_t *ms)
 struct comp_run {
 	const struct compositor *comp;
 	enum comp_backend backend;
-	char dir[64], runtime[96], conf[96], err_path[96], control[128];
+	char name[32]; /* "sway wla" */
+	struct bench_run run;
+	char conf[128], control[128];
 	char client_cmd[3 * PATH_MAX];
-	pid_t compositor, client;
+	pid_t compositor, client; /* each leads a process group */
 	int err_fd, out_fd[2];
 	struct comp_env env;
 };
 
 static bool prepare_run(const struct comp_bench *bench, struct comp_run *r)
 {
-	snprintf(r->dir, sizeof(r->dir), "/tmp/wla-bench-comp.XXXXXX");
-	if (mkdtemp(r->dir) == NULL) {
-		fprintf(stderr, "wla-bench-pacing: mkdtemp: %s\n", strerror(errno));
+	snprintf(r->name, sizeof(r->name), "%s %s", r->comp->name, backend_names[r->backend]);
+	if (!bench_run_prepare(&r->run, r->name)) {
 		return false;
 	}
-	snprintf(r->runtime, sizeof(r->runtime), "%s/runtime", r->dir);
-	snprintf(r->conf, sizeof(r->conf), "%s/sway.conf", r->dir);
-	snprintf(r->err_path, sizeof(r->err_path), "%s/compositor.err", r->dir);
-	snprintf(r->control, sizeof(r->control), "%s/control", r->runtime);
+	snprintf(r->conf, sizeof(r->conf), "%s/sway.conf", r->run.dir);
+	snprintf(r->control, sizeof(r->control), "%s/control", r->run.runtime);
 	snprintf(r->client_cmd, sizeof(r->client_cmd), "exec %s -oL %s 2>&1", bench->stdbuf,
 		bench->client);
 	/* The bench user passes through the directory to its own runtime dir and
 	 * reads sway's configuration. */
 	FILE *conf = NULL;
-	if (chmod(r->dir, 0711) != 0 || mkdir(r->runtime, 0700) != 0 ||
-			(bench->drop && chown(r->runtime, bench->uid, bench->gid) != 0) ||
+	if (chmod(r->run.dir, 0711) != 0 ||
+			(bench->drop && chown(r->run.runtime, bench->uid, bench->gid) != 0) ||
 			(conf = fopen(r->conf, "w")) == NULL) {
-		fprintf(stderr, "wla-bench-pacing: %s: %s\n", r->dir, strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", bench_prog, r->run.dir, strerror(errno));
 		return false;
 	}
 	/* The mode is wlatomic's default too (WLA_OUTPUTS below). */
 	fprintf(conf, "xwayland disable\ndefault_border none\n"
 		"output HEADLESS-1 mode 1920x1080@60Hz\n");
 	if (fclose(conf) != 0 || chmod(r->conf, 0644) != 0 || pipe2(r->out_fd, O_CLOEXEC) != 0) {
-		fprintf(stderr, "wla-bench-pacing: %s: %s\n", r->conf, strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", bench_prog, r->conf, strerror(errno));
 		return false;
 	}
-	r->err_fd = open(r->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	r->err_fd = open(r->run.err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (r->err_fd < 0) {
-		fprintf(stderr, "wla-bench-pacing: %s: %s\n", r->err_path, strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", bench_prog, r->run.err_path, strerror(errno));
 		return false;
 	}
 	return true;
@@ -542,7 +422,7 @@ static bool prepare_run(const struct comp_bench *bench, struct comp_run *r)
 
 static bool start_compositor(const struct comp_bench *bench, size_t c, struct comp_run *r)
 {
-	env_base(&r->env, r->runtime);
+	env_base(&r->env, r->run.runtime);
 	env_add(&r->env, "WLR_RENDERER", "pixman");
 	if (r->backend == COMP_WLA) {
 		env_add(&r->env, "LD_PRELOAD", bench->preload);
@@ -561,58 +441,25 @@ static bool start_compositor(const struct comp_bench *bench, size_t c, struct co
 	const char *sway_argv[] = { bench->programs[c], "-c", r->conf, NULL };
 	const char *cage_argv[] = { bench->programs[c], "--", bench->sh, "-c", r->client_cmd,
 		NULL };
-	struct comp_spawn s = {
-		.argv = r->comp->runs_client ? cage_argv : sway_argv,
-		.envp = r->env.vars,
-		.out_fd = r->comp->runs_client ? r->out_fd[1] : r->err_fd,
-		.err_fd = r->err_fd,
-		.as_user = true,
-		.private_x11 = r->comp->runs_client,
-	};
-	r->compositor = spawn(bench, &s);
-	if (r->compositor < 0) {
-		fprintf(stderr, "wla-bench-pacing: fork: %s\n", strerror(errno));
+	struct comp_child child = { .bench = bench, .as_user = true,
+		.private_x11 = r->comp->runs_client };
+	r->compositor = spawn(&child, r->comp->runs_client ? cage_argv : sway_argv, r->env.vars,
+		r->comp->runs_client ? r->out_fd[1] : r->err_fd, r->err_fd);
+	r->run.pid = r->compositor;
+	if (r->compositor < 0 || !bench_run_wait_up(&r->run, COMP_START_TIMEOUT_MS,
+			r->backend == COMP_WLA ? control_up : NULL, r->control, "control socket")) {
 		return false;
-	}
-
-	char display[64];
-	uint64_t end = bench_now_ns() + COMP_START_TIMEOUT_MS * UINT64_C(1000000);
-	for (;;) {
-		if (find_wayland_socket(r->runtime, display, sizeof(display)) &&
-				(r->backend != COMP_WLA || is_socket(r->control))) {
-			break;
-		}
-		int term_signal, status = bench_wait_exit(r->compositor, 0, &term_signal);
-		if (status != -1) {
-			fprintf(stderr, "wla-bench-pacing: %s %s: %s ended before it was up (%s %d)\n",
-				r->comp->name, backend_names[r->backend], r->comp->name,
-				status == -2 ? "signal" : "exit status", status == -2 ? term_signal : status);
-			return false;
-		}
-		if (bench_now_ns() >= end) {
-			fprintf(stderr, "wla-bench-pacing: %s %s: no Wayland socket%s after %d ms\n",
-				r->comp->name, backend_names[r->backend],
-				r->backend == COMP_WLA ? " or control socket" : "",
-				COMP_START_TIMEOUT_MS);
-			return false;
-		}
-		bench_sleep_ms(10);
 	}
 	if (r->comp->runs_client) {
 		return true;
 	}
-	env_base(&r->env, r->runtime);
-	env_add(&r->env, "WAYLAND_DISPLAY", display);
+	env_base(&r->env, r->run.runtime);
+	env_add(&r->env, "WAYLAND_DISPLAY", r->run.display);
 	env_add(&r->env, "WAYLAND_DEBUG", "client");
 	const char *client_argv[] = { bench->sh, "-c", r->client_cmd, NULL };
-	struct comp_spawn cs = { .argv = client_argv, .envp = r->env.vars,
-		.out_fd = r->out_fd[1], .err_fd = r->out_fd[1], .as_user = true };
-	r->client = spawn(bench, &cs);
-	if (r->client < 0) {
-		fprintf(stderr, "wla-bench-pacing: fork: %s\n", strerror(errno));
-		return false;
-	}
-	return true;
+	child.private_x11 = false;
+	r->client = spawn(&child, client_argv, r->env.vars, r->out_fd[1], r->out_fd[1]);
+	return r->client > 0;
 }
 
 /* The counters at one end of the window. */
@@ -628,8 +475,8 @@ static bool take_sample(const struct comp_bench *bench, const struct comp_run *r
 {
 	s->at_ms = at_ms;
 	s->fb_presented = w->fb_presented;
-	if (!read_cpu_ticks(r->compositor, &s->cpu_ticks)) {
-		fprintf(stderr, "wla-bench-pacing: cannot read /proc/%d/stat\n", (int)r->compositor);
+	if (!bench_proc_cpu_ticks(r->compositor, &s->cpu_ticks)) {
+		fprintf(stderr, "%s: cannot read /proc/%d/stat\n", bench_prog, (int)r->compositor);
 		return false;
 	}
 	return r->backend != COMP_WLA || ctl_list(bench, r->control, &s->ctl);
@@ -661,8 +508,8 @@ static bool watch_window(const struct comp_bench *bench, const struct comp_run *
 		if (ret > 0) {
 			n = read(r->out_fd[0], buf + len, sizeof(buf) - 1 - len);
 			if (n == 0) {
-				fprintf(stderr, "wla-bench-pacing: %s %s: the client's output ended "
-					"after %ld frame callbacks\n", name, backend, w.frames);
+				fprintf(stderr, "%s: %s %s: the client's output ended "
+					"after %ld frame callbacks\n", bench_prog, name, backend, w.frames);
 				return false;
 			}
 		}
@@ -694,15 +541,15 @@ static bool watch_window(const struct comp_bench *bench, const struct comp_run *
 		memmove(buf, line, len);
 		int term_signal, status = bench_wait_exit(r->compositor, 0, &term_signal);
 		if (status != -1) {
-			fprintf(stderr, "wla-bench-pacing: %s %s: %s ended (%s %d) after %ld frame "
-				"callbacks\n", name, backend, name,
+			fprintf(stderr, "%s: %s %s: %s ended (%s %d) after %ld frame "
+				"callbacks\n", bench_prog, name, backend, name,
 				status == -2 ? "signal" : "exit status", status == -2 ? term_signal : status,
 				w.frames);
 			return false;
 		}
 		uint64_t now = bench_now_ns();
 		if (now - last_frame_ns > frame_timeout_ns || now > deadline_ns) {
-			fprintf(stderr, "wla-bench-pacing: %s %s: %ld frame callbacks, none for %.0f ms%s\n",
+			fprintf(stderr, "%s: %s %s: %ld frame callbacks, none for %.0f ms%s\n", bench_prog,
 				name, backend, w.frames, (now - last_frame_ns) / 1e6,
 				now > deadline_ns ? ", out of time for the run" : "");
 			return false;
@@ -750,11 +597,14 @@ static bool run_once(const struct comp_bench *bench, size_t c, enum comp_backend
 	if (r.err_fd >= 0) {
 		close(r.err_fd);
 	}
-	collect_errors(r.err_path, result);
+	collect_errors(r.run.err_path, result);
 	if (!ok) {
-		print_tail(r.err_path);
+		fprintf(stderr, "%s: the last lines of its stderr:\n", bench_prog);
+		bench_print_file(r.run.err_path, COMP_TAIL_LINES);
 	}
-	bench_remove_tree(r.dir);
+	/* Stopped above, with its group. */
+	r.run.pid = 0;
+	bench_run_finish(&r.run);
 	return ok;
 }
 
@@ -768,15 +618,15 @@ static bool setup_user(struct comp_bench *bench)
 		char useradd[PATH_MAX], out[512];
 		const char *argv[] = { useradd, "--system", "--no-create-home", "--shell",
 			"/usr/sbin/nologin", COMP_USER, NULL };
-		if (!find_program("useradd", "/usr/sbin:/sbin:/usr/bin", useradd) ||
+		if (!bench_find_program("useradd", "/usr/sbin:/sbin:/usr/bin", useradd, PATH_MAX) ||
 				!run_capture(bench, argv, false, out, sizeof(out))) {
-			fprintf(stderr, "wla-bench-pacing: cannot create the user %s\n", COMP_USER);
+			fprintf(stderr, "%s: cannot create the user %s\n", bench_prog, COMP_USER);
 			return false;
 		}
 		pw = getpwnam(COMP_USER);
 	}
 	if (pw == NULL) {
-		fprintf(stderr, "wla-bench-pacing: no user to run the compositors as\n");
+		fprintf(stderr, "%s: no user to run the compositors as\n", bench_prog);
 		return false;
 	}
 	bench->uid = pw->pw_uid;
@@ -793,27 +643,12 @@ static bool setup_user(struct comp_bench *bench)
 /* The run of row with the median CPU time per frame. */
 static size_t median_by_cpu(const struct comp_bench *bench, const struct comp_row *row)
 {
-	size_t best = 0;
-	for (long i = 0; i < bench->runs; i++) {
-		long below = 0, same = 0;
-		for (long j = 0; j < bench->runs; j++) {
-			below += row->runs[j].cpu_us < row->runs[i].cpu_us;
-			same += row->runs[j].cpu_us == row->runs[i].cpu_us;
-		}
-		long rank = (bench->runs - 1) / 2;
-		if (below <= rank && rank < below + same) {
-			best = (size_t)i;
-			break;
-		}
+	double cpu[COMP_MAX_RUNS];
+	size_t n = (size_t)bench->runs < COMP_MAX_RUNS ? (size_t)bench->runs : COMP_MAX_RUNS;
+	for (size_t i = 0; i < n; i++) {
+		cpu[i] = row->runs[i].cpu_us;
 	}
-	return best;
-}
-
-/* value with decimals decimals, a sign first if plus; n/a for NAN. */
-static const char *num(char buf[32], double value, int decimals, bool plus)
-{
-	snprintf(buf, 32, plus ? "%+.*f" : "%.*f", decimals, value);
-	return isnan(value) ? "n/a" : buf;
+	return bench_median_index(cpu, n);
 }
 
 static void print_row(const struct comp_bench *bench, size_t c, enum comp_backend b)
@@ -835,13 +670,13 @@ static void print_row(const struct comp_bench *bench, size_t c, enum comp_backen
 	const double period = period_us();
 	char v[10][32];
 	printf("%-14s %-13s %6ld %5ld %9s %6s %7s %12s %8s %10s %11s %8s %8s %6s\n", name,
-		r->mode, r->frames, r->fb_presented, num(v[0], r->presented, 0, false),
-		num(v[1], r->missed, 0, false), num(v[2], (double)r->skipped, 0, false),
-		num(v[3], r->frame_int_us, 1, false),
-		num(v[4], (r->frame_int_us - period) / period * 100.0, 3, true),
-		num(v[5], r->max_int_us, 0, false), num(v[6], r->pres_int_us, 1, false),
-		num(v[7], (r->pres_int_us - period) / period * 100.0, 3, true),
-		num(v[8], r->cpu_us, 1, false), num(v[9], ratio, 3, false));
+		r->mode, r->frames, r->fb_presented, bench_fmt(v[0], r->presented, 0, false),
+		bench_fmt(v[1], r->missed, 0, false), bench_fmt(v[2], (double)r->skipped, 0, false),
+		bench_fmt(v[3], r->frame_int_us, 1, false),
+		bench_fmt(v[4], (r->frame_int_us - period) / period * 100.0, 3, true),
+		bench_fmt(v[5], r->max_int_us, 0, false), bench_fmt(v[6], r->pres_int_us, 1, false),
+		bench_fmt(v[7], (r->pres_int_us - period) / period * 100.0, 3, true),
+		bench_fmt(v[8], r->cpu_us, 1, false), bench_fmt(v[9], ratio, 3, false));
 }
 
 static void print_table(const struct comp_bench *bench)
@@ -892,23 +727,23 @@ static void print_details(const struct comp_bench *bench)
 			if (row->missing != NULL || row->failed || bench->runs < 2) {
 				continue;
 			}
-			double lo[3] = { INFINITY, INFINITY, INFINITY };
-			double hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+			struct bench_range range[3];
+			for (int k = 0; k < 3; k++) {
+				bench_range_init(&range[k]);
+			}
 			for (long i = 0; i < bench->runs; i++) {
 				const struct comp_result *r = &row->runs[i];
-				double v[3] = { r->cpu_us, r->frame_int_us, (double)r->skipped };
-				for (int k = 0; k < 3; k++) {
-					lo[k] = fmin(lo[k], v[k]);
-					hi[k] = fmax(hi[k], v[k]);
-				}
+				bench_range_add(&range[0], r->cpu_us);
+				bench_range_add(&range[1], r->frame_int_us);
+				bench_range_add(&range[2], (double)r->skipped);
 			}
 			if (!any) {
 				printf("\nspread over the %ld runs (min..max):\n", bench->runs);
 				any = true;
 			}
 			printf("%s %-9s cpu us/f %.1f..%.1f  frame int us %.1f..%.1f  skipped "
-				"%.0f..%.0f\n", compositors[c].name, backend_names[b], lo[0], hi[0],
-				lo[1], hi[1], lo[2], hi[2]);
+				"%.0f..%.0f\n", compositors[c].name, backend_names[b], range[0].lo,
+				range[0].hi, range[1].lo, range[1].hi, range[2].lo, range[2].hi);
 		}
 	}
 	printf("\n[ERROR] lines in the compositors' stderr (reported run):\n");
@@ -937,10 +772,11 @@ static void print_goals(const struct comp_bench *bench)
 		"reference:\n");
 	for (size_t c = 0; c < COMP_N; c++) {
 		const struct comp_row *row = &bench->rows[c][COMP_WLA];
-		char goal[96], detail[160];
+		const char *name = compositors[c].name;
+		char goal[96];
 		if (row->missing != NULL || row->failed) {
-			snprintf(goal, sizeof(goal), "%s on wla", compositors[c].name);
-			printf("  %-58s %-6s %s\n", goal, row->missing ? "n/a" : "MISSED",
+			snprintf(goal, sizeof(goal), "%s on wla", name);
+			bench_print_goal(58, goal, row->missing ? "n/a" : "MISSED", "%s",
 				row->missing ? "not installed" : "a run failed");
 			continue;
 		}
@@ -958,17 +794,14 @@ static void print_goals(const struct comp_bench *bench)
 		}
 		/* The control socket's counts: the callbacks' timestamps are taken by
 		 * the compositor's frame handler, which a busy machine can delay. */
-		snprintf(goal, sizeof(goal), "%s on wla: no missed vblank, a new frame at each",
-			compositors[c].name);
-		snprintf(detail, sizeof(detail), "%ld runs: missed %.0f, vblanks without a new "
-			"frame %.0f (callback gaps: skipped %.0f)", bench->runs, missed, idle, skipped);
-		printf("  %-58s %-6s %s\n", goal, missed == 0 && idle == 0 ? "met" : "MISSED",
-			detail);
+		snprintf(goal, sizeof(goal), "%s on wla: no missed vblank, a new frame at each", name);
+		bench_print_goal(58, goal, bench_verdict(missed == 0 && idle == 0),
+			"%ld runs: missed %.0f, vblanks without a new frame %.0f (callback gaps: "
+			"skipped %.0f)", bench->runs, missed, idle, skipped);
 		snprintf(goal, sizeof(goal), "%s on wla: mean frame interval within 1%% of the period",
-			compositors[c].name);
-		snprintf(detail, sizeof(detail), "worst %+.3f%%", worst_signed * 100.0);
-		printf("  %-58s %-6s %s\n", goal, worst <= COMP_GOAL_MEAN_ERROR ? "met" : "MISSED",
-			detail);
+			name);
+		bench_print_goal(58, goal, bench_verdict(worst <= COMP_GOAL_MEAN_ERROR),
+			"worst %+.3f%%", worst_signed * 100.0);
 	}
 }
 
@@ -977,12 +810,12 @@ bool bench_compositors_run(long runs, long frames, bool verbose)
 	static struct comp_bench bench;
 	bench = (struct comp_bench){ .runs = runs, .frames = frames, .verbose = verbose };
 	bool ok = true;
-	bench.preload = bench_sibling_path("libwlatomic-preload.so");
-	bench.ctl = bench_sibling_path("examples/ctl/wlatomic-ctl");
+	bench.preload = bench_sibling_path(BENCH_PRELOAD);
+	bench.ctl = bench_sibling_path(BENCH_CTL);
 	if (bench.preload == NULL || access(bench.preload, R_OK) != 0 || bench.ctl == NULL ||
 			access(bench.ctl, X_OK) != 0) {
-		fprintf(stderr, "wla-bench-pacing: no preload module or wlatomic-ctl in the build "
-			"tree (%s, %s)\n", bench.preload ? bench.preload : "?",
+		fprintf(stderr, "%s: no preload module or wlatomic-ctl in the build "
+			"tree (%s, %s)\n", bench_prog, bench.preload ? bench.preload : "?",
 			bench.ctl ? bench.ctl : "?");
 		ok = false;
 		goto out;
@@ -992,11 +825,11 @@ bool bench_compositors_run(long runs, long frames, bool verbose)
 		goto out;
 	}
 	const char *client_missing = NULL;
-	if (!find_program("weston-presentation-shm", COMP_PATH, bench.client)) {
+	if (!find_in_path("weston-presentation-shm", bench.client)) {
 		client_missing = "weston-presentation-shm";
-	} else if (!find_program("stdbuf", COMP_PATH, bench.stdbuf)) {
+	} else if (!find_in_path("stdbuf", bench.stdbuf)) {
 		client_missing = "stdbuf";
-	} else if (!find_program("sh", COMP_PATH, bench.sh)) {
+	} else if (!find_in_path("sh", bench.sh)) {
 		client_missing = "sh";
 	}
 	printf("\ncompositors as user %s; client: WAYLAND_DEBUG=client %s\n", bench.user,
@@ -1004,7 +837,7 @@ bool bench_compositors_run(long runs, long frames, bool verbose)
 	for (size_t c = 0; c < COMP_N; c++) {
 		const char *missing = client_missing;
 		snprintf(bench.versions[c], sizeof(bench.versions[c]), "not installed");
-		if (find_program(compositors[c].name, COMP_PATH, bench.programs[c])) {
+		if (find_in_path(compositors[c].name, bench.programs[c])) {
 			read_version(&bench, c);
 		} else {
 			missing = compositors[c].name;

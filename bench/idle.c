@@ -1,5 +1,5 @@
 /*
- * wla-bench-idle: what idle outputs cost. tinywl runs with 8 outputs and no
+ * wla-bench idle: what idle outputs cost. tinywl runs with 8 outputs and no
  * client on wlatomic's virtual display controller and, as the peer in the same
  * run, on wlroots' own headless backend, each in a fresh XDG_RUNTIME_DIR.
  * After a warm-up in which every output renders its first frame, the
@@ -10,26 +10,17 @@
  * figure is reported. The goal is reported, not asserted: the exit status
  * says only whether every run worked.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-#include "bench-util.h"
+#include "commands.h"
+#include "runner.h"
+#include "util.h"
 
 #define BENCH_OUTPUTS 8
 #define BENCH_OUTPUTS_STR "8"
@@ -38,21 +29,16 @@
 #define BENCH_START_TIMEOUT_MS 10000
 #define BENCH_STOP_TIMEOUT_MS 5000
 
-enum backend_kind {
-	BACKEND_WLA,
-	BACKEND_HEADLESS,
-};
-
 struct config {
 	const char *name;
-	enum backend_kind backend;
+	enum bench_backend backend;
 };
 
 static const struct config configs[] = {
-	{ .name = "wlatomic (VDC)", .backend = BACKEND_WLA },
-	{ .name = "wlroots headless", .backend = BACKEND_HEADLESS },
+	{ .name = "wlatomic (VDC)", .backend = BENCH_WLA },
+	{ .name = "wlroots headless", .backend = BENCH_HEADLESS },
 };
-#define N_CONFIGS (sizeof(configs) / sizeof(configs[0]))
+#define N_CONFIGS WLA_ARRAY_SIZE(configs)
 
 /* What one run measured from outside, and what tinywl said on exit (only to
  * check that the run was what it should be). */
@@ -73,126 +59,15 @@ struct bench {
 	struct result results[N_CONFIGS][BENCH_MAX_RUNS];
 };
 
-/* The counters of a process, summed over its threads. */
-struct sample {
-	uint64_t voluntary_switches;
-	uint64_t cpu_ns;
-	long threads;
-	uint64_t at_ns;
-};
-
-/* One thread's voluntary_ctxt_switches and run time; false if it is gone. */
-static bool read_task(pid_t pid, long tid, uint64_t *switches, uint64_t *cpu_ns)
+/* In the child: the configuration's own environment. */
+static void config_env(const void *data)
 {
-	char path[96];
-	snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)pid, tid);
-	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		return false;
-	}
-	char line[256];
-	bool found = false;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "voluntary_ctxt_switches: %" SCNu64, switches) == 1) {
-			found = true;
-			break;
-		}
-	}
-	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/task/%ld/schedstat", (int)pid, tid);
-	f = fopen(path, "r");
-	if (f == NULL) {
-		return false;
-	}
-	/* The first field: time spent on the CPU, in ns. */
-	found = found && fscanf(f, "%" SCNu64, cpu_ns) == 1;
-	fclose(f);
-	return found;
-}
-
-static bool take_sample(pid_t pid, struct sample *sample)
-{
-	char dir_path[64];
-	snprintf(dir_path, sizeof(dir_path), "/proc/%d/task", (int)pid);
-	DIR *dir = opendir(dir_path);
-	if (dir == NULL) {
-		fprintf(stderr, "wla-bench-idle: %s: %s\n", dir_path, strerror(errno));
-		return false;
-	}
-	*sample = (struct sample){ 0 };
-	struct dirent *entry;
-	while ((entry = readdir(dir)) != NULL) {
-		long tid;
-		if (!wla_parse_long(entry->d_name, 1, LONG_MAX, &tid)) {
-			continue;
-		}
-		uint64_t switches, cpu_ns;
-		if (read_task(pid, tid, &switches, &cpu_ns)) {
-			sample->voluntary_switches += switches;
-			sample->cpu_ns += cpu_ns;
-			sample->threads++;
-		}
-	}
-	closedir(dir);
-	sample->at_ns = bench_now_ns();
-	if (sample->threads == 0) {
-		fprintf(stderr, "wla-bench-idle: %s: no thread could be read\n", dir_path);
-		return false;
-	}
-	return true;
-}
-
-/*
- * Whether the process is blocked in epoll_wait: once it is, tinywl is in its
- * event loop and wlr_backend_start, which creates the outputs, is over. (A
- * running task's wchan is 0.)
- */
-static bool in_event_loop(pid_t pid)
-{
-	char path[64], wchan[64] = "";
-	snprintf(path, sizeof(path), "/proc/%d/wchan", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		return false;
-	}
-	bool read_ok = fgets(wchan, sizeof(wchan), f) != NULL;
-	fclose(f);
-	return read_ok && (strcmp(wchan, "do_epoll_wait") == 0 || strcmp(wchan, "ep_poll") == 0);
-}
-
-/* In the child: the environment of one configuration, then tinywl. */
-static void exec_tinywl(const struct bench *bench, const struct config *config,
-	const char *runtime, const char *stdout_path, const char *stderr_path)
-{
-	bench_scrub_env();
-	setenv("XDG_RUNTIME_DIR", runtime, 1);
-	/* The same renderer for both: the CPU figures compare backends. */
-	setenv("WLR_RENDERER", "pixman", 1);
-	if (config->backend == BACKEND_WLA) {
+	const struct config *config = data;
+	if (config->backend == BENCH_WLA) {
 		setenv("WLA_OUTPUTS", BENCH_OUTPUTS_STR, 1);
 	} else {
-		setenv("WLR_BACKENDS", "headless", 1);
-		setenv("WLR_HEADLESS_OUTPUTS", BENCH_OUTPUTS_STR, 1);
+		bench_env_headless(BENCH_OUTPUTS_STR);
 	}
-	int out_fd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	int err_fd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out_fd < 0 || err_fd < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
-			dup2(err_fd, STDERR_FILENO) < 0) {
-		_exit(127);
-	}
-	const char *argv[8];
-	size_t argc = 0;
-	argv[argc++] = bench->tinywl;
-	if (config->backend == BACKEND_HEADLESS) {
-		/* The VDC's default mode; headless would otherwise be 1280x720. */
-		argv[argc++] = "--backend";
-		argv[argc++] = "auto";
-		argv[argc++] = "--mode";
-		argv[argc++] = "1920x1080@60";
-	}
-	argv[argc] = NULL;
-	execv(bench->tinywl, (char *const *)argv);
-	_exit(127);
 }
 
 /* The stats lines tinywl printed on exit: how many, and the frames presented
@@ -224,114 +99,56 @@ static bool read_stats(const char *stdout_path, struct result *result)
 static bool run_once(const struct bench *bench, const struct config *config,
 	struct result *result)
 {
-	char dir[] = "/tmp/wla-bench-idle.XXXXXX";
-	if (mkdtemp(dir) == NULL) {
-		fprintf(stderr, "wla-bench-idle: mkdtemp: %s\n", strerror(errno));
-		return false;
+	const char *argv[8] = { bench->tinywl };
+	if (config->backend == BENCH_HEADLESS) {
+		bench_args_headless(argv, 1);
 	}
-	char runtime[sizeof(dir) + 16], socket_path[sizeof(dir) + 32];
-	char stdout_path[sizeof(dir) + 16], stderr_path[sizeof(dir) + 16];
-	snprintf(runtime, sizeof(runtime), "%s/runtime", dir);
-	snprintf(socket_path, sizeof(socket_path), "%s/wayland-0", runtime);
-	snprintf(stdout_path, sizeof(stdout_path), "%s/stdout", dir);
-	snprintf(stderr_path, sizeof(stderr_path), "%s/stderr", dir);
 	*result = (struct result){ 0 };
-	bool ok = false;
-	if (mkdir(runtime, 0700) != 0) {
-		fprintf(stderr, "wla-bench-idle: %s: %s\n", runtime, strerror(errno));
-		bench_remove_tree(dir);
-		return false;
-	}
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "wla-bench-idle: fork: %s\n", strerror(errno));
-		bench_remove_tree(dir);
-		return false;
-	}
-	if (pid == 0) {
-		exec_tinywl(bench, config, runtime, stdout_path, stderr_path);
-	}
-
-	int term_signal = 0;
-	int status = -1;
+	struct bench_run run;
 	/*
 	 * Up once the socket exists and tinywl waits in its event loop (on a busy
 	 * machine creating 8 outputs can take most of a second); then the
 	 * warm-up, in which every output renders its first frame.
 	 */
-	uint64_t start_by = bench_now_ns() + BENCH_START_TIMEOUT_MS * UINT64_C(1000000);
-	while (access(socket_path, F_OK) != 0 || !in_event_loop(pid)) {
-		status = bench_wait_exit(pid, 0, &term_signal);
-		if (status != -1) {
-			fprintf(stderr, "wla-bench-idle: %s: tinywl ended before it was up\n",
-				config->name);
-			goto stop;
-		}
-		if (bench_now_ns() >= start_by) {
-			fprintf(stderr, "wla-bench-idle: %s: not up after %d ms (no Wayland "
-				"socket, or never seen waiting in epoll_wait in /proc/%d/wchan)\n",
-				config->name, BENCH_START_TIMEOUT_MS, (int)pid);
-			goto stop;
-		}
-		bench_sleep_ms(5);
+	bool ok = bench_run_prepare(&run, config->name) &&
+		bench_run_start(&run, argv, config_env, config);
+	if (ok && !bench_run_wait_up(&run, BENCH_START_TIMEOUT_MS, bench_in_event_loop, NULL,
+			"never seen waiting in epoll_wait in /proc/PID/wchan")) {
+		fprintf(stderr, "%s: tinywl's stderr:\n", bench_prog);
+		bench_print_file(run.err_path, 0);
+		ok = false;
 	}
-	bench_sleep_ms(bench->warmup_s * 1000);
-
-	struct sample before, after;
-	if (!take_sample(pid, &before)) {
-		goto stop;
+	struct bench_proc_sample before, after;
+	if (ok) {
+		bench_sleep_ms(bench->warmup_s * 1000);
+		ok = bench_proc_sample(run.pid, &before);
 	}
-	bench_sleep_ms(bench->duration_s * 1000);
-	if (!take_sample(pid, &after)) {
-		goto stop;
+	if (ok) {
+		bench_sleep_ms(bench->duration_s * 1000);
+		ok = bench_proc_sample(run.pid, &after);
 	}
-	if (after.threads != before.threads) {
+	if (ok && after.threads != before.threads) {
 		/* A thread that ended in between took its counts along. */
-		fprintf(stderr, "wla-bench-idle: %s: %ld threads, then %ld\n", config->name,
+		fprintf(stderr, "%s: %s: %ld threads, then %ld\n", bench_prog, config->name,
 			before.threads, after.threads);
-		goto stop;
-	}
-	double seconds = (double)(after.at_ns - before.at_ns) / 1e9;
-	result->wakeups_per_s =
-		(double)(after.voluntary_switches - before.voluntary_switches) / seconds;
-	result->cpu_ms = (double)(after.cpu_ns - before.cpu_ns) / 1e6;
-	result->threads = after.threads;
-	ok = true;
-
-stop:
-	if (status == -1) {
-		kill(pid, SIGTERM);
-		status = bench_wait_exit(pid, BENCH_STOP_TIMEOUT_MS, &term_signal);
-		if (status == -1) {
-			fprintf(stderr, "wla-bench-idle: %s: tinywl still running %d ms after "
-				"SIGTERM, killed\n", config->name, BENCH_STOP_TIMEOUT_MS);
-			kill(pid, SIGKILL);
-			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-			}
-			ok = false;
-		}
-	}
-	if (status == -2) {
-		fprintf(stderr, "wla-bench-idle: %s: tinywl ended by signal %d\n", config->name,
-			term_signal);
-		ok = false;
-	} else if (status > 0) {
-		fprintf(stderr, "wla-bench-idle: %s: tinywl exit status %d\n", config->name,
-			status);
 		ok = false;
 	}
-	if (ok && (!read_stats(stdout_path, result) || result->outputs != BENCH_OUTPUTS)) {
-		fprintf(stderr, "wla-bench-idle: %s: %ld outputs in tinywl's stats, %ld frames "
-			"presented: expected %d outputs that each presented a frame\n",
+	if (ok) {
+		double seconds = (double)(after.at_ns - before.at_ns) / 1e9;
+		result->wakeups_per_s =
+			(double)(after.voluntary_switches - before.voluntary_switches) / seconds;
+		result->cpu_ms = (double)(after.cpu_ns - before.cpu_ns) / 1e6;
+		result->threads = after.threads;
+		ok = bench_run_stop(&run, true, BENCH_STOP_TIMEOUT_MS);
+	}
+	if (ok && (!read_stats(run.out_path, result) || result->outputs != BENCH_OUTPUTS)) {
+		fprintf(stderr, "%s: %s: %ld outputs in tinywl's stats, %ld frames presented: "
+			"expected %d outputs that each presented a frame; its stderr:\n", bench_prog,
 			config->name, result->outputs, result->frames_presented, BENCH_OUTPUTS);
+		bench_print_file(run.err_path, 0);
 		ok = false;
 	}
-	if (!ok) {
-		fprintf(stderr, "wla-bench-idle: tinywl's stderr:\n");
-		bench_print_file(stderr_path);
-	}
-	bench_remove_tree(dir);
+	bench_run_finish(&run);
 	return ok;
 }
 
@@ -342,23 +159,12 @@ static double median(const struct bench *bench, size_t c, size_t offset)
 	for (long i = 0; i < bench->runs; i++) {
 		values[i] = *(const double *)((const char *)&bench->results[c][i] + offset);
 	}
-	qsort(values, (size_t)bench->runs, sizeof(values[0]), bench_compare_double);
-	size_t n = (size_t)bench->runs;
-	return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+	return bench_median(values, (size_t)bench->runs);
 }
 
 static double ratio(double a, double b)
 {
 	return b > 0 ? a / b : NAN;
-}
-
-static const char *fmt(char buf[32], int decimals, double value)
-{
-	if (isnan(value)) {
-		return "n/a";
-	}
-	snprintf(buf, 32, "%.*f", decimals, value);
-	return buf;
 }
 
 static void print_report(const struct bench *bench)
@@ -385,11 +191,13 @@ static void print_report(const struct bench *bench)
 			threads = r->threads > threads ? r->threads : threads;
 			frames = r->frames_presented > frames ? r->frames_presented : frames;
 		}
-		printf("%-18s %12s %10s %8ld %8ld\n", configs[c].name, fmt(b[0], 1, wakeups[c]),
-			fmt(b[1], 3, cpu[c]), threads, frames);
+		printf("%-18s %12s %10s %8ld %8ld\n", configs[c].name,
+			bench_fmt(b[0], wakeups[c], 1, false), bench_fmt(b[1], cpu[c], 3, false),
+			threads, frames);
 	}
-	printf("%-18s %12s %10s\n", "wla/headless", fmt(b[0], 3, ratio(wakeups[0], wakeups[1])),
-		fmt(b[1], 3, ratio(cpu[0], cpu[1])));
+	printf("%-18s %12s %10s\n", "wla/headless",
+		bench_fmt(b[0], ratio(wakeups[0], wakeups[1]), 3, false),
+		bench_fmt(b[1], ratio(cpu[0], cpu[1]), 3, false));
 
 	if (bench->runs > 1) {
 		printf("\nevery run (wake-ups/s, cpu ms, frames):\n");
@@ -397,26 +205,25 @@ static void print_report(const struct bench *bench)
 			printf("%-18s", configs[c].name);
 			for (long i = 0; i < bench->runs; i++) {
 				const struct result *r = &bench->results[c][i];
-				printf(" %s/%s/%ld", fmt(b[0], 1, r->wakeups_per_s),
-					fmt(b[1], 3, r->cpu_ms), r->frames_presented);
+				printf(" %s/%s/%ld", bench_fmt(b[0], r->wakeups_per_s, 1, false),
+					bench_fmt(b[1], r->cpu_ms, 3, false), r->frames_presented);
 			}
 			printf("\n");
 		}
 	}
 
-	bool met = wakeups[0] <= wakeups[1] && cpu[0] <= cpu[1];
-	char detail[256];
-	snprintf(detail, sizeof(detail), "wake-ups/s %s vs %s, cpu ms %s vs %s",
-		fmt(b[0], 1, wakeups[0]), fmt(b[1], 1, wakeups[1]), fmt(b[2], 3, cpu[0]),
-		fmt(b[3], 3, cpu[1]));
-	printf("\nGoal:\n  %-52s %-6s %s\n", "wlatomic wake-ups/s and CPU no more than headless",
-		met ? "met" : "MISSED", detail);
+	printf("\nGoal:\n");
+	bench_print_goal(52, "wlatomic wake-ups/s and CPU no more than headless",
+		bench_verdict(wakeups[0] <= wakeups[1] && cpu[0] <= cpu[1]),
+		"wake-ups/s %s vs %s, cpu ms %s vs %s", bench_fmt(b[0], wakeups[0], 1, false),
+		bench_fmt(b[1], wakeups[1], 1, false), bench_fmt(b[2], cpu[0], 3, false),
+		bench_fmt(b[3], cpu[1], 3, false));
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: wla-bench-idle [options] [TINYWL]\n"
+		"Usage: wla-bench idle [options] [TINYWL]\n"
 		"  -n, --runs N       runs per backend, the median is reported (default 3)\n"
 		"  -d, --duration S   seconds measured per run (default 5)\n"
 		"  -w, --warmup S     seconds between start-up and measuring (default 1)\n"
@@ -425,7 +232,7 @@ static void usage(FILE *f)
 		"TINYWL defaults to the tinywl of the build tree this program is in.\n");
 }
 
-int main(int argc, char *argv[])
+int bench_idle_main(int argc, char *argv[])
 {
 	static struct bench bench = { .runs = 3, .warmup_s = 1, .duration_s = 5 };
 	const struct bench_option options[] = {
@@ -434,25 +241,18 @@ int main(int argc, char *argv[])
 		{ "warmup", 'w', 1, 60, &bench.warmup_s, NULL },
 		{ "verbose", 'v', 0, 0, NULL, &bench.verbose },
 	};
-	int parsed = bench_parse_options("wla-bench-idle", argc, argv, options,
-		sizeof(options) / sizeof(options[0]), usage);
+	int parsed = bench_parse_options(argc, argv, options, WLA_ARRAY_SIZE(options), usage);
 	if (parsed >= 0) {
 		return parsed;
 	}
-	char *own_tinywl = NULL;
-	if (optind < argc) {
-		bench.tinywl = argv[optind++];
-	} else {
-		bench.tinywl = own_tinywl = bench_sibling_path("bench/tinywl-measured");
-	}
-	if (optind < argc) {
-		fprintf(stderr, "wla-bench-idle: unexpected argument '%s'\n", argv[optind]);
-		free(own_tinywl);
+	if (argc - optind > 1) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", bench_prog, argv[optind + 1]);
 		return 2;
 	}
-	if (bench.tinywl == NULL || access(bench.tinywl, X_OK) != 0) {
-		fprintf(stderr, "wla-bench-idle: cannot run tinywl '%s' (give its path)\n",
-			bench.tinywl ? bench.tinywl : "?");
+	char *own_tinywl = NULL;
+	bench.tinywl = bench_program(optind < argc ? argv[optind] : NULL, BENCH_TINYWL,
+		&own_tinywl);
+	if (bench.tinywl == NULL) {
 		free(own_tinywl);
 		return 2;
 	}

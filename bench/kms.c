@@ -1,5 +1,5 @@
 /*
- * wla-bench-kms: tinywl and the pattern client on a real kernel's KMS
+ * wla-bench kms: tinywl and the pattern client on a real kernel's KMS
  * device, on wlatomic's KMS driver at flip depth 1 and 2 and on wlroots' own
  * DRM backend (WLR_BACKENDS=drm, the seat from libseat's built-in backend),
  * in one run and one kernel, side by side: frames presented, missed and
@@ -14,18 +14,17 @@
  * reported, not asserted: the exit status says whether every run worked.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <math.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include "bench-util.h"
+#include "commands.h"
+#include "runner.h"
+#include "util.h"
 
 #define KMS_MAX_RUNS 9
 #define KMS_RUN_TIMEOUT_MS 240000
@@ -42,7 +41,7 @@ static const struct kms_config kms_configs[] = {
 	{ "wla kms depth 2", false, "2" },
 	{ "wlroots drm", true, NULL },
 };
-#define N_KMS_CONFIGS (sizeof(kms_configs) / sizeof(kms_configs[0]))
+#define N_KMS_CONFIGS WLA_ARRAY_SIZE(kms_configs)
 
 /* The stats line's figures of one run (NAN: n/a). */
 struct kms_result {
@@ -64,17 +63,11 @@ static const struct {
 
 static bool parse_line(const char *line, struct kms_result *r)
 {
-	for (size_t i = 0; i < sizeof(kms_fields) / sizeof(kms_fields[0]); i++) {
-		char key[64];
-		snprintf(key, sizeof(key), " %s=", kms_fields[i].key);
-		const char *p = strstr(line, key);
-		double *v = (double *)((char *)r + kms_fields[i].offset);
-		if (p == NULL) {
-			fprintf(stderr, "wla-bench-kms: stats line without %s\n", kms_fields[i].key);
+	for (size_t i = 0; i < WLA_ARRAY_SIZE(kms_fields); i++) {
+		if (!bench_stats_field(line, kms_fields[i].key,
+				(double *)((char *)r + kms_fields[i].offset))) {
 			return false;
 		}
-		p += strlen(key);
-		*v = strncmp(p, "n/a", 3) == 0 ? NAN : strtod(p, NULL);
 	}
 	return true;
 }
@@ -97,8 +90,12 @@ static void kms_env(const void *data)
 static bool run_once(const char *tinywl, const char *client, long frames,
 	const struct kms_config *c, struct kms_result *r, bool verbose)
 {
-	char startup[4200], n[32];
-	snprintf(startup, sizeof(startup), "'%s' --frames %ld", client,
+	char quoted[PATH_MAX * 4], startup[PATH_MAX * 4 + 64], n[32];
+	if (!bench_quote(quoted, sizeof(quoted), client)) {
+		fprintf(stderr, "%s: the client's path is too long\n", bench_prog);
+		return false;
+	}
+	snprintf(startup, sizeof(startup), "%s --frames %ld", quoted,
 		frames + KMS_CLIENT_EXTRA_FRAMES);
 	snprintf(n, sizeof(n), "%ld", frames);
 	const char *argv[8] = { tinywl, "-s", startup, "--exit-after-frames", n };
@@ -107,23 +104,14 @@ static bool run_once(const char *tinywl, const char *client, long frames,
 		argv[6] = "auto";
 	}
 	char line[8192];
-	if (!bench_run_stats("wla-bench-kms", c->name, argv, kms_env, c, KMS_RUN_TIMEOUT_MS,
-			line, sizeof(line))) {
+	if (!bench_run_stats(c->name, argv, kms_env, c, KMS_RUN_TIMEOUT_MS, line,
+			sizeof(line))) {
 		return false;
 	}
 	if (verbose) {
 		printf("  %s: %s", c->name, line);
 	}
 	return parse_line(line, r);
-}
-
-static const char *fmt(char buf[32], int decimals, double v)
-{
-	if (isnan(v)) {
-		return "n/a";
-	}
-	snprintf(buf, 32, "%.*f", decimals, v);
-	return buf;
 }
 
 static bool have_card(void)
@@ -138,13 +126,14 @@ static bool have_card(void)
 	return false;
 }
 
-/* No card here: run this program in a guest with vkms instead. */
+/* No card here: run this subcommand in a guest with vkms instead (argv[0]
+ * is its name). */
 static int run_in_guest(int argc, char *argv[])
 {
 	char self[PATH_MAX];
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len <= 0 || getenv("WLA_IN_GUEST")) {
-		fprintf(stderr, "wla-bench-kms: no DRM card (/dev/dri/card*)\n");
+		fprintf(stderr, "%s: no DRM card (/dev/dri/card*)\n", bench_prog);
 		return 2;
 	}
 	self[len] = '\0';
@@ -152,24 +141,24 @@ static int run_in_guest(int argc, char *argv[])
 	snprintf(runner, sizeof(runner), "%s/tests/kernel/run-guest.sh", WLA_SOURCE_ROOT);
 	setenv("WLA_BUILD_ROOT", WLA_BUILD_ROOT, 0);
 	setenv("WLA_SOURCE_ROOT", WLA_SOURCE_ROOT, 0);
-	printf("wla-bench-kms: no DRM card here; running in a guest with vkms (%s)\n", runner);
+	printf("%s: no DRM card here; running in a guest with vkms (%s)\n", bench_prog, runner);
 	fflush(stdout);
 	const char *args[40] = { "bash", runner, "--timeout", "3000", "--env", "WLA_IN_GUEST=1",
 		"--", self };
 	size_t n = 8;
-	for (int i = 1; i < argc && n < 39; i++) {
+	for (int i = 0; i < argc && n < 39; i++) {
 		args[n++] = argv[i];
 	}
 	args[n] = NULL;
 	execvp("bash", (char *const *)args);
-	fprintf(stderr, "wla-bench-kms: cannot run %s: %s\n", runner, strerror(errno));
+	fprintf(stderr, "%s: cannot run %s: %s\n", bench_prog, runner, strerror(errno));
 	return 2;
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: wla-bench-kms [options]\n"
+		"Usage: wla-bench kms [options]\n"
 		"  -n, --runs N     runs per configuration, the median by CPU is reported (3)\n"
 		"  -f, --frames N   presented frames per run (default 600)\n"
 		"  -v, --verbose    print every run's stats line\n"
@@ -177,7 +166,7 @@ static void usage(FILE *f)
 		"Without a DRM card it runs itself in a qemu guest with vkms.\n");
 }
 
-int main(int argc, char *argv[])
+int bench_kms_main(int argc, char *argv[])
 {
 	long runs = 3, frames = 600;
 	bool verbose = false;
@@ -186,18 +175,18 @@ int main(int argc, char *argv[])
 		{ "frames", 'f', 10, 100000, &frames, NULL },
 		{ "verbose", 'v', 0, 0, NULL, &verbose },
 	};
-	int parsed = bench_parse_options("wla-bench-kms", argc, argv, options,
-		sizeof(options) / sizeof(options[0]), usage);
+	int parsed = bench_parse_options(argc, argv, options, WLA_ARRAY_SIZE(options), usage);
 	if (parsed >= 0) {
 		return parsed;
 	}
 	if (!have_card()) {
 		return run_in_guest(argc, argv);
 	}
-	char *tinywl = bench_sibling_path("bench/tinywl-measured");
-	char *client = bench_sibling_path("tests/clients/wla-pattern-client");
-	if (!tinywl || !client) {
-		fprintf(stderr, "wla-bench-kms: tinywl-measured or wla-pattern-client not found\n");
+	char *tinywl = NULL, *client = NULL;
+	if (bench_program(NULL, BENCH_TINYWL, &tinywl) == NULL ||
+			bench_program(NULL, BENCH_PATTERN_CLIENT, &client) == NULL) {
+		free(tinywl);
+		free(client);
 		return 2;
 	}
 	static struct kms_result results[N_KMS_CONFIGS][KMS_MAX_RUNS];
@@ -214,17 +203,11 @@ int main(int argc, char *argv[])
 			}
 			cpu[i] = results[c][i].cpu_us;
 		}
-		qsort(cpu, (size_t)runs, sizeof(cpu[0]), bench_compare_double);
-		median[c] = 0;
-		for (long i = 0; i < runs; i++) {
-			if (results[c][i].cpu_us == cpu[(runs - 1) / 2]) {
-				median[c] = (size_t)i;
-			}
-		}
+		median[c] = bench_median_index(cpu, (size_t)runs);
 	}
+	free(tinywl);
+	free(client);
 	if (status != 0) {
-		free(tinywl);
-		free(client);
 		return status;
 	}
 	/* vkms' preferred mode: 1024x768 at 65 MHz, 1344x806: 16665.6 us. */
@@ -241,10 +224,12 @@ int main(int argc, char *argv[])
 		const struct kms_result *r = &results[c][median[c]];
 		char b[8][32];
 		printf("%-18s %9s %6s %7s %7s %12s %+8.3f %9s %6.3f %6s\n", kms_configs[c].name,
-			fmt(b[0], 0, r->presented), fmt(b[1], 0, r->missed), fmt(b[2], 0, r->skipped),
-			fmt(b[3], 0, r->refused), fmt(b[4], 1, r->mean_us),
-			(r->mean_us - period_us) / period_us * 100.0, fmt(b[5], 1, r->cpu_us),
-			r->cpu_us / peer->cpu_us, fmt(b[6], 0, r->early));
+			bench_fmt(b[0], r->presented, 0, false), bench_fmt(b[1], r->missed, 0, false),
+			bench_fmt(b[2], r->skipped, 0, false), bench_fmt(b[3], r->refused, 0, false),
+			bench_fmt(b[4], r->mean_us, 1, false),
+			(r->mean_us - period_us) / period_us * 100.0,
+			bench_fmt(b[5], r->cpu_us, 1, false), r->cpu_us / peer->cpu_us,
+			bench_fmt(b[6], r->early, 0, false));
 	}
 	const struct kms_result *d2 = &results[1][median[1]];
 	long d2_runs_missing = 0;
@@ -257,12 +242,11 @@ int main(int argc, char *argv[])
 		worst_ratio = ratio > worst_ratio ? ratio : worst_ratio;
 	}
 	printf("\nGoals (issue 12):\n");
-	printf("  %-48s %-6s missed %.0f skipped %.0f (runs with any: %ld/%ld)\n",
-		"no missed vblank at depth 2", d2->missed == 0 && d2->skipped == 0 ? "met" :
-		"MISSED", d2->missed, d2->skipped, d2_runs_missing, runs);
-	printf("  %-48s %-6s worst %.3fx\n", "CPU per frame no worse than wlroots' DRM backend",
-		worst_ratio <= 1.0 ? "met" : "MISSED", worst_ratio);
-	free(tinywl);
-	free(client);
+	bench_print_goal(48, "no missed vblank at depth 2",
+		bench_verdict(d2->missed == 0 && d2->skipped == 0),
+		"missed %.0f skipped %.0f (runs with any: %ld/%ld)", d2->missed, d2->skipped,
+		d2_runs_missing, runs);
+	bench_print_goal(48, "CPU per frame no worse than wlroots' DRM backend",
+		bench_verdict(worst_ratio <= 1.0), "worst %.3fx", worst_ratio);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * wla-bench-pacing: frame pacing of tinywl on wlatomic's virtual display
+ * wla-bench pacing: frame pacing of tinywl on wlatomic's virtual display
  * controller (flip queue depth 1, 2 and 3, depth 2 rendering at the frame
  * deadline, and depth 1 and 3 with a compositor that stalls now and then)
  * against wlroots' own headless backend, in one run.
@@ -13,31 +13,22 @@
  * the table, and the goals of issue 4 are checked against it. The goals are
  * reported, not asserted: the exit status says only whether every run worked.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <dirent.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-#include "bench-util.h"
-#include "compositors.h"
+#include "commands.h"
+#include "runner.h"
+#include "util.h"
 
 #define BENCH_REFRESH_HZ 60
 #define BENCH_MAX_RUNS 15
-/* Seconds one tinywl run may take before it is stopped as hung. */
-#define BENCH_RUN_TIMEOUT_S 120
+/* How long one tinywl run may take before it is stopped as hung. */
+#define BENCH_RUN_TIMEOUT_MS 120000
 /* Frames the client draws beyond those tinywl waits for, so that it is still
  * drawing when tinywl stops. */
 #define BENCH_CLIENT_EXTRA_FRAMES 50
@@ -49,14 +40,9 @@
 #define GOAL_LAG_P99_US 1000.0   /* present events within 1 ms of their vblank */
 #define GOAL_DEADLINE_LATE 0.01  /* --deadline: at most 1% of frames late */
 
-enum backend_kind {
-	BACKEND_WLA,
-	BACKEND_HEADLESS,
-};
-
 struct config {
 	const char *name;
-	enum backend_kind backend;
+	enum bench_backend backend;
 	const char *flip_depth; /* WLA_FLIP_DEPTH, NULL for headless */
 	bool deadline;
 	/* The goal of no missed vblank is set for depth 2 and 3. */
@@ -67,22 +53,22 @@ struct config {
 };
 
 static const struct config configs[] = {
-	{ .name = "wla depth 1", .backend = BACKEND_WLA, .flip_depth = "1" },
-	{ .name = "wla depth 2", .backend = BACKEND_WLA, .flip_depth = "2", .no_miss_goal = true },
-	{ .name = "wla depth 3", .backend = BACKEND_WLA, .flip_depth = "3", .no_miss_goal = true },
-	{ .name = "wla depth 2 deadline", .backend = BACKEND_WLA, .flip_depth = "2",
+	{ .name = "wla depth 1", .backend = BENCH_WLA, .flip_depth = "1" },
+	{ .name = "wla depth 2", .backend = BENCH_WLA, .flip_depth = "2", .no_miss_goal = true },
+	{ .name = "wla depth 3", .backend = BENCH_WLA, .flip_depth = "3", .no_miss_goal = true },
+	{ .name = "wla depth 2 deadline", .backend = BENCH_WLA, .flip_depth = "2",
 		.deadline = true },
-	{ .name = "wla depth 1 stall", .backend = BACKEND_WLA, .flip_depth = "1",
+	{ .name = "wla depth 1 stall", .backend = BENCH_WLA, .flip_depth = "1",
 		.stall_every = 10, .stall_ms = 25 },
-	{ .name = "wla depth 3 stall", .backend = BACKEND_WLA, .flip_depth = "3",
+	{ .name = "wla depth 3 stall", .backend = BENCH_WLA, .flip_depth = "3",
 		.stall_every = 20, .stall_ms = 40 },
-	{ .name = "wlroots headless", .backend = BACKEND_HEADLESS },
-	{ .name = "headless stall 25ms/10", .backend = BACKEND_HEADLESS,
+	{ .name = "wlroots headless", .backend = BENCH_HEADLESS },
+	{ .name = "headless stall 25ms/10", .backend = BENCH_HEADLESS,
 		.stall_every = 10, .stall_ms = 25 },
-	{ .name = "headless stall 40ms/20", .backend = BACKEND_HEADLESS,
+	{ .name = "headless stall 40ms/20", .backend = BENCH_HEADLESS,
 		.stall_every = 20, .stall_ms = 40 },
 };
-#define N_CONFIGS (sizeof(configs) / sizeof(configs[0]))
+#define N_CONFIGS WLA_ARRAY_SIZE(configs)
 
 /* The figures of one run, NAN where tinywl printed n/a. */
 struct result {
@@ -129,56 +115,37 @@ static double *result_field(struct result *r, size_t i)
 /* Parse "tinywl: stats output=NAME key=value ..."; false if a field is missing. */
 static bool parse_stats(const char *line, struct result *r)
 {
-	for (size_t i = 0; i < sizeof(field_names) / sizeof(field_names[0]); i++) {
-		char key[64];
-		snprintf(key, sizeof(key), " %s=", field_names[i]);
-		const char *p = strstr(line, key);
-		if (p == NULL) {
-			fprintf(stderr, "wla-bench-pacing: stats line without %s\n",
-				field_names[i]);
-			return false;
-		}
-		p += strlen(key);
-		double *value = result_field(r, i);
-		if (strncmp(p, "n/a", 3) == 0) {
-			*value = NAN;
-			continue;
-		}
-		char *end;
-		errno = 0;
-		*value = strtod(p, &end);
-		if (errno != 0 || end == p || (*end != ' ' && *end != '\n' && *end != '\0')) {
-			fprintf(stderr, "wla-bench-pacing: bad %s in the stats line\n",
-				field_names[i]);
+	for (size_t i = 0; i < WLA_ARRAY_SIZE(field_names); i++) {
+		if (!bench_stats_field(line, field_names[i], result_field(r, i))) {
 			return false;
 		}
 	}
 	return true;
 }
 
-/* In the child: the environment of one configuration, then tinywl. */
-static void exec_tinywl(const struct bench *bench, const struct config *config,
-	const char *runtime, int out_fd, const char *stderr_path)
+/* In the child: the configuration's own environment. */
+static void config_env(const void *data)
 {
-	bench_scrub_env();
-	setenv("XDG_RUNTIME_DIR", runtime, 1);
-	/* The same renderer for everyone: the CPU figures compare backends. */
-	setenv("WLR_RENDERER", "pixman", 1);
-	if (config->backend == BACKEND_WLA) {
+	const struct config *config = data;
+	if (config->backend == BENCH_WLA) {
 		setenv("WLA_FLIP_DEPTH", config->flip_depth, 1);
 		setenv("WLA_FLIP_POLICY", "queue", 1);
 	} else {
-		setenv("WLR_BACKENDS", "headless", 1);
-		setenv("WLR_HEADLESS_OUTPUTS", "1", 1);
+		bench_env_headless("1");
 	}
-	int err_fd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (dup2(out_fd, STDOUT_FILENO) < 0 || err_fd < 0 ||
-			dup2(err_fd, STDERR_FILENO) < 0) {
-		_exit(127);
-	}
+}
 
-	char startup[PATH_MAX + 64];
-	snprintf(startup, sizeof(startup), "'%s' --frames %ld", bench->client,
+/* Run tinywl once in configuration config; false (with the reason on stderr)
+ * if it failed or printed no stats line. */
+static bool run_once(const struct bench *bench, const struct config *config,
+	struct result *result)
+{
+	char client[PATH_MAX * 4], startup[PATH_MAX * 4 + 64];
+	if (!bench_quote(client, sizeof(client), bench->client)) {
+		fprintf(stderr, "%s: the client's path is too long\n", bench_prog);
+		return false;
+	}
+	snprintf(startup, sizeof(startup), "%s --frames %ld", client,
 		bench->frames + BENCH_CLIENT_EXTRA_FRAMES);
 	char frames[32];
 	snprintf(frames, sizeof(frames), "%ld", bench->frames);
@@ -192,12 +159,8 @@ static void exec_tinywl(const struct bench *bench, const struct config *config,
 	argv[argc++] = startup;
 	argv[argc++] = "--exit-after-frames";
 	argv[argc++] = frames;
-	if (config->backend == BACKEND_HEADLESS) {
-		/* The VDC's default mode; headless would otherwise be 1280x720. */
-		argv[argc++] = "--backend";
-		argv[argc++] = "auto";
-		argv[argc++] = "--mode";
-		argv[argc++] = "1920x1080@60";
+	if (config->backend == BENCH_HEADLESS) {
+		argc = bench_args_headless(argv, argc);
 	}
 	if (config->deadline) {
 		argv[argc++] = "--deadline";
@@ -209,123 +172,15 @@ static void exec_tinywl(const struct bench *bench, const struct config *config,
 		argv[argc++] = stall_ms;
 	}
 	argv[argc] = NULL;
-	execv(bench->tinywl, (char *const *)argv);
-	_exit(127);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Run tinywl once in configuration config; false (with the reason on stderr)
- * if it failed or printed no stats line. */
-static bool run_once(const struct bench *bench, const struct config *config,
-	struct result *result)
-{
-	char dir[] = "/tmp/wla-bench-pacing.XXXXXX";
-	if (mkdtemp(dir) == NULL) {
-		fprintf(stderr, "wla-bench-pacing: mkdtemp: %s\n", strerror(errno));
+	char line[8192];
+	if (!bench_run_stats(config->name, argv, config_env, config, BENCH_RUN_TIMEOUT_MS, line,
+			sizeof(line))) {
 		return false;
 	}
-	char runtime[sizeof(dir) + 16], stderr_path[sizeof(dir) + 16];
-	snprintf(runtime, sizeof(runtime), "%s/runtime", dir);
-	snprintf(stderr_path, sizeof(stderr_path), "%s/stderr", dir);
-	bool ok = false;
-	int fds[2] = { -1, -1 };
-	if (mkdir(runtime, 0700) != 0 || pipe(fds) != 0) {
-		fprintf(stderr, "wla-bench-pacing: %s: %s\n", dir, strerror(errno));
-		goto out;
+	if (bench->verbose) {
+		printf("  %s: %s", config->name, line);
 	}
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "wla-bench-pacing: fork: %s\n", strerror(errno));
-		goto out;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		exec_tinywl(bench, config, runtime, fds[1], stderr_path);
-	}
-	close(fds[1]);
-	fds[1] = -1;
-
-	char output[65536];
-	size_t len = 0;
-	int64_t deadline = now_ms() + BENCH_RUN_TIMEOUT_S * 1000;
-	bool timed_out = false;
-	for (;;) {
-		int64_t left = deadline - now_ms();
-		if (left <= 0) {
-			timed_out = true;
-			break;
-		}
-		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
-		int ret = poll(&pfd, 1, (int)left);
-		if (ret < 0 && errno == EINTR) {
-			continue;
-		}
-		if (ret <= 0) {
-			timed_out = ret == 0;
-			break;
-		}
-		ssize_t n = read(fds[0], output + len, sizeof(output) - 1 - len);
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n <= 0) {
-			break;
-		}
-		len += (size_t)n;
-		if (len == sizeof(output) - 1) {
-			/* More than a stats line can need: keep what came first. */
-			break;
-		}
-	}
-	output[len] = '\0';
-	if (timed_out) {
-		kill(pid, SIGTERM);
-	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-	}
-	if (timed_out) {
-		fprintf(stderr, "wla-bench-pacing: %s: tinywl did not finish within %d s\n",
-			config->name, BENCH_RUN_TIMEOUT_S);
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		fprintf(stderr, "wla-bench-pacing: %s: tinywl failed (%s %d)\n", config->name,
-			WIFEXITED(status) ? "exit status" : "signal",
-			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-	} else {
-		const char *line = strstr(output, "tinywl: stats output=");
-		if (line == NULL) {
-			fprintf(stderr, "wla-bench-pacing: %s: no stats line\n", config->name);
-		} else {
-			char *eol = strchr(line, '\n');
-			if (eol != NULL) {
-				*eol = '\0';
-			}
-			if (bench->verbose) {
-				printf("  %s: %s\n", config->name, line);
-			}
-			ok = parse_stats(line, result);
-		}
-	}
-	if (!ok) {
-		fprintf(stderr, "wla-bench-pacing: tinywl's stderr:\n");
-		bench_print_file(stderr_path);
-	}
-out:
-	if (fds[0] >= 0) {
-		close(fds[0]);
-	}
-	if (fds[1] >= 0) {
-		close(fds[1]);
-	}
-	bench_remove_tree(dir);
-	return ok;
+	return parse_stats(line, result);
 }
 
 /* The run whose CPU time per frame is the median of the configuration's. */
@@ -335,24 +190,7 @@ static size_t median_run(const struct bench *bench, size_t c)
 	for (long i = 0; i < bench->runs; i++) {
 		cpu[i] = bench->results[c][i].cpu_us;
 	}
-	qsort(cpu, (size_t)bench->runs, sizeof(cpu[0]), bench_compare_double);
-	double median = cpu[(bench->runs - 1) / 2];
-	for (long i = 0; i < bench->runs; i++) {
-		if (bench->results[c][i].cpu_us == median) {
-			return (size_t)i;
-		}
-	}
-	return 0;
-}
-
-/* value with decimals decimals (a sign too if signed), or n/a for NAN. */
-static const char *fmt(char buf[32], int decimals, bool sign, double value)
-{
-	if (isnan(value)) {
-		return "n/a";
-	}
-	snprintf(buf, 32, sign ? "%+.*f" : "%.*f", decimals, value);
-	return buf;
+	return bench_median_index(cpu, (size_t)bench->runs);
 }
 
 static double ideal_period_us(void)
@@ -369,7 +207,7 @@ static const struct result *reported(const struct bench *bench, size_t c)
 static const struct result *headless_result(const struct bench *bench, size_t c)
 {
 	for (size_t h = 0; h < N_CONFIGS; h++) {
-		if (configs[h].backend == BACKEND_HEADLESS &&
+		if (configs[h].backend == BENCH_HEADLESS &&
 				configs[h].stall_every == configs[c].stall_every &&
 				configs[h].stall_ms == configs[c].stall_ms) {
 			return reported(bench, h);
@@ -385,7 +223,7 @@ static const struct result *headless_result(const struct bench *bench, size_t c)
  * and has its own goal. */
 static bool paced_wla(size_t c)
 {
-	return configs[c].backend == BACKEND_WLA && configs[c].stall_every == 0 &&
+	return configs[c].backend == BENCH_WLA && configs[c].stall_every == 0 &&
 		!configs[c].deadline;
 }
 
@@ -415,41 +253,37 @@ static void print_table(const struct bench *bench)
 		char b[13][32];
 		double ratio = headless != NULL ? r->cpu_us / headless->cpu_us : NAN;
 		printf("%-22s %12s %9s %10s %11s %6s %7s %9s %11s %8s %6s %6s %6s %8s\n",
-			configs[c].name, fmt(b[0], 3, false, r->mean_us),
-			fmt(b[1], 4, true, (r->mean_us - period) / period * 100.0),
-			fmt(b[2], 3, false, r->jitter_p99_us), fmt(b[3], 3, false, r->max_us),
-			fmt(b[4], 0, false, r->missed), fmt(b[5], 0, false, r->skipped),
-			fmt(b[6], 0, false, r->presented), fmt(b[7], 1, false, r->latency_mean_us),
-			fmt(b[8], 1, false, r->cpu_us), fmt(b[9], 3, false, ratio),
-			fmt(b[10], 0, false, r->early), fmt(b[11], 0, false, r->gaps),
-			fmt(b[12], 1, false, r->lag_p99_us));
+			configs[c].name, bench_fmt(b[0], r->mean_us, 3, false),
+			bench_fmt(b[1], (r->mean_us - period) / period * 100.0, 4, true),
+			bench_fmt(b[2], r->jitter_p99_us, 3, false), bench_fmt(b[3], r->max_us, 3, false),
+			bench_fmt(b[4], r->missed, 0, false), bench_fmt(b[5], r->skipped, 0, false),
+			bench_fmt(b[6], r->presented, 0, false), bench_fmt(b[7], r->latency_mean_us, 1, false),
+			bench_fmt(b[8], r->cpu_us, 1, false), bench_fmt(b[9], ratio, 3, false),
+			bench_fmt(b[10], r->early, 0, false), bench_fmt(b[11], r->gaps, 0, false),
+			bench_fmt(b[12], r->lag_p99_us, 1, false));
 	}
 	if (bench->runs > 1) {
 		printf("\nspread over the %ld runs (min..max):\n", bench->runs);
 		for (size_t c = 0; c < N_CONFIGS; c++) {
-			double lo[4] = { INFINITY, INFINITY, INFINITY, INFINITY };
-			double hi[4] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
+			struct bench_range range[4];
+			for (int k = 0; k < 4; k++) {
+				bench_range_init(&range[k]);
+			}
 			for (long i = 0; i < bench->runs; i++) {
 				const struct result *r = &bench->results[c][i];
-				double v[4] = { r->cpu_us, r->jitter_p99_us,
-					(isnan(r->missed) ? 0 : r->missed) + r->skipped,
-					(isnan(r->early) ? 0 : r->early) +
-					(isnan(r->gaps) ? 0 : r->gaps) };
-				for (int k = 0; k < 4; k++) {
-					lo[k] = v[k] < lo[k] ? v[k] : lo[k];
-					hi[k] = v[k] > hi[k] ? v[k] : hi[k];
-				}
+				bench_range_add(&range[0], r->cpu_us);
+				bench_range_add(&range[1], r->jitter_p99_us);
+				bench_range_add(&range[2], (isnan(r->missed) ? 0 : r->missed) +
+					r->skipped);
+				bench_range_add(&range[3], (isnan(r->early) ? 0 : r->early) +
+					(isnan(r->gaps) ? 0 : r->gaps));
 			}
 			printf("%-22s cpu us/f %.1f..%.1f  jitter us %.3f..%.3f  missed+skipped "
-				"%.0f..%.0f  early+gaps %.0f..%.0f\n", configs[c].name, lo[0],
-				hi[0], lo[1], hi[1], lo[2], hi[2], lo[3], hi[3]);
+				"%.0f..%.0f  early+gaps %.0f..%.0f\n", configs[c].name, range[0].lo,
+				range[0].hi, range[1].lo, range[1].hi, range[2].lo, range[2].hi,
+				range[3].lo, range[3].hi);
 		}
 	}
-}
-
-static void print_verdict(const char *goal, bool met, const char *detail)
-{
-	printf("  %-52s %-6s %s\n", goal, met ? "met" : "MISSED", detail);
 }
 
 /*
@@ -461,7 +295,7 @@ static void print_deadline_goal(const struct bench *bench)
 {
 	const struct result *deadline = NULL, *depth1 = NULL;
 	for (size_t c = 0; c < N_CONFIGS; c++) {
-		if (configs[c].backend == BACKEND_WLA && configs[c].stall_every == 0) {
+		if (configs[c].backend == BENCH_WLA && configs[c].stall_every == 0) {
 			if (configs[c].deadline) {
 				deadline = reported(bench, c);
 			} else if (strcmp(configs[c].flip_depth, "1") == 0) {
@@ -474,13 +308,11 @@ static void print_deadline_goal(const struct bench *bench)
 	}
 	double gain = depth1->latency_mean_us - deadline->latency_mean_us;
 	double late = (isnan(deadline->missed) ? 0 : deadline->missed) + deadline->skipped;
-	char detail[256];
-	snprintf(detail, sizeof(detail), "latency %.1f us vs %.1f us at depth 1 (gain %.1f us); "
-		"missed+skipped %.0f of %.0f", deadline->latency_mean_us, depth1->latency_mean_us,
-		gain, late, deadline->presented);
-	print_verdict("--deadline gains 1/4 period, misses at most 1%",
-		gain >= ideal_period_us() / 4 && late <= deadline->presented * GOAL_DEADLINE_LATE,
-		detail);
+	bench_print_goal(52, "--deadline gains 1/4 period, misses at most 1%",
+		bench_verdict(gain >= ideal_period_us() / 4 &&
+			late <= deadline->presented * GOAL_DEADLINE_LATE),
+		"latency %.1f us vs %.1f us at depth 1 (gain %.1f us); missed+skipped %.0f of %.0f",
+		deadline->latency_mean_us, depth1->latency_mean_us, gain, late, deadline->presented);
 }
 
 /*
@@ -495,7 +327,7 @@ static void print_honesty_goal(const struct bench *bench)
 	const char *worst_name = NULL;
 	double worst = 0;
 	for (size_t c = 0; c < N_CONFIGS; c++) {
-		if (configs[c].backend != BACKEND_WLA) {
+		if (configs[c].backend != BENCH_WLA) {
 			continue;
 		}
 		for (long i = 0; i < bench->runs; i++) {
@@ -517,13 +349,26 @@ static void print_honesty_goal(const struct bench *bench)
 			}
 		}
 	}
-	char detail[256];
-	snprintf(detail, sizeof(detail), "all runs: early %.0f, queued gaps %.0f in %ld/%ld "
-		"runs (worst: %s); unmeasured runs %ld, unmatched presents %.0f", early, gaps,
-		bad_runs, runs, worst_name != NULL ? worst_name : "none", unmeasured_runs,
-		unmatched);
-	print_verdict("no early present and no queued gap on any wla row",
-		bad_runs == 0 && unmeasured_runs == 0, detail);
+	bench_print_goal(52, "no early present and no queued gap on any wla row",
+		bench_verdict(bad_runs == 0 && unmeasured_runs == 0), "all runs: early %.0f, queued "
+		"gaps %.0f in %ld/%ld runs (worst: %s); unmeasured runs %ld, unmatched presents %.0f",
+		early, gaps, bad_runs, runs, worst_name != NULL ? worst_name : "none",
+		unmeasured_runs, unmatched);
+}
+
+/* The worst (highest; NAN, nothing measured, worse than any) of a figure
+ * over the rows the pacing goals are for; its row's name in *name. */
+static double worst_paced(const double figure[N_CONFIGS], const char **name)
+{
+	double worst = -1;
+	*name = "";
+	for (size_t c = 0; c < N_CONFIGS; c++) {
+		if (paced_wla(c) && !(figure[c] <= worst)) {
+			worst = figure[c];
+			*name = configs[c].name;
+		}
+	}
+	return worst;
 }
 
 static void print_goals(const struct bench *bench)
@@ -533,30 +378,22 @@ static void print_goals(const struct bench *bench)
 	printf("\nGoals (issues 4 and 9): pacing for wla depth 1-3, --deadline its own, the "
 		"last one for every wla row:\n");
 
-	double worst = -1;
-	const char *worst_name = "";
+	double error[N_CONFIGS], jitter[N_CONFIGS], cpu_ratio[N_CONFIGS], lag[N_CONFIGS];
 	for (size_t c = 0; c < N_CONFIGS; c++) {
-		double err = fabs(reported(bench, c)->mean_us - period) / period;
-		if (paced_wla(c) && !(err <= worst)) {
-			worst = err;
-			worst_name = configs[c].name;
-		}
+		const struct result *r = reported(bench, c);
+		const struct result *headless = headless_result(bench, c);
+		error[c] = fabs(r->mean_us - period) / period;
+		jitter[c] = r->jitter_p99_us;
+		cpu_ratio[c] = headless != NULL ? r->cpu_us / headless->cpu_us : NAN;
+		lag[c] = r->lag_p99_us;
 	}
-	snprintf(detail, sizeof(detail), "worst %.4f%% (%s)", worst * 100.0, worst_name);
-	print_verdict("mean interval within 0.05% of the period", worst <= GOAL_MEAN_ERROR,
-		detail);
-
-	worst = -1;
-	worst_name = "";
-	for (size_t c = 0; c < N_CONFIGS; c++) {
-		double jitter = reported(bench, c)->jitter_p99_us;
-		if (paced_wla(c) && !(jitter <= worst)) {
-			worst = jitter;
-			worst_name = configs[c].name;
-		}
-	}
-	snprintf(detail, sizeof(detail), "worst %.3f us (%s)", worst, worst_name);
-	print_verdict("p99 jitter under 0.5 ms", worst < GOAL_JITTER_P99_US, detail);
+	const char *name;
+	double worst = worst_paced(error, &name);
+	bench_print_goal(52, "mean interval within 0.05% of the period",
+		bench_verdict(worst <= GOAL_MEAN_ERROR), "worst %.4f%% (%s)", worst * 100.0, name);
+	worst = worst_paced(jitter, &name);
+	bench_print_goal(52, "p99 jitter under 0.5 ms", bench_verdict(worst < GOAL_JITTER_P99_US),
+		"worst %.3f us (%s)", worst, name);
 
 	bool met = true;
 	size_t pos = 0;
@@ -580,35 +417,13 @@ static void print_goals(const struct bench *bench)
 			break;
 		}
 	}
-	print_verdict("no missed vblank at depth 2 or 3", met, detail);
-
-	worst = -1;
-	worst_name = "";
-	for (size_t c = 0; c < N_CONFIGS; c++) {
-		const struct result *headless = headless_result(bench, c);
-		double ratio = headless != NULL ? reported(bench, c)->cpu_us / headless->cpu_us :
-			NAN;
-		if (paced_wla(c) && !(ratio <= worst)) {
-			worst = ratio;
-			worst_name = configs[c].name;
-		}
-	}
-	snprintf(detail, sizeof(detail), "worst %.3fx (%s)", worst, worst_name);
-	print_verdict("CPU per frame at most 1.2x the headless backend's",
-		worst <= GOAL_CPU_RATIO, detail);
-
-	worst = -1;
-	worst_name = "";
-	for (size_t c = 0; c < N_CONFIGS; c++) {
-		double lag = reported(bench, c)->lag_p99_us;
-		if (paced_wla(c) && !(lag <= worst)) {
-			worst = lag;
-			worst_name = configs[c].name;
-		}
-	}
-	snprintf(detail, sizeof(detail), "worst %.1f us (%s)", worst, worst_name);
-	print_verdict("present events within 1 ms of their vblank (p99)",
-		worst <= GOAL_LAG_P99_US, detail);
+	bench_print_goal(52, "no missed vblank at depth 2 or 3", bench_verdict(met), "%s", detail);
+	worst = worst_paced(cpu_ratio, &name);
+	bench_print_goal(52, "CPU per frame at most 1.2x the headless backend's",
+		bench_verdict(worst <= GOAL_CPU_RATIO), "worst %.3fx (%s)", worst, name);
+	worst = worst_paced(lag, &name);
+	bench_print_goal(52, "present events within 1 ms of their vblank (p99)",
+		bench_verdict(worst <= GOAL_LAG_P99_US), "worst %.1f us (%s)", worst, name);
 
 	print_deadline_goal(bench);
 
@@ -618,7 +433,7 @@ static void print_goals(const struct bench *bench)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: wla-bench-pacing [options] [TINYWL [CLIENT]]\n"
+		"Usage: wla-bench pacing [options] [TINYWL [CLIENT]]\n"
 		"  -n, --runs N     runs per configuration, the median is reported (default 3)\n"
 		"  -f, --frames N   presented frames per run (default 600)\n"
 		"  -v, --verbose    print every run's stats line\n"
@@ -629,7 +444,7 @@ static void usage(FILE *f)
 		"tree this program is in.\n");
 }
 
-int main(int argc, char *argv[])
+int bench_pacing_main(int argc, char *argv[])
 {
 	static struct bench bench = { .runs = 3, .frames = 600 };
 	bool no_compositors = false, compositors_only = false;
@@ -640,8 +455,7 @@ int main(int argc, char *argv[])
 		{ "no-compositors", 'C', 0, 0, NULL, &no_compositors },
 		{ "compositors-only", 'O', 0, 0, NULL, &compositors_only },
 	};
-	int parsed = bench_parse_options("wla-bench-pacing", argc, argv, options,
-		sizeof(options) / sizeof(options[0]), usage);
+	int parsed = bench_parse_options(argc, argv, options, WLA_ARRAY_SIZE(options), usage);
 	if (parsed >= 0) {
 		return parsed;
 	}
@@ -649,28 +463,17 @@ int main(int argc, char *argv[])
 		return bench_compositors_run(bench.runs, bench.frames, bench.verbose) ?
 			EXIT_SUCCESS : EXIT_FAILURE;
 	}
-	char *own_tinywl = NULL, *own_client = NULL;
-	if (optind < argc) {
-		bench.tinywl = argv[optind++];
-	} else {
-		bench.tinywl = own_tinywl = bench_sibling_path("bench/tinywl-measured");
-	}
-	if (optind < argc) {
-		bench.client = argv[optind++];
-	} else {
-		bench.client = own_client = bench_sibling_path("tests/clients/wla-pattern-client");
-	}
-	if (optind < argc) {
-		fprintf(stderr, "wla-bench-pacing: unexpected argument '%s'\n", argv[optind]);
+	if (argc - optind > 2) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", bench_prog, argv[optind + 2]);
 		return 2;
 	}
+	char *own_tinywl = NULL, *own_client = NULL;
 	int status = EXIT_SUCCESS;
-	if (bench.tinywl == NULL || access(bench.tinywl, X_OK) != 0 ||
-			bench.client == NULL || access(bench.client, X_OK) != 0 ||
-			strchr(bench.client, '\'') != NULL) {
-		fprintf(stderr, "wla-bench-pacing: cannot run tinywl '%s' or client '%s' "
-			"(give their paths)\n", bench.tinywl ? bench.tinywl : "?",
-			bench.client ? bench.client : "?");
+	bench.tinywl = bench_program(optind < argc ? argv[optind] : NULL, BENCH_TINYWL,
+		&own_tinywl);
+	bench.client = bench_program(optind + 1 < argc ? argv[optind + 1] : NULL,
+		BENCH_PATTERN_CLIENT, &own_client);
+	if (bench.tinywl == NULL || bench.client == NULL) {
 		status = 2;
 		goto out;
 	}

@@ -1,5 +1,5 @@
 /*
- * wla-bench-planes: what planes save, in one run.
+ * wla-bench planes: what planes save, in one run.
  *
  * 1. The example compositor (tinywl-measured) with a client that redraws
  *    every frame, for N frames at 60 Hz: a fullscreen 1920x1080 client, and a
@@ -20,7 +20,11 @@
  * worked.
  */
 #include <drm_fourcc.h>
+#include <limits.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <wayland-server-core.h>
 #include <wlr/backend.h>
 #include <wlr/render/allocator.h>
@@ -34,9 +38,10 @@
 #include <wlatomic/planes.h>
 #include "backend/vdc.h"
 #include "backend/wlr.h"
-#include "bench-util.h"
+#include "commands.h"
+#include "runner.h"
+#include "util.h"
 
-#define PROG "wla-bench-planes"
 #define RUN_TIMEOUT_MS 180000
 #define CLIENT_EXTRA_FRAMES 50
 /* Frames before CPU time is counted: the client starting, its first frames
@@ -76,8 +81,7 @@ static void scene_env(const void *data)
 {
 	const struct scene_config *c = data;
 	if (c->kind == HEADLESS) {
-		setenv("WLR_BACKENDS", "headless", 1);
-		setenv("WLR_HEADLESS_OUTPUTS", "1", 1);
+		bench_env_headless("1");
 	} else {
 		setenv("WLA_OUTPUTS", "1920x1080@60", 1);
 		setenv("WLA_FLIP_DEPTH", "1", 1);
@@ -85,22 +89,15 @@ static void scene_env(const void *data)
 	}
 }
 
-static double stats_field(const char *line, const char *key)
-{
-	char k[64];
-	snprintf(k, sizeof(k), " %s=", key);
-	const char *p = strstr(line, k);
-	if (!p || strncmp(p + strlen(k), "n/a", 3) == 0) {
-		return NAN;
-	}
-	return strtod(p + strlen(k), NULL);
-}
-
 static bool run_scene(const char *tinywl, const char *client, long frames,
 	const struct scene_config *c, struct scene_result *r, bool verbose)
 {
-	char startup[PATH_MAX + 128], n[32], warmup[32];
-	snprintf(startup, sizeof(startup), "'%s' -W %d -H %d --frames %ld", client, c->width,
+	char quoted[PATH_MAX * 4], startup[PATH_MAX * 4 + 128], n[32], warmup[32];
+	if (!bench_quote(quoted, sizeof(quoted), client)) {
+		fprintf(stderr, "%s: the client's path is too long\n", bench_prog);
+		return false;
+	}
+	snprintf(startup, sizeof(startup), "%s -W %d -H %d --frames %ld", quoted, c->width,
 		c->height, frames + WARMUP_FRAMES + CLIENT_EXTRA_FRAMES);
 	snprintf(n, sizeof(n), "%ld", frames + WARMUP_FRAMES);
 	snprintf(warmup, sizeof(warmup), "%d", WARMUP_FRAMES);
@@ -114,49 +111,40 @@ static bool run_scene(const char *tinywl, const char *client, long frames,
 	if (c->kind == COMPOSITED) {
 		argv[argc++] = "--no-planes";
 	} else if (c->kind == HEADLESS) {
-		argv[argc++] = "--backend";
-		argv[argc++] = "auto";
-		argv[argc++] = "--mode";
-		argv[argc++] = "1920x1080@60";
+		argc = bench_args_headless(argv, argc);
 	}
 	char line[8192];
-	if (!bench_run_stats(PROG, c->name, argv, scene_env, c, RUN_TIMEOUT_MS, line,
-			sizeof(line))) {
+	double forced;
+	if (!bench_run_stats(c->name, argv, scene_env, c, RUN_TIMEOUT_MS, line, sizeof(line))) {
 		return false;
 	}
 	if (verbose) {
 		printf("  %s: %s", c->name, line);
 	}
-	r->presented = stats_field(line, "frames_presented");
-	r->missed = stats_field(line, "missed_vblanks");
-	r->cpu_us = stats_field(line, "cpu_us_per_frame");
-	r->client_planes = stats_field(line, "frames_client_planes");
-	if (stats_field(line, "forced_renders") > 0) {
-		fprintf(stderr, PROG ": %s: the probe forced renders: %s", c->name, line);
+	if (!bench_stats_field(line, "frames_presented", &r->presented) ||
+			!bench_stats_field(line, "missed_vblanks", &r->missed) ||
+			!bench_stats_field(line, "cpu_us_per_frame", &r->cpu_us) ||
+			!bench_stats_field(line, "frames_client_planes", &r->client_planes) ||
+			!bench_stats_field(line, "forced_renders", &forced)) {
+		return false;
+	}
+	if (forced > 0) {
+		fprintf(stderr, "%s: %s: the probe forced renders: %s", bench_prog, c->name, line);
 		return false;
 	}
 	if (isnan(r->cpu_us) || isnan(r->presented)) {
-		fprintf(stderr, PROG ": %s: the stats line lacks figures: %s", c->name, line);
+		fprintf(stderr, "%s: %s: the stats line lacks figures: %s", bench_prog, c->name,
+			line);
 		return false;
 	}
 	return true;
 }
 
-static const char *fmt(char buf[32], int decimals, double v)
-{
-	if (isnan(v)) {
-		return "n/a";
-	}
-	snprintf(buf, 32, "%.*f", decimals, v);
-	return buf;
-}
-
 static bool bench_scenes(long runs, long frames, bool verbose)
 {
-	char *tinywl = bench_sibling_path("bench/tinywl-measured");
-	char *client = bench_sibling_path("tests/clients/wla-pattern-client");
-	if (!tinywl || !client || access(tinywl, X_OK) != 0 || access(client, X_OK) != 0) {
-		fprintf(stderr, PROG ": tinywl-measured or wla-pattern-client is not built\n");
+	char *tinywl = NULL, *client = NULL;
+	if (bench_program(NULL, BENCH_TINYWL, &tinywl) == NULL ||
+			bench_program(NULL, BENCH_PATTERN_CLIENT, &client) == NULL) {
 		free(tinywl);
 		free(client);
 		return false;
@@ -182,12 +170,7 @@ static bool bench_scenes(long runs, long frames, bool verbose)
 		for (long i = 0; i < runs; i++) {
 			cpu[i] = results[c][i].cpu_us;
 		}
-		qsort(cpu, (size_t)runs, sizeof(cpu[0]), bench_compare_double);
-		for (long i = 0; i < runs; i++) {
-			if (results[c][i].cpu_us == cpu[(runs - 1) / 2]) {
-				median[c] = results[c][i];
-			}
-		}
+		median[c] = results[c][bench_median_index(cpu, (size_t)runs)];
 	}
 	printf("\nThe example compositor with a client redrawing every frame, %ld frames at "
 		"60 Hz on a 1920x1080 output after %d of\nwarm-up (all counted in presented, "
@@ -208,9 +191,10 @@ static bool bench_scenes(long runs, long frames, bool verbose)
 		}
 		char b[5][32];
 		printf("%-24s %9s %6s %10s %7s %13s\n", scene_configs[c].name,
-			fmt(b[0], 0, r->presented), fmt(b[1], 0, r->missed), fmt(b[2], 1, r->cpu_us),
-			fmt(b[3], 3, comp ? r->cpu_us / comp->cpu_us : NAN),
-			fmt(b[4], 0, r->client_planes));
+			bench_fmt(b[0], r->presented, 0, false), bench_fmt(b[1], r->missed, 0, false),
+			bench_fmt(b[2], r->cpu_us, 1, false),
+			bench_fmt(b[3], comp ? r->cpu_us / comp->cpu_us : NAN, 3, false),
+			bench_fmt(b[4], r->client_planes, 0, false));
 	}
 	printf("Goals (issue 14):\n");
 	for (size_t c = 0; c < N_SCENES; c++) {
@@ -222,7 +206,7 @@ static bool bench_scenes(long runs, long frames, bool verbose)
 		bool on_plane = r->client_planes >= 0.9 * r->presented;
 		printf("  %-22s CPU per frame <= %.1fx composited   %-6s %.3fx%s\n",
 			scene_configs[c].name, GOAL_PLANE_CPU,
-			ratio <= GOAL_PLANE_CPU && on_plane ? "met" : "MISSED", ratio,
+			bench_verdict(ratio <= GOAL_PLANE_CPU && on_plane), ratio,
 			on_plane ? "" : " (the client was not on a plane)");
 	}
 	return true;
@@ -357,13 +341,6 @@ static void vdc_finish(struct vdc_bench *b)
 	wl_display_destroy(b->display);
 }
 
-static double thread_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 enum motion { STEADY, MOVING, RESHUFFLED, REFUSING };
 static const char *const motion_names[] = { "steady", "moving", "reshuffled", "refusing" };
 
@@ -487,7 +464,7 @@ static bool bench_assign(long calls)
 {
 	struct vdc_bench b;
 	if (!vdc_setup(&b, 8)) {
-		fprintf(stderr, PROG ": the VDC backend did not start\n");
+		fprintf(stderr, "%s: the VDC backend did not start\n", bench_prog);
 		return false;
 	}
 	struct wlr_buffer *bufs[16];
@@ -495,7 +472,7 @@ static bool bench_assign(long calls)
 		bufs[i] = mem_buffer(300, 200, DRM_FORMAT_XRGB8888, 0xff000000u + (uint32_t)i * 16);
 	}
 	/* The peer: one wlr_output_test of a buffer commit of this output. */
-	double t0 = thread_us();
+	double t0 = bench_thread_cpu_us();
 	bool tested = true;
 	for (long i = 0; i < calls; i++) {
 		wlr_output_attach_buffer(b.output, b.primary[i % 2]);
@@ -503,11 +480,11 @@ static bool bench_assign(long calls)
 		wlr_output_rollback(b.output);
 	}
 	if (!tested) {
-		fprintf(stderr, PROG ": wlr_output_test refused the peer's state\n");
+		fprintf(stderr, "%s: wlr_output_test refused the peer's state\n", bench_prog);
 		vdc_finish(&b);
 		return false;
 	}
-	double test_us = (thread_us() - t0) / (double)calls;
+	double test_us = (bench_thread_cpu_us() - t0) / (double)calls;
 	printf("\nThe layer-to-plane helper (wla_output_assign_layers), VDC with 8 overlay "
 		"planes, %ld calls per row;\nthe peer is one wlr_output_test of the same output: "
 		"%.2f us\n\n", calls, test_us);
@@ -551,12 +528,12 @@ static bool bench_assign(long calls)
 					scene_layers(layers, bufs, n, (enum motion)m, 0);
 					peer_frame(&peer);
 					peer.tests = 0;
-					t0 = thread_us();
+					t0 = bench_thread_cpu_us();
 					for (long f = 1; f <= peer_calls; f++) {
 						scene_layers(layers, bufs, n, (enum motion)m, f);
 						peer_frame(&peer);
 					}
-					row->peer_us = (thread_us() - t0) / (double)peer_calls;
+					row->peer_us = (bench_thread_cpu_us() - t0) / (double)peer_calls;
 					row->peer_tests = (double)peer.tests / (double)peer_calls;
 					continue;
 				}
@@ -565,7 +542,7 @@ static bool bench_assign(long calls)
 				/* The first call places; the rest are the frames. */
 				scene_layers(layers, bufs, n, (enum motion)m, 0);
 				wla_output_assign_layers(b.output, layers, n + 1, &st);
-				t0 = thread_us();
+				t0 = bench_thread_cpu_us();
 				for (long f = 1; f <= calls; f++) {
 					scene_layers(layers, bufs, n, (enum motion)m, f);
 					row->placed = wla_output_assign_layers(b.output, layers, n + 1, &st);
@@ -573,7 +550,7 @@ static bool bench_assign(long calls)
 					driver += st.driver_tests;
 					cached += st.cache_hits;
 				}
-				row->us = (thread_us() - t0) / (double)calls;
+				row->us = (bench_thread_cpu_us() - t0) / (double)calls;
 				row->checks = (double)checks / (double)calls;
 				row->driver = (double)driver / (double)calls;
 				row->cached = (double)cached / (double)calls;
@@ -604,7 +581,7 @@ static bool bench_capture(long reps)
 {
 	struct vdc_bench b;
 	if (!vdc_setup(&b, 0)) {
-		fprintf(stderr, PROG ": the VDC backend did not start\n");
+		fprintf(stderr, "%s: the VDC backend did not start\n", bench_prog);
 		return false;
 	}
 	/* A 64x64 ARGB cursor image, half transparent, on the cursor plane. */
@@ -624,7 +601,7 @@ static bool bench_capture(long reps)
 		for (long i = 0; i < reps; i++) {
 			/* A plain copy of the same bytes, into memory not touched
 			 * before, as the capture's image is new each time. */
-			double t0 = thread_us();
+			double t0 = bench_thread_cpu_us();
 			uint32_t *fresh = malloc(bytes);
 			if (!fresh) {
 				abort();
@@ -634,19 +611,17 @@ static bool bench_capture(long reps)
 			__asm__ volatile("" : : "r"(fresh) : "memory");
 			ok &= fresh[bytes / 8] == 0x5a5a5a5a;
 			free(fresh);
-			copies[i] = thread_us() - t0;
-			t0 = thread_us();
+			copies[i] = bench_thread_cpu_us() - t0;
+			t0 = bench_thread_cpu_us();
 			struct wla_image *image = wla_vdc_compose(vout);
 			ok &= image != NULL && image->width == 1920 &&
 				(wla_image_pixel(image, 0, 0) & 0xffffff) == 0x203040 &&
 				wla_image_pixel(image, 700, 500) != wla_image_pixel(image, 0, 0);
 			wla_image_destroy(image);
-			captures[i] = thread_us() - t0;
+			captures[i] = bench_thread_cpu_us() - t0;
 		}
-		qsort(copies, (size_t)reps, sizeof(double), bench_compare_double);
-		qsort(captures, (size_t)reps, sizeof(double), bench_compare_double);
-		copy_us = copies[reps / 2];
-		capture_us = captures[reps / 2];
+		copy_us = bench_median(copies, (size_t)reps);
+		capture_us = bench_median(captures, (size_t)reps);
 	}
 	free(src);
 	free(dst);
@@ -656,24 +631,25 @@ static bool bench_capture(long reps)
 	wlr_buffer_drop(cursor);
 	vdc_finish(&b);
 	if (!ok) {
-		fprintf(stderr, PROG ": the capture benchmark did not work\n");
+		fprintf(stderr, "%s: the capture benchmark did not work\n", bench_prog);
 		return false;
 	}
 	printf("\nCapture of a 1920x1080 XRGB8888 primary plane with a 64x64 ARGB cursor (the "
-		"VDC's composition,\nwhat wla_output_capture does: image made, composed, freed),\nmedian of %ld, "
-		"against a plain copy of the same 8294400 bytes into new memory, freed after\n\n", reps);
+		"VDC's composition,\nwhat wla_output_capture does: image made, composed, freed),"
+		"\nmedian of %ld, against a plain copy of the same 8294400 bytes into new memory, "
+		"freed after\n\n", reps);
 	printf("%-32s %10s %7s\n", "row", "us", "x copy");
 	printf("%-32s %10.1f %7.3f\n", "plain copy (malloc+memcpy+free)", copy_us, 1.0);
 	printf("%-32s %10.1f %7.3f\n", "capture 1080p + cursor", capture_us, capture_us / copy_us);
 	printf("Goals (issue 14):\n  capture within %.1fx of a plain copy    %-6s %.3fx\n",
-		GOAL_CAPTURE_RATIO, capture_us / copy_us <= GOAL_CAPTURE_RATIO ? "met" : "MISSED",
+		GOAL_CAPTURE_RATIO, bench_verdict(capture_us / copy_us <= GOAL_CAPTURE_RATIO),
 		capture_us / copy_us);
 	return true;
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " [-n RUNS] [-f FRAMES] [-c CALLS] [-q] [-v]\n"
+	fprintf(f, "usage: wla-bench planes [-n RUNS] [-f FRAMES] [-c CALLS] [-q] [-v]\n"
 		"  -n RUNS    runs of each compositor row, the median reported (default 3)\n"
 		"  -f FRAMES  frames per compositor run (default 600)\n"
 		"  -c CALLS   helper calls per row, capture repetitions (default 2000)\n"
@@ -681,7 +657,7 @@ static void usage(FILE *f)
 		"  -v         print every run's stats line\n");
 }
 
-int main(int argc, char *argv[])
+int bench_planes_main(int argc, char *argv[])
 {
 	long runs = 3, frames = 600, calls = 2000;
 	bool verbose = false, quick = false;
@@ -692,7 +668,7 @@ int main(int argc, char *argv[])
 		{ "quick", 'q', 0, 0, NULL, &quick },
 		{ "verbose", 'v', 0, 0, NULL, &verbose },
 	};
-	int status = bench_parse_options(PROG, argc, argv, opts, 5, usage);
+	int status = bench_parse_options(argc, argv, opts, WLA_ARRAY_SIZE(opts), usage);
 	if (status >= 0) {
 		return status;
 	}

@@ -1,5 +1,5 @@
 /*
- * wla-bench-soak: does anything grow while the example compositor runs for
+ * wla-bench soak: does anything grow while the example compositor runs for
  * a long time? tinywl runs on wlatomic's virtual display controller and, as
  * the peer in the same run and at the same time, on wlroots' own headless
  * backend, each in a fresh XDG_RUNTIME_DIR, with clients starting and
@@ -33,21 +33,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include "bench-util.h"
+#include "commands.h"
+#include "runner.h"
+#include "util.h"
 
 #define SOAK_MAX_SECONDS 86400
 #define SOAK_START_TIMEOUT_MS 10000
@@ -62,11 +58,6 @@
 /* Clients' buffer mappings at once: two clients and one leaving. */
 #define SOAK_CLIENT_MAPS_MAX 3
 
-enum backend_kind {
-	BACKEND_WLA,
-	BACKEND_HEADLESS,
-};
-
 struct sample {
 	double t_s;
 	long rss_kib, anon_kib, shmem_kib;
@@ -76,14 +67,12 @@ struct sample {
 
 struct run {
 	const char *name;
-	enum backend_kind backend;
-	char runtime[PATH_MAX];
-	char out_path[PATH_MAX + 16], err_path[PATH_MAX + 16], script_path[PATH_MAX + 16];
-	pid_t pid;
+	enum bench_backend backend;
+	struct bench_run run; /* run.pid 0 once stopped */
+	char script_path[PATH_MAX];
 	bool failed;
 	struct sample *samples;
 	size_t n_samples, cap_samples;
-	int exit_status, term_signal;
 	long final_locks;
 	long clients, dpms_cycles, churn_steps, seq_errors;
 	/* Per window after the warm-up: VmHWM at its end (-1: not known). */
@@ -128,128 +117,59 @@ static const char *const client_script =
 
 static bool write_script(struct run *r)
 {
-	snprintf(r->script_path, sizeof(r->script_path), "%s/clients.sh", r->runtime);
+	snprintf(r->script_path, sizeof(r->script_path), "%s/clients.sh", r->run.dir);
 	FILE *f = fopen(r->script_path, "w");
 	if (f == NULL) {
-		fprintf(stderr, "wla-bench-soak: %s: %s\n", r->script_path, strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", bench_prog, r->script_path, strerror(errno));
 		return false;
 	}
 	bool ok = fputs(client_script, f) >= 0;
 	return fclose(f) == 0 && ok;
 }
 
-/* A command line for tinywl -s: each path quoted for /bin/sh. */
-static bool quote(char *buf, size_t size, const char *s)
+/* In the child: the backend's own environment. */
+static void run_env(const void *data)
 {
-	size_t n = 0;
-	if (n + 1 >= size) {
-		return false;
-	}
-	buf[n++] = '\'';
-	for (const char *c = s; *c; c++) {
-		const char *piece = *c == '\'' ? "'\\''" : NULL;
-		size_t len = piece ? strlen(piece) : 1;
-		if (n + len + 2 >= size) {
-			return false;
-		}
-		if (piece) {
-			memcpy(buf + n, piece, len);
-		} else {
-			buf[n] = *c;
-		}
-		n += len;
-	}
-	buf[n++] = '\'';
-	buf[n] = '\0';
-	return true;
-}
-
-static void exec_tinywl(const struct bench *bench, const struct run *r)
-{
-	bench_scrub_env();
-	setenv("XDG_RUNTIME_DIR", r->runtime, 1);
-	setenv("WLR_RENDERER", "pixman", 1);
-	if (r->backend == BACKEND_WLA) {
+	const struct run *r = data;
+	if (r->backend == BENCH_WLA) {
 		setenv("WLA_OUTPUTS", "1920x1080@60,1280x720@60,1024x768@75", 1);
 	} else {
-		setenv("WLR_BACKENDS", "headless", 1);
-		setenv("WLR_HEADLESS_OUTPUTS", "1", 1);
+		bench_env_headless("1");
 	}
-	int out_fd = open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	int err_fd = open(r->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out_fd < 0 || err_fd < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
-			dup2(err_fd, STDERR_FILENO) < 0) {
-		_exit(127);
+}
+
+/* tinywl with the clients' script, up once its socket is there. */
+static bool start_run(const struct bench *bench, struct run *r)
+{
+	if (!bench_run_prepare(&r->run, r->name) || !write_script(r)) {
+		return false;
 	}
 	char script[PATH_MAX * 2], client[PATH_MAX * 2], power[PATH_MAX * 2];
 	char startup[PATH_MAX * 6 + 16];
-	if (!quote(script, sizeof(script), r->script_path) ||
-			!quote(client, sizeof(client), bench->client) ||
-			!quote(power, sizeof(power),
-				r->backend == BACKEND_WLA ? bench->power : "-")) {
-		_exit(127);
+	if (!bench_quote(script, sizeof(script), r->script_path) ||
+			!bench_quote(client, sizeof(client), bench->client) ||
+			!bench_quote(power, sizeof(power),
+				r->backend == BENCH_WLA ? bench->power : "-")) {
+		fprintf(stderr, "%s: %s: a path too long for tinywl's -s\n", bench_prog, r->name);
+		return false;
 	}
 	snprintf(startup, sizeof(startup), "sh %s %s %s", script, client, power);
 	char churn[32];
 	snprintf(churn, sizeof(churn), "%ld", bench->churn_ms);
-	const char *argv[12];
-	size_t argc = 0;
-	argv[argc++] = bench->tinywl;
-	argv[argc++] = "-s";
-	argv[argc++] = startup;
-	argv[argc++] = "--churn-ms";
-	argv[argc++] = churn;
-	if (r->backend == BACKEND_HEADLESS) {
-		argv[argc++] = "--backend";
-		argv[argc++] = "auto";
-		argv[argc++] = "--mode";
-		argv[argc++] = "1920x1080@60";
-	}
-	argv[argc] = NULL;
-	execv(bench->tinywl, (char *const *)argv);
-	_exit(127);
-}
-
-static bool start_run(const struct bench *bench, struct run *r)
-{
-	char tmpl[] = "/tmp/wla-bench-soak.XXXXXX";
-	if (mkdtemp(tmpl) == NULL) {
-		fprintf(stderr, "wla-bench-soak: mkdtemp: %s\n", strerror(errno));
-		return false;
-	}
-	snprintf(r->runtime, sizeof(r->runtime), "%s", tmpl);
-	snprintf(r->out_path, sizeof(r->out_path), "%s/stdout", r->runtime);
-	snprintf(r->err_path, sizeof(r->err_path), "%s/stderr", r->runtime);
-	if (!write_script(r)) {
-		return false;
+	const char *argv[12] = { bench->tinywl, "-s", startup, "--churn-ms", churn };
+	if (r->backend == BENCH_HEADLESS) {
+		bench_args_headless(argv, 5);
 	}
 	r->final_locks = -1;
-	r->pid = fork();
-	if (r->pid < 0) {
-		fprintf(stderr, "wla-bench-soak: fork: %s\n", strerror(errno));
+	if (!bench_run_start(&r->run, argv, run_env, r)) {
 		return false;
 	}
-	if (r->pid == 0) {
-		exec_tinywl(bench, r);
+	if (!bench_run_wait_up(&r->run, SOAK_START_TIMEOUT_MS, NULL, NULL, NULL)) {
+		fprintf(stderr, "%s: tinywl's stderr:\n", bench_prog);
+		bench_print_file(r->run.err_path, 0);
+		return false;
 	}
 	return true;
-}
-
-/* Whether tinywl has its Wayland socket, within the start timeout. */
-static bool wait_for_socket(struct run *r)
-{
-	char path[PATH_MAX + 16];
-	snprintf(path, sizeof(path), "%s/wayland-0", r->runtime);
-	uint64_t end = bench_now_ns() + (uint64_t)SOAK_START_TIMEOUT_MS * 1000000u;
-	while (bench_now_ns() < end) {
-		if (access(path, F_OK) == 0) {
-			return true;
-		}
-		bench_sleep_ms(20);
-	}
-	fprintf(stderr, "wla-bench-soak: %s: no Wayland socket after %d ms\n", r->name,
-		SOAK_START_TIMEOUT_MS);
-	return false;
 }
 
 /* VmRSS, RssAnon, RssShmem and VmHWM of pid (-1 each if not read). */
@@ -336,7 +256,7 @@ static bool read_smaps(pid_t pid, long *total_kib, long *clients_kib, long *clie
  */
 static void poll_own(struct run *r, size_t k, uint64_t now_ns)
 {
-	struct status_kib st = read_status(r->pid);
+	struct status_kib st = read_status(r->run.pid);
 	if (st.rss < 0) {
 		return;
 	}
@@ -345,7 +265,7 @@ static void poll_own(struct run *r, size_t k, uint64_t now_ns)
 		return;
 	}
 	long total, clients, maps;
-	if (!read_smaps(r->pid, &total, &clients, &maps)) {
+	if (!read_smaps(r->run.pid, &total, &clients, &maps)) {
 		return;
 	}
 	r->clients_kib = clients;
@@ -411,15 +331,15 @@ static bool add_sample(struct run *r, double t_s)
 		r->samples = grown;
 		r->cap_samples = cap;
 	}
-	struct status_kib st = read_status(r->pid);
+	struct status_kib st = read_status(r->run.pid);
 	struct sample s = {
 		.t_s = t_s,
 		.rss_kib = st.rss,
 		.anon_kib = st.anon,
 		.shmem_kib = st.shmem,
-		.fds = count_fds(r->pid),
-		.locks = r->backend == BACKEND_WLA ?
-			last_value(r->out_path, "buffer_locks=", NULL, NULL) : -1,
+		.fds = count_fds(r->run.pid),
+		.locks = r->backend == BENCH_WLA ?
+			last_value(r->run.out_path, "buffer_locks=", NULL, NULL) : -1,
 	};
 	if (s.rss_kib < 0 || s.fds < 0) {
 		return false; /* gone */
@@ -430,33 +350,15 @@ static bool add_sample(struct run *r, double t_s)
 
 static void stop_run(struct run *r)
 {
-	if (r->pid <= 0) {
+	if (r->run.pid <= 0) {
 		return;
 	}
-	kill(r->pid, SIGTERM);
-	r->exit_status = bench_wait_exit(r->pid, SOAK_STOP_TIMEOUT_MS, &r->term_signal);
-	if (r->exit_status == -1) {
-		kill(r->pid, SIGKILL);
-		r->exit_status = bench_wait_exit(r->pid, SOAK_STOP_TIMEOUT_MS, &r->term_signal);
-		fprintf(stderr, "wla-bench-soak: %s: tinywl did not stop on SIGTERM\n", r->name);
-		r->failed = true;
-	}
-	r->pid = 0;
-	if (r->exit_status != 0) {
-		fprintf(stderr, "wla-bench-soak: %s: tinywl exit status %d (signal %d)\n",
-			r->name, r->exit_status, r->term_signal);
-		r->failed = true;
-	}
-	r->final_locks = last_value(r->out_path, "tinywl: buffer_locks=", NULL, NULL);
-	last_value(r->err_path, "", "soak: client", &r->clients);
-	last_value(r->err_path, "", "soak: dpms", &r->dpms_cycles);
-	last_value(r->out_path, "", "tinywl: churn step=", &r->churn_steps);
-	long seq = last_value(r->out_path, "seq_errors=", NULL, NULL);
-	r->seq_errors = seq;
-	if (r->failed) {
-		fprintf(stderr, "--- %s stderr:\n", r->name);
-		bench_print_file(r->err_path);
-	}
+	r->failed |= !bench_run_stop(&r->run, true, SOAK_STOP_TIMEOUT_MS);
+	r->final_locks = last_value(r->run.out_path, "tinywl: buffer_locks=", NULL, NULL);
+	last_value(r->run.err_path, "", "soak: client", &r->clients);
+	last_value(r->run.err_path, "", "soak: dpms", &r->dpms_cycles);
+	last_value(r->run.out_path, "", "tinywl: churn step=", &r->churn_steps);
+	r->seq_errors = last_value(r->run.out_path, "seq_errors=", NULL, NULL);
 }
 
 /* The first sample at or after t_s (the last one if none). */
@@ -589,7 +491,8 @@ static void print_report(const struct bench *bench, struct run *runs, size_t n)
 		"--churn-ms %ld\n(mode change, plug, unplug in turn on wla); sampled every "
 		"second from /proc;\nafter the warm-up %zu windows of about %ld s, RSS peak of "
 		"each from VmHWM%s,\nand less the clients' buffers polled every %d ms\n\n",
-		bench->duration_s, bench->warmup_s, bench->churn_ms, w.n, w.bound[1] - w.bound[0], runs[0].hwm_reset && runs[1].hwm_reset ? "" :
+		bench->duration_s, bench->warmup_s, bench->churn_ms, w.n, w.bound[1] - w.bound[0],
+		runs[0].hwm_reset && runs[1].hwm_reset ? "" :
 		" (not resettable here: sampled peaks instead)", SOAK_POLL_MS);
 	printf("%-18s %-8s %10s %9s %9s %6s %6s\n", "backend", "at", "rss KiB", "anon KiB",
 		"shmem KiB", "fds", "locks");
@@ -641,8 +544,8 @@ static void print_report(const struct bench *bench, struct run *runs, size_t n)
 		"%.0f%%), headless %ld (%.2f%%)", rss.low, rss.high, rss.high - rss.low,
 		100.0 * p2p, 100.0 * GOAL_RSS_PEAK_TO_PEAK, peer_rss.high - peer_rss.low,
 		percent(peer_rss));
-	printf("  %-56s %-6s %s\n", "resident memory flat within 1% peak to peak after warm-up",
-		p2p <= GOAL_RSS_PEAK_TO_PEAK ? "met" : "MISSED", detail);
+	bench_print_goal(56, "resident memory flat within 1% peak to peak after warm-up",
+		bench_verdict(p2p <= GOAL_RSS_PEAK_TO_PEAK), "%s", detail);
 	/* Not the goal, shown beside it: with the clients' buffers, a window's
 	 * peak depends on how many clients were mapped when the outputs'
 	 * buffers peaked. */
@@ -658,29 +561,29 @@ static void print_report(const struct bench *bench, struct run *runs, size_t n)
 	struct spread peer_maps = values_spread(peer->client_maps, &w);
 	snprintf(detail, sizeof(detail), "window peaks %ld..%ld (bound %d), headless %ld..%ld",
 		maps.low, maps.high, SOAK_CLIENT_MAPS_MAX, peer_maps.low, peer_maps.high);
-	printf("  %-56s %-6s %s\n", "clients' buffer mappings bounded",
-		maps.high <= SOAK_CLIENT_MAPS_MAX ? "met" : "MISSED", detail);
+	bench_print_goal(56, "clients' buffer mappings bounded",
+		bench_verdict(maps.high <= SOAK_CLIENT_MAPS_MAX), "%s", detail);
 	/* Clients come and go with their fds: window peaks again. */
 	struct spread fds = window_spread(wla, &w, offsetof(struct sample, fds), false);
 	struct spread peer_fds = window_spread(peer, &w, offsetof(struct sample, fds), false);
 	snprintf(detail, sizeof(detail), "window peaks %ld..%ld (first %ld), headless %ld..%ld",
 		fds.low, fds.high, fds.first, peer_fds.low, peer_fds.high);
-	printf("  %-56s %-6s %s\n", "open fds flat (no window above the first)",
-		fds.high <= fds.first ? "met" : "MISSED", detail);
+	bench_print_goal(56, "open fds flat (no window above the first)",
+		bench_verdict(fds.high <= fds.first), "%s", detail);
 	/* Per output: the one on screen and a full queue; two outputs at most
 	 * (the plugged one), and a cursor buffer each. */
 	struct spread locks = window_spread(wla, &w, offsetof(struct sample, locks), false);
 	snprintf(detail, sizeof(detail), "window peaks %ld..%ld (first %ld, bound %d); at exit "
 		"%ld", locks.low, locks.high, locks.first, 2 * (3 + 1 + 1), wla->final_locks);
-	printf("  %-56s %-6s %s\n", "buffer locks flat, back to 0 at exit",
-		wla->final_locks == 0 && locks.high <= locks.first &&
-		locks.high <= 2 * (3 + 1 + 1) ? "met" : "MISSED", detail);
+	bench_print_goal(56, "buffer locks flat, back to 0 at exit",
+		bench_verdict(wla->final_locks == 0 && locks.high <= locks.first &&
+			locks.high <= 2 * (3 + 1 + 1)), "%s", detail);
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: wla-bench-soak [options] [TINYWL CLIENT POWER_CLIENT]\n"
+		"Usage: wla-bench soak [options] [TINYWL CLIENT POWER_CLIENT]\n"
 		"  -d, --duration S   seconds to run (default 600)\n"
 		"  -w, --warmup S     seconds before the reference sample (default: a fifth\n"
 		"                     of the duration, at least 5)\n"
@@ -690,7 +593,7 @@ static void usage(FILE *f)
 		"The programs default to those of the build tree this one is in.\n");
 }
 
-int main(int argc, char *argv[])
+int bench_soak_main(int argc, char *argv[])
 {
 	struct bench bench = { .duration_s = 600, .warmup_s = -1, .churn_ms = 500 };
 	const struct bench_option options[] = {
@@ -699,8 +602,7 @@ int main(int argc, char *argv[])
 		{ "churn-ms", 'c', 10, 600000, &bench.churn_ms, NULL },
 		{ "verbose", 'v', 0, 0, NULL, &bench.verbose },
 	};
-	int parsed = bench_parse_options("wla-bench-soak", argc, argv, options,
-		sizeof(options) / sizeof(options[0]), usage);
+	int parsed = bench_parse_options(argc, argv, options, WLA_ARRAY_SIZE(options), usage);
 	if (parsed >= 0) {
 		return parsed;
 	}
@@ -708,34 +610,29 @@ int main(int argc, char *argv[])
 		bench.warmup_s = bench.duration_s / 5 > 5 ? bench.duration_s / 5 : 5;
 	}
 	if (bench.warmup_s >= bench.duration_s) {
-		fprintf(stderr, "wla-bench-soak: the warm-up must be shorter than the run\n");
+		fprintf(stderr, "%s: the warm-up must be shorter than the run\n", bench_prog);
 		return 2;
 	}
 	char *own[3] = { NULL, NULL, NULL };
-	const char *rel[3] = { "bench/tinywl-measured", "tests/clients/wla-pattern-client",
-		"tests/clients/wla-power-client" };
+	const char *rel[3] = { BENCH_TINYWL, BENCH_PATTERN_CLIENT, BENCH_POWER_CLIENT };
 	const char **paths[3] = { &bench.tinywl, &bench.client, &bench.power };
 	int status = EXIT_SUCCESS;
 	if (argc - optind != 0 && argc - optind != 3) {
-		fprintf(stderr, "wla-bench-soak: give all three programs or none (see -h)\n");
+		fprintf(stderr, "%s: give all three programs or none (see -h)\n", bench_prog);
 		return 2;
 	}
 	for (size_t i = 0; i < 3; i++) {
-		*paths[i] = optind < argc ? argv[optind + (int)i] :
-			(own[i] = bench_sibling_path(rel[i]));
-		if (*paths[i] == NULL || access(*paths[i], X_OK) != 0) {
-			fprintf(stderr, "wla-bench-soak: cannot run '%s'\n",
-				*paths[i] ? *paths[i] : rel[i]);
-			status = 2;
-		}
+		*paths[i] = bench_program(optind < argc ? argv[optind + (int)i] : NULL, rel[i],
+			&own[i]);
+		status = *paths[i] == NULL ? 2 : status;
 	}
 	struct run runs[2] = {
-		{ .name = "wlatomic (VDC)", .backend = BACKEND_WLA },
-		{ .name = "wlroots headless", .backend = BACKEND_HEADLESS },
+		{ .name = "wlatomic (VDC)", .backend = BENCH_WLA },
+		{ .name = "wlroots headless", .backend = BENCH_HEADLESS },
 	};
 	bool started = status == EXIT_SUCCESS;
 	for (size_t i = 0; started && i < 2; i++) {
-		started = start_run(&bench, &runs[i]) && wait_for_socket(&runs[i]);
+		started = start_run(&bench, &runs[i]);
 	}
 	if (started) {
 		printf("tinywl: %s\nsoaking for %ld s, both backends at once\n", bench.tinywl,
@@ -761,8 +658,8 @@ int main(int argc, char *argv[])
 			double t = (double)(bench_now_ns() - t0) / 1e9;
 			for (size_t i = 0; i < 2; i++) {
 				if (!add_sample(&runs[i], t)) {
-					fprintf(stderr, "wla-bench-soak: %s: tinywl is gone at %.0f s\n",
-						runs[i].name, t);
+					fprintf(stderr, "%s: %s: tinywl is gone at %.0f s\n",
+						bench_prog, runs[i].name, t);
 					runs[i].failed = true;
 					started = false;
 				} else if (bench.verbose) {
@@ -777,9 +674,9 @@ int main(int argc, char *argv[])
 				for (size_t i = 0; i < 2; i++) {
 					struct run *r = &runs[i];
 					if (next_bound > 0) {
-						r->hwm_kib[next_bound - 1] = read_status(r->pid).hwm;
+						r->hwm_kib[next_bound - 1] = read_status(r->run.pid).hwm;
 					}
-					if (next_bound < w.n && !reset_hwm(r->pid)) {
+					if (next_bound < w.n && !reset_hwm(r->run.pid)) {
 						r->hwm_reset = false;
 					}
 				}
@@ -797,9 +694,7 @@ int main(int argc, char *argv[])
 		status = EXIT_FAILURE;
 	}
 	for (size_t i = 0; i < 2; i++) {
-		if (runs[i].runtime[0]) {
-			bench_remove_tree(runs[i].runtime);
-		}
+		bench_run_finish(&runs[i].run);
 		free(runs[i].samples);
 	}
 	for (size_t i = 0; i < 3; i++) {
