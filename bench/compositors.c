@@ -25,7 +25,6 @@
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
-#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,6 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,13 +80,15 @@ static bool read_stats(const char *stdout_path, struct result *result)
 	char line[4096];
 	bool every_output_drew = true;
 	while (fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, "tinywl: stats output=", 21) != 0) {
+		if (strncmp(line, BENCH_STATS_PREFIX, strlen(BENCH_STATS_PREFIX)) != 0) {
 			continue;
 		}
-		const char *p = strstr(line, " frames_presented=");
-		long frames = p != NULL ? strtol(p + 18, NULL, 10) : 0;
+		double frames;
+		if (!bench_stats_field(line, "frames_presented", &frames) || isnan(frames)) {
+			frames = 0;
+		}
 		result->outputs++;
-		result->frames_presented += frames;
+		result->frames_presented += (long)frames;
 		every_output_drew = every_output_drew && frames >= 1;
 	}
 	fclose(f);

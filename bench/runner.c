@@ -21,8 +21,6 @@
 #include "runner.h"
 #include "util.h"
 
-#define STATS_PREFIX "tinywl: stats output="
-
 const char *bench_prog = "wla-bench";
 
 uint64_t bench_now_ns(void)
@@ -519,7 +517,7 @@ bool bench_run_stats_line(struct bench_run *run, char *line, size_t size)
 	FILE *f = fopen(run->out_path, "r");
 	bool found = false;
 	while (f != NULL && !found && fgets(line, (int)size, f) != NULL) {
-		found = strncmp(line, STATS_PREFIX, strlen(STATS_PREFIX)) == 0;
+		found = strncmp(line, BENCH_STATS_PREFIX, strlen(BENCH_STATS_PREFIX)) == 0;
 	}
 	if (f != NULL) {
 		fclose(f);

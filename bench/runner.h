@@ -24,6 +24,9 @@
 #define BENCH_PRELOAD "libwlatomic-preload.so"
 #define BENCH_CTL "examples/ctl/wlatomic-ctl"
 
+/* What the stats lines of tinywl-measured start with, one per output. */
+#define BENCH_STATS_PREFIX "tinywl: stats output="
+
 /* What messages start with: "wla-bench" and the subcommand ("wla-bench
  * pacing"), set by main before the subcommand runs. */
 extern const char *bench_prog;
