@@ -199,6 +199,31 @@ bool wla_device_custom_mode(const struct wla_device *dev, int32_t width, int32_t
 	return ok;
 }
 
+void wla_device_destroy(struct wla_device *dev, void (*destroy)(struct wla_device *dev))
+{
+	memset(&dev->listener, 0, sizeof(dev->listener));
+	dev->doomed_destroy = destroy;
+	if (wla_hold_doom(&dev->hold)) {
+		destroy(dev);
+	}
+}
+
+void wla_device_hold(struct wla_device *dev)
+{
+	wla_hold(&dev->hold);
+}
+
+static void run_doomed_destroy(void *data)
+{
+	struct wla_device *dev = data;
+	dev->doomed_destroy(dev);
+}
+
+bool wla_device_release(struct wla_device *dev)
+{
+	return wla_release(&dev->hold, run_doomed_destroy, dev);
+}
+
 enum object_kind {
 	OBJECT_CRTC,
 	OBJECT_PLANE,

@@ -175,6 +175,9 @@ static int wait_readable(struct wla_kms *kms, int timeout_ms)
 int wla_kms_dispatch(struct wla_kms *kms, int timeout_ms)
 {
 	int n = 0, ret = 0;
+	/* The present listeners may destroy the backend, and this driver
+	 * with it: that waits for the release. */
+	wla_device_hold(&kms->dev);
 	while (!kms->lost) {
 		int ready = wait_readable(kms, n == 0 ? timeout_ms : 0);
 		if (ready < 0) {
@@ -194,7 +197,10 @@ int wla_kms_dispatch(struct wla_kms *kms, int timeout_ms)
 		n++;
 	}
 	wla_device_deliver_events(&kms->dev);
-	run_deferred(kms);
+	if (!wla_doomed(&kms->dev.hold)) {
+		run_deferred(kms);
+	}
+	wla_device_release(&kms->dev);
 	return ret < 0 ? ret : n;
 }
 
@@ -202,7 +208,10 @@ int wla_kms_handle_fd(int fd, uint32_t mask, void *data)
 {
 	struct wla_kms *kms = data;
 	if (mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR)) {
+		/* The outputs go: their destroy listeners may end the backend. */
+		wla_device_hold(&kms->dev);
 		wla_kms_device_lost(kms, -ENODEV);
+		wla_device_release(&kms->dev);
 		return 0;
 	}
 	wla_kms_dispatch(kms, 0);

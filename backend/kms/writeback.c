@@ -186,8 +186,14 @@ static int handle_fence(int fd, uint32_t mask, void *data)
 	wl_event_source_remove(job->fence_source);
 	job->fence_source = NULL;
 	job->fenced = true;
+	/* Capture callbacks may destroy the backend, and this driver with it:
+	 * that waits for the release. */
+	wla_device_hold(&kms->dev);
 	wla_kms_check_job(kms);
-	wla_kms_kick_captures(kms);
+	if (!wla_doomed(&kms->dev.hold)) {
+		wla_kms_kick_captures(kms);
+	}
+	wla_device_release(&kms->dev);
 	return 0;
 }
 

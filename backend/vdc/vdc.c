@@ -390,12 +390,14 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 
 void wla_vdc_advance(struct wla_vdc *vdc, uint64_t now_ns)
 {
+	wla_device_hold(&vdc->dev);
 	for (size_t i = 0; i < vdc->n_outputs; i++) {
 		if (vdc->outputs[i]) {
 			output_process(vdc->outputs[i], now_ns, true);
 		}
 	}
 	wla_device_deliver_events(&vdc->dev);
+	wla_device_release(&vdc->dev);
 }
 
 static int handle_timer(int fd, uint32_t mask, void *data)
@@ -406,9 +408,13 @@ static int handle_timer(int fd, uint32_t mask, void *data)
 		wlr_log_errno(WLR_ERROR, "%s: reading the vblank timer", out->crtc.name);
 	}
 	out->wakeups++;
+	/* Its callbacks may destroy the backend, and the VDC with it: that
+	 * waits for the release. */
 	struct wla_vdc *vdc = out->vdc;
+	wla_device_hold(&vdc->dev);
 	output_process(out, vdc_now(vdc), true);
 	wla_device_deliver_events(&vdc->dev);
+	wla_device_release(&vdc->dev);
 	return 0;
 }
 
@@ -599,7 +605,9 @@ static void handle_deliver_idle(void *data)
 {
 	struct wla_vdc *vdc = data;
 	vdc->deliver_idle = NULL;
+	wla_device_hold(&vdc->dev);
 	wla_device_deliver_events(&vdc->dev);
+	wla_device_release(&vdc->dev);
 }
 
 static void vdc_sync(struct wla_device *dev)
@@ -724,10 +732,15 @@ static void vdc_destroy_device(struct wla_device *dev)
 	wla_vdc_destroy(wla_vdc_from_device(dev));
 }
 
+/* The listener told of the connector may destroy the backend: the VDC
+ * waits for the release. */
 static int vdc_plug_connector(struct wla_device *dev, const char *name,
 	const struct wla_config_mode *modes, size_t n_modes)
 {
-	return wla_vdc_plug(wla_vdc_from_device(dev), name, modes, n_modes) ? 0 : -EINVAL;
+	wla_device_hold(dev);
+	int ret = wla_vdc_plug(wla_vdc_from_device(dev), name, modes, n_modes) ? 0 : -EINVAL;
+	wla_device_release(dev);
+	return ret;
 }
 
 static int vdc_unplug_connector(struct wla_device *dev, const char *name)
@@ -736,7 +749,9 @@ static int vdc_unplug_connector(struct wla_device *dev, const char *name)
 	if (!out) {
 		return -ENOENT;
 	}
+	wla_device_hold(dev);
 	wla_vdc_unplug(out);
+	wla_device_release(dev);
 	return 0;
 }
 

@@ -107,8 +107,12 @@ static void create_outputs(struct wla_backend *backend, struct wla_device *dev)
 				"for it", conn->name, conn->possible_crtcs);
 			continue;
 		}
-		/* A failure (memory) is logged; the other outputs still come. */
+		/* A failure (memory) is logged; the other outputs still come,
+		 * unless a new_output listener destroyed the backend. */
 		wla_output_create(backend, dev, conn, crtc_of[i]);
+		if (wla_doomed(&backend->hold)) {
+			return;
+		}
 	}
 }
 
@@ -120,15 +124,20 @@ static bool backend_start(struct wlr_backend *wlr_backend)
 	}
 	backend->started = true;
 	backend->control = wla_control_create(backend);
+	/* A new_output or new_input listener may destroy the backend: then
+	 * nothing more starts, and the compositor hears it did not start. */
+	wla_hold(&backend->hold);
 	/* Connectors with nothing plugged in get an output when they are (the
 	 * driver's connector_added). */
-	for (size_t d = 0; d < backend->n_devices; d++) {
+	for (size_t d = 0; d < backend->n_devices && !wla_doomed(&backend->hold); d++) {
 		create_outputs(backend, backend->devices[d]);
 	}
 	/* Input after the outputs, as wlroots' X11 backend does: a touchscreen
 	 * without touch-output belongs to the first of them. */
-	wla_input_start(backend->input);
-	return true;
+	if (!wla_doomed(&backend->hold)) {
+		wla_input_start(backend->input);
+	}
+	return wla_release(&backend->hold, free, backend);
 }
 
 /* The session a device's card came from (NULL for the VDC, which needs
@@ -138,12 +147,19 @@ static struct wla_session *device_session(struct wla_device *dev)
 	return wla_device_is_kms(dev) ? wla_kms_from_device(dev)->card->session : NULL;
 }
 
-static void destroy_device(struct wla_device *dev)
+static void device_destroyed(struct wla_device *dev)
 {
 	struct wla_session *session = device_session(dev);
 	dev->funcs->destroy(dev);
 	/* After the driver: its CRTCs went off while the card was open. */
 	wla_session_destroy(session);
+}
+
+/* Now, or once the driver's wake-up whose listener destroyed the backend
+ * is over (wla_device_destroy). */
+static void destroy_device(struct wla_device *dev)
+{
+	wla_device_destroy(dev, device_destroyed);
 }
 
 static void handle_connector_added(struct wla_device *dev, struct wla_connector *conn,
@@ -152,7 +168,11 @@ static void handle_connector_added(struct wla_device *dev, struct wla_connector 
 	struct wla_backend *backend = data;
 	/* Told again for a connector that has its output: nothing changes. */
 	if (backend->started && !wla_output_find(backend, conn)) {
+		/* The caller (the driver, from a hot-plug) goes on after a
+		 * listener destroyed the backend: see wla_device.hold. */
+		wla_hold(&backend->hold);
 		wla_output_create(backend, dev, conn, NULL);
+		wla_release(&backend->hold, free, backend);
 	}
 }
 
@@ -206,7 +226,10 @@ static void backend_destroy(struct wlr_backend *wlr_backend)
 		wlr_log(WLR_ERROR, "backend: %zu buffer locks and %zu cursor locks still held "
 			"at destroy", backend->buffer_locks, backend->cursor_locks);
 	}
-	free(backend);
+	/* From a listener of its own announcements: freed when they return. */
+	if (wla_hold_doom(&backend->hold)) {
+		free(backend);
+	}
 }
 
 static clockid_t backend_get_presentation_clock(struct wlr_backend *wlr_backend)
@@ -498,7 +521,7 @@ WLA_EXPORT int wla_backend_unplug_connector(struct wlr_backend *wlr_backend, con
 	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
 	struct wla_output *out;
 	wl_list_for_each(out, &backend->outputs, link) {
-		if (out->destroyed && strcmp(out->conn->name, name) == 0) {
+		if (wla_held(&out->hold) && strcmp(out->conn->name, name) == 0) {
 			/* Inside this output's present event: wlroots' emission
 			 * goes on over the output's listeners once we return. */
 			return defer_unplug(backend, out->dev, name);

@@ -712,9 +712,6 @@ static void output_destroy(struct wlr_output *wlr_output)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
 	struct wla_crtc *crtc = output_crtc(out);
-	if (out->destroyed) {
-		*out->destroyed = true;
-	}
 	/* Its absolute pointer goes first, as the X11 backend's does. */
 	wla_input_output_removed(out->backend->input, out);
 	if (out->frame_idle) {
@@ -749,7 +746,10 @@ static void output_destroy(struct wlr_output *wlr_output)
 	wlr_drm_format_set_finish(&out->primary_formats);
 	wlr_drm_format_set_finish(&out->cursor_formats);
 	wl_list_remove(&out->link);
-	free(out);
+	/* From one of its own listeners: freed when the emission returns. */
+	if (wla_hold_doom(&out->hold)) {
+		free(out);
+	}
 }
 
 static const struct wlr_drm_format_set *output_get_primary_formats(
@@ -885,19 +885,9 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 
 bool wla_output_send_present(struct wla_output *out, struct wlr_output_event_present *event)
 {
-	if (out->destroyed) {
-		/* Inside another guarded event of this output: it watches. */
-		wlr_output_send_present(&out->base, event);
-		return true;
-	}
-	bool destroyed = false;
-	out->destroyed = &destroyed;
+	wla_hold(&out->hold);
 	wlr_output_send_present(&out->base, event);
-	if (destroyed) {
-		return false;
-	}
-	out->destroyed = NULL;
-	return true;
+	return wla_release(&out->hold, free, out);
 }
 
 /* The queue drained: a cursor that waited behind states without present
@@ -983,18 +973,6 @@ bool wla_output_crtc_usable(struct wla_backend *backend, struct wla_connector *c
 	return true;
 }
 
-struct output_guard {
-	struct wl_listener destroy;
-	bool gone;
-};
-
-static void handle_guard_destroy(struct wl_listener *listener, void *data)
-{
-	struct output_guard *guard = wl_container_of(listener, guard, destroy);
-	wl_list_remove(&guard->destroy.link);
-	guard->gone = true;
-}
-
 struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_device *dev,
 	struct wla_connector *conn, struct wla_crtc *crtc)
 {
@@ -1058,16 +1036,14 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 	if (panel) {
 		wla_output_panel_init(out, panel);
 	}
-	/* A new_output listener may destroy the output: its pointer comes only
-	 * if it is still there. */
-	struct output_guard guard = { .gone = false };
-	guard.destroy.notify = handle_guard_destroy;
-	wl_signal_add(&wo->events.destroy, &guard.destroy);
+	/* A new_output listener may destroy the output, or the backend with
+	 * it (the caller holds the backend): its pointer comes only if it is
+	 * still there. */
+	wla_hold(&out->hold);
 	wl_signal_emit(&backend->base.events.new_output, wo);
-	if (guard.gone) {
+	if (!wla_release(&out->hold, free, out)) {
 		return NULL;
 	}
-	wl_list_remove(&guard.destroy.link);
 	wla_input_output_added(backend->input, out);
 	return out;
 }

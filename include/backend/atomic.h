@@ -43,6 +43,7 @@
 #include <stdint.h>
 #include <time.h>
 #include <wayland-util.h>
+#include "backend/hold.h"
 #include "backend/mode.h"
 
 struct wla_config_mode;
@@ -466,6 +467,12 @@ struct wla_device {
 	struct wl_list events;
 	bool delivering;
 	struct wla_device_listener listener;
+	/* Held by the driver around each wake-up whose call-outs may end the
+	 * device (a listener destroying the backend): wla_device_destroy
+	 * meanwhile only dooms it, and the last release destroys it
+	 * (backend/hold.h). */
+	struct wla_hold hold;
+	void (*doomed_destroy)(struct wla_device *dev);
 };
 
 /* Completion of a commit on one CRTC. */
@@ -523,6 +530,18 @@ void wla_device_remove_plane(struct wla_device *dev, struct wla_plane *plane);
 void wla_device_remove_connector(struct wla_device *dev, struct wla_connector *conn);
 /* Free the current states of every object (after every commit completed). */
 void wla_device_finish(struct wla_device *dev);
+
+/* The owner (the glue) ends dev: destroy(dev) (which calls the driver's
+ * funcs->destroy) runs now, or, inside a wake-up of the driver (a listener
+ * it called destroyed the backend), when the driver releases the device;
+ * its listener is told nothing more either way. */
+void wla_device_destroy(struct wla_device *dev, void (*destroy)(struct wla_device *dev));
+/* A driver, around a wake-up that may call out (delivers events, serves
+ * captures, announces connectors). */
+void wla_device_hold(struct wla_device *dev);
+/* Whether the device lives on; false: it was destroyed now, touch nothing
+ * of it. */
+bool wla_device_release(struct wla_device *dev);
 
 /* Add a format (and its modifiers, copied) to a plane. false on ENOMEM. */
 bool wla_plane_add_format(struct wla_plane *plane, uint32_t format, const uint64_t *modifiers,

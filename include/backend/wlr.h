@@ -14,6 +14,7 @@
 #include <wlatomic/config.h>
 #include <wlatomic/planes.h>
 #include "backend/atomic.h"
+#include "backend/hold.h"
 #include "backend/panel.h"
 
 #define WLA_BACKEND_MAX_DEVICES 4
@@ -48,6 +49,10 @@ struct wla_backend {
 	/* Input devices (backend/input/). */
 	struct wla_input *input;
 	struct wl_listener display_destroy;
+	/* Held while it announces outputs (new_output listeners may destroy
+	 * the backend): backend_destroy meanwhile takes it apart and the
+	 * last release frees it (backend/hold.h). */
+	struct wla_hold hold;
 };
 
 /* What one wlr_output commit asks of the hardware. */
@@ -134,9 +139,10 @@ struct wla_output {
 	uint64_t intervals[WLA_STATS_WINDOW];
 	uint64_t n_intervals;
 	uint64_t last_present_ns;
-	/* While the glue calls out to the compositor (present listeners): set
-	 * to true by output_destroy, so the caller touches nothing after. */
-	bool *destroyed;
+	/* Held while the glue calls out to the compositor (new_output and
+	 * present listeners): output_destroy meanwhile takes it apart and the
+	 * last release frees it (backend/hold.h). */
+	struct wla_hold hold;
 	/* Inside wlr_output_test: a compositor's probe, whose refusals are
 	 * debug output (wla_output_log), not errors. */
 	bool probing;

@@ -52,7 +52,21 @@ struct gf {
 	struct test_buffer *bufs[8];
 	bool gone[8];
 	size_t next_buf;
+	/* Destroy the backend from a listener: of new_output (1), of the first
+	 * presented frame (2), of the first frame event (3). */
+	int destroy_backend_in;
 };
+
+/* From a listener: the backend goes, as a compositor's shutdown does. */
+static void destroy_backend_from_listener(struct gf *f)
+{
+	f->destroy_backend_in = 0;
+	wl_list_remove(&f->new_output.link);
+	wl_list_init(&f->new_output.link);
+	struct wlr_backend *backend = f->backend;
+	f->backend = NULL;
+	wlr_backend_destroy(backend);
+}
 
 static void handle_present(struct wl_listener *listener, void *data)
 {
@@ -62,6 +76,10 @@ static void handle_present(struct wl_listener *listener, void *data)
 		o->presented++;
 	} else {
 		o->not_presented++;
+	}
+	if (ev->presented && o->f->destroy_backend_in == 2) {
+		destroy_backend_from_listener(o->f);
+		return;
 	}
 	int action = ev->presented ? o->on_present : 0;
 	o->on_present = 0;
@@ -82,6 +100,10 @@ static void handle_frame(struct wl_listener *listener, void *data)
 {
 	struct gf_output *o = wl_container_of(listener, o, frame);
 	o->frames++;
+	if (o->f->destroy_backend_in == 3) {
+		destroy_backend_from_listener(o->f);
+		return;
+	}
 	if (o->render_on_frame) {
 		commit_next(o);
 	}
@@ -112,6 +134,9 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 	wl_signal_add(&o->output->events.frame, &o->frame);
 	o->destroy.notify = handle_destroy;
 	wl_signal_add(&o->output->events.destroy, &o->destroy);
+	if (f->destroy_backend_in == 1) {
+		destroy_backend_from_listener(f);
+	}
 }
 
 static void gf_config(struct wla_config *cfg, unsigned depth, bool mailbox)
@@ -162,6 +187,9 @@ static void gf_finish(struct gf *f)
 	gf_drop_buffers(f);
 	wl_list_remove(&f->new_output.link);
 	wl_display_destroy(f->display);
+	for (size_t i = 0; i < f->n_outputs; i++) {
+		CHECK(f->outputs[i].destroyed);
+	}
 	for (size_t i = 0; i < 8; i++) {
 		CHECK(f->gone[i]);
 	}
@@ -339,6 +367,55 @@ static void a_present_listener_may_destroy_or_unplug_outputs(void)
 			CHECK_INT(f.n_outputs, 3);
 			CHECK_INT(f.outputs[2].not_presented, 0);
 			CHECK_INT(f.outputs[2].presented, 0);
+		}
+		gf_finish(&f);
+	}
+}
+
+/*
+ * A compositor may destroy the backend from any of its listeners: of
+ * new_output while the backend starts (a second output still to come), of
+ * a present event, of a frame event. The backend and every output go at
+ * once for the compositor (destroy signals, every buffer released); the
+ * backend touches nothing of what went (ASan: heap-use-after-free before
+ * the fix).
+ */
+static void a_listener_may_destroy_the_backend(void)
+{
+	for (int where = 1; where <= 3; where++) {
+		struct gf f;
+		memset(&f, 0, sizeof(f));
+		struct wla_config cfg;
+		gf_config(&cfg, 2, false);
+		cfg.outputs[1] = cfg.outputs[0];
+		snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
+		cfg.n_outputs = 2;
+		f.display = wl_display_create();
+		f.loop = wl_display_get_event_loop(f.display);
+		f.backend = wla_backend_create(f.display, &cfg);
+		CHECK(f.backend != NULL);
+		gf_listen(&f);
+		f.destroy_backend_in = where == 1 ? 1 : 0;
+		bool started = wlr_backend_start(f.backend);
+		if (where == 1) {
+			/* Gone before the second output was made. */
+			CHECK(f.backend == NULL && !started);
+			CHECK_INT(f.n_outputs, 1);
+			CHECK(f.outputs[0].destroyed);
+		} else {
+			CHECK(started && f.n_outputs == 2);
+			CHECK(enable(&f.outputs[0]) && enable(&f.outputs[1]));
+			f.destroy_backend_in = where;
+			CHECK(WAIT(&f, f.backend == NULL));
+			CHECK(f.outputs[0].destroyed && f.outputs[1].destroyed);
+		}
+		/* Whatever the event loop still had for it runs into nothing. */
+		for (int i = 0; i < 5; i++) {
+			wl_event_loop_dispatch(f.loop, 20);
+		}
+		gf_drop_buffers(&f);
+		for (size_t i = 0; i < 8; i++) {
+			CHECK(f.gone[i]);
 		}
 		gf_finish(&f);
 	}
@@ -809,6 +886,7 @@ int main(void)
 	RUN_TEST(framebuffer_wrappers_do_not_outlive_the_backend);
 	RUN_TEST(an_output_whose_driver_fails_a_frame_goes_off);
 	RUN_TEST(a_present_listener_may_destroy_or_unplug_outputs);
+	RUN_TEST(a_listener_may_destroy_the_backend);
 	RUN_TEST(two_timings_of_one_size_and_rate_are_two_modes);
 	RUN_TEST(a_custom_mode_joins_the_mode_list_and_stays_current);
 	RUN_TEST(outputs_fit_the_crtcs_planes_and_connectors_they_are_given);
