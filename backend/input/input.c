@@ -115,7 +115,7 @@ struct wla_input_device *wla_input_device_create(struct wla_input *input,
 void wla_input_device_announce(struct wla_input_device *dev)
 {
 	/* Not on a backend a listener destroyed meanwhile (dev is doomed). */
-	if (dev->announced || !dev->input->started || dev->input->dead) {
+	if (dev->announced || !dev->input->started || wla_doomed(&dev->input->hold)) {
 		return;
 	}
 	dev->announced = true;
@@ -142,7 +142,7 @@ void wla_input_device_destroy(struct wla_input_device *dev)
 	}
 	wl_list_remove(&dev->link);
 	dev->output = NULL;
-	if (input->holds > 0) {
+	if (wla_held(&input->hold)) {
 		/* Inside an event of ours, perhaps one of dev's own (a listener
 		 * unplugged its output): wl_signal_emit is still walking dev's
 		 * listeners. It gets no more events and goes once the event is
@@ -240,12 +240,12 @@ void wla_input_start(struct wla_input *input)
 	wla_input_hold(input);
 	struct wla_input_device *dev, *tmp;
 	wl_list_for_each_safe(dev, tmp, &input->devices, link) {
-		if (input->dead) {
+		if (wla_doomed(&input->hold)) {
 			break;
 		}
 		wla_input_device_announce(dev);
 	}
-	if (!input->dead) {
+	if (!wla_doomed(&input->hold)) {
 		wla_libinput_start(input);
 	}
 	wla_input_release(input);
@@ -253,8 +253,9 @@ void wla_input_start(struct wla_input *input)
 
 static void strokes_clear(struct wla_input *input);
 
-static void input_free(struct wla_input *input)
+static void input_free(void *data)
 {
+	struct wla_input *input = data;
 	/* libinput's context last: events of it may have been in hand. */
 	wla_libinput_destroy(input);
 	strokes_clear(input);
@@ -278,38 +279,29 @@ void wla_input_destroy(struct wla_input *input)
 	}
 	/* Inside an event we sent (a listener destroyed the backend): freed
 	 * once that event is over (wla_input_release). */
-	if (input->holds) {
-		input->dead = true;
-		return;
+	if (wla_hold_doom(&input->hold)) {
+		input_free(input);
 	}
-	input_free(input);
 }
 
 void wla_input_hold(struct wla_input *input)
 {
-	input->holds++;
+	wla_hold(&input->hold);
 }
 
 bool wla_input_release(struct wla_input *input)
 {
-	assert(input->holds > 0);
-	if (input->holds > 1) {
-		input->holds--;
-		return !input->dead;
+	if (input->hold.count == 1) {
+		/* The destroy signals of devices destroyed meanwhile may call
+		 * us back (a compositor reacting): still held while they go. */
+		while (!wl_list_empty(&input->doomed)) {
+			struct wla_input_device *dev =
+				wl_container_of(input->doomed.next, dev, link);
+			wl_list_remove(&dev->link);
+			wlr_input_device_destroy(&dev->base);
+		}
 	}
-	/* The destroy signals of devices destroyed meanwhile may call us back
-	 * (a compositor reacting): still held while they go. */
-	while (!wl_list_empty(&input->doomed)) {
-		struct wla_input_device *dev = wl_container_of(input->doomed.next, dev, link);
-		wl_list_remove(&dev->link);
-		wlr_input_device_destroy(&dev->base);
-	}
-	input->holds--;
-	if (input->dead) {
-		input_free(input);
-		return false;
-	}
-	return true;
+	return wla_release(&input->hold, input_free, input);
 }
 
 void wla_input_output_added(struct wla_input *input, struct wla_output *out)
@@ -385,7 +377,7 @@ int wla_input_locate(struct wla_input *input, const char *output, double x, doub
 static bool device_alive(struct wla_input *input, struct wla_input_device *dev)
 {
 	struct wla_input_device *d;
-	if (!dev || input->dead) {
+	if (!dev || wla_doomed(&input->hold)) {
 		return false;
 	}
 	wl_list_for_each(d, &input->devices, link) {

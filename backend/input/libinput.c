@@ -587,7 +587,7 @@ static int handle_libinput(int fd, uint32_t mask, void *data)
 	/* A listener may destroy the backend: input stays until we let go. */
 	wla_input_hold(input);
 	struct libinput_event *event;
-	while (!input->dead && (event = libinput_get_event(l->li))) {
+	while (!wla_doomed(&input->hold) && (event = libinput_get_event(l->li))) {
 		process_event(l, event);
 		libinput_event_destroy(event);
 	}

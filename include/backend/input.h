@@ -27,6 +27,7 @@
 #include <wlr/interfaces/wlr_pointer.h>
 #include <wlr/interfaces/wlr_touch.h>
 #include <wlatomic/config.h>
+#include "backend/hold.h"
 
 /* The host's output: a handle input never looks into. */
 struct wla_output;
@@ -81,10 +82,10 @@ struct wla_input {
 	struct xkb_context *xkb;
 	struct xkb_keymap *keymap; /* keyboard-layout's */
 	struct wla_input_device *keyboard, *pointer, *touch; /* virtual; NULL: none */
-	/* Events we are sending (wla_input_hold): a listener that destroys the
-	 * backend meanwhile leaves input to be freed by the last release. */
-	int holds;
-	bool dead;
+	/* Held while we send events (wla_input_hold): a listener that
+	 * destroys the backend meanwhile leaves input to be freed by the last
+	 * release (backend/hold.h). */
+	struct wla_hold hold;
 	/* Real devices (libinput.c), NULL when none are configured. */
 	struct wla_libinput *libinput;
 	/* Typing: how to make each keysym on strokes_keymap (input.c). */
