@@ -755,6 +755,11 @@ static int vdc_unplug_connector(struct wla_device *dev, const char *name)
 	return 0;
 }
 
+static const struct wla_hotplug_funcs vdc_hotplug_funcs = {
+	.plug = vdc_plug_connector,
+	.unplug = vdc_unplug_connector,
+};
+
 static const struct wla_capture_funcs vdc_capture_funcs = {
 	.capture = vdc_capture,
 	.cancel = vdc_capture_cancel,
@@ -769,8 +774,6 @@ static const struct wla_driver_funcs vdc_funcs = {
 	.now = vdc_device_now,
 	.vblank_at = vdc_vblank_at,
 	.vblank_counters = vdc_vblank_counters,
-	.plug_connector = vdc_plug_connector,
-	.unplug_connector = vdc_unplug_connector,
 	.destroy = vdc_destroy_device,
 };
 
@@ -1107,6 +1110,7 @@ struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_conf
 	/* Its timings are its own: any rate to the mHz. */
 	vdc->dev.custom_timing = WLA_CUSTOM_CVT_EXACT;
 	vdc->dev.capture_funcs = &vdc_capture_funcs;
+	vdc->dev.hotplug_funcs = &vdc_hotplug_funcs;
 	vdc->loop = loop;
 	vdc->now = now ? now : wla_clock_monotonic_ns;
 	vdc->now_data = now_data;

@@ -445,7 +445,7 @@ WLA_EXPORT int wla_backend_plug_connector(struct wlr_backend *wlr_backend, const
 	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
 	struct wla_device *dev = NULL;
 	for (size_t d = 0; d < backend->n_devices && !dev; d++) {
-		if (backend->devices[d]->funcs->plug_connector) {
+		if (backend->devices[d]->hotplug_funcs) {
 			dev = backend->devices[d];
 		}
 	}
@@ -467,7 +467,7 @@ WLA_EXPORT int wla_backend_plug_connector(struct wlr_backend *wlr_backend, const
 			return -EINVAL;
 		}
 	}
-	return dev->funcs->plug_connector(dev, name, modes, n_modes);
+	return dev->hotplug_funcs->plug(dev, name, modes, n_modes);
 }
 
 static void handle_unplug_idle(void *data)
@@ -478,7 +478,7 @@ static void handle_unplug_idle(void *data)
 		struct wla_unplug *u = wl_container_of(backend->unplugs.next, u, link);
 		wl_list_remove(&u->link);
 		/* Gone already (another unplug) is fine: nothing to do. */
-		int ret = u->dev->funcs->unplug_connector(u->dev, u->name);
+		int ret = u->dev->hotplug_funcs->unplug(u->dev, u->name);
 		if (ret < 0 && ret != -ENOENT) {
 			wlr_log(WLR_ERROR, "hot-plug: device %s cannot unplug connector %s: %s",
 				u->dev->name, u->name, strerror(-ret));
@@ -529,10 +529,10 @@ WLA_EXPORT int wla_backend_unplug_connector(struct wlr_backend *wlr_backend, con
 	}
 	for (size_t d = 0; d < backend->n_devices; d++) {
 		struct wla_device *dev = backend->devices[d];
-		if (!dev->funcs->unplug_connector) {
+		if (!dev->hotplug_funcs) {
 			continue;
 		}
-		int ret = dev->funcs->unplug_connector(dev, name);
+		int ret = dev->hotplug_funcs->unplug(dev, name);
 		if (ret != -ENOENT) {
 			if (ret < 0) {
 				wlr_log(WLR_ERROR, "hot-plug: device %s cannot unplug connector %s: "

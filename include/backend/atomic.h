@@ -383,14 +383,6 @@ struct wla_driver_funcs {
 	/* For the glue: */
 	bool (*vblank_counters)(struct wla_device *dev, struct wla_crtc *crtc,
 		struct wla_vblank_counters *counters);
-	/* Virtual connectors (a driver of virtual hardware; NULL otherwise):
-	 * plug one in with modes (preferred first), announced through the
-	 * device listener: 0 or -EINVAL, logged. Unplug it, its CRTC off and
-	 * the listener told first: 0, or -ENOENT (not logged) if the device
-	 * has no connector of that name. */
-	int (*plug_connector)(struct wla_device *dev, const char *name,
-		const struct wla_config_mode *modes, size_t n_modes);
-	int (*unplug_connector)(struct wla_device *dev, const char *name);
 	/* Free the device (every CRTC is off and every state freed). */
 	void (*destroy)(struct wla_device *dev);
 };
@@ -403,6 +395,20 @@ struct wla_capture_funcs {
 		void (*func)(struct wla_capture *capture, const struct wla_image *image,
 			uint64_t seq, void *data), void *data);
 	void (*cancel)(struct wla_device *dev, struct wla_capture *capture);
+};
+
+/* An optional feature: virtual connectors, plugged and unplugged on request
+ * (a driver of virtual hardware: wla_device.hotplug_funcs; NULL otherwise).
+ * A connector of real hardware comes and goes by itself, told through the
+ * device listener. */
+struct wla_hotplug_funcs {
+	/* Plug one in with modes (preferred first), announced through the
+	 * device listener: 0 or -EINVAL, logged. */
+	int (*plug)(struct wla_device *dev, const char *name,
+		const struct wla_config_mode *modes, size_t n_modes);
+	/* Unplug it, its CRTC off and the listener told first: 0, or -ENOENT
+	 * (not logged) if the device has no connector of that name. */
+	int (*unplug)(struct wla_device *dev, const char *name);
 };
 
 /* A request for the image of a CRTC's next latched frame; the driver that
@@ -435,6 +441,7 @@ struct wla_device {
 	const struct wla_driver_funcs *funcs;
 	/* Optional features, set by the driver that has them. */
 	const struct wla_capture_funcs *capture_funcs;
+	const struct wla_hotplug_funcs *hotplug_funcs;
 	const char *name;
 	/* Indexed by object index; NULL where an object was removed. */
 	struct wla_crtc *crtcs[WLA_MAX_CRTCS];
