@@ -24,7 +24,6 @@
 #include "backend/kms.h" /* the drivers' constructors */
 #include "backend/vdc.h"
 #include "backend/log.h"
-#include "backend/panel.h"
 #include "backend/session.h"
 #include "backend/wlr.h"
 #include "util.h"
@@ -287,48 +286,6 @@ static void handle_display_destroy(struct wl_listener *listener, void *data)
 	backend_destroy(&backend->base);
 }
 
-/* Input's host (include/backend/input.h): all backend/input asks of the
- * backend, answered from the outputs and their panels. */
-
-static void input_announce(void *data, struct wlr_input_device *dev)
-{
-	struct wla_backend *backend = data;
-	wl_signal_emit(&backend->base.events.new_input, dev);
-}
-
-static bool input_get_output(void *data, const char *name, struct wla_input_output *info)
-{
-	struct wla_backend *backend = data;
-	struct wla_output *out = wla_output_find_named(backend, name);
-	if (!out) {
-		return false;
-	}
-	wlr_output_effective_resolution(&out->base, &info->width, &info->height);
-	info->enabled = out->base.enabled;
-	info->shows = out->base.enabled && !out->panel_failed;
-	if (info->shows && out->panel) {
-		enum wla_panel_state state =
-			wla_panel_get_state(wla_panel_loop_get_panel(out->panel));
-		info->shows = state == WLA_PANEL_ON || state == WLA_PANEL_LIT;
-	}
-	return true;
-}
-
-static const char *input_output_name(void *data, struct wla_output *out)
-{
-	return out->base.name;
-}
-
-static const char *input_first_output(void *data)
-{
-	struct wla_backend *backend = data;
-	if (wl_list_empty(&backend->outputs)) {
-		return NULL;
-	}
-	struct wla_output *out = wl_container_of(backend->outputs.next, out, link);
-	return out->base.name;
-}
-
 /* A DRM card for the KMS driver: opened by a session of the glue's (with
  * the display, through the seat where this process may not open it), then
  * handed over. NULL when there is no usable card (logged by the session,
@@ -390,14 +347,7 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 		return NULL;
 	}
 	backend->devices[backend->n_devices++] = dev;
-	const struct wla_input_host input_host = {
-		.announce = input_announce,
-		.get_output = input_get_output,
-		.output_name = input_output_name,
-		.first_output = input_first_output,
-		.data = backend,
-	};
-	backend->input = wla_input_create(&input_host, loop, &backend->config);
+	backend->input = wla_backend_create_input(backend, loop);
 	if (!backend->input) {
 		destroy_device(dev);
 		free(backend);

@@ -2,9 +2,8 @@
  * The glue's side of input (backend/input/ is a leaf that knows nothing of
  * the backend): the public input API of include/wlatomic/input.h, which
  * takes a wlr_backend, finds the backend's input and drives the leaf
- * through its own interface (include/backend/input.h). The host interface
- * the leaf asks the backend through is made in backend.c, where input is
- * created.
+ * through its own interface (include/backend/input.h); and the host the
+ * leaf asks the backend through (wla_backend_create_input).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,8 +15,64 @@
 #include <wlatomic/backend.h>
 #include <wlatomic/input.h>
 #include "backend/input.h"
+#include "backend/panel.h"
 #include "backend/wlr.h"
 #include "util.h"
+
+/* Input's host (include/backend/input.h): all backend/input asks of the
+ * backend, answered from the outputs and their panels. */
+
+static void input_announce(void *data, struct wlr_input_device *dev)
+{
+	struct wla_backend *backend = data;
+	wl_signal_emit(&backend->base.events.new_input, dev);
+}
+
+static bool input_get_output(void *data, const char *name, struct wla_input_output *info)
+{
+	struct wla_backend *backend = data;
+	struct wla_output *out = wla_output_find_named(backend, name);
+	if (!out) {
+		return false;
+	}
+	wlr_output_effective_resolution(&out->base, &info->width, &info->height);
+	info->enabled = out->base.enabled;
+	info->shows = out->base.enabled && !out->panel_failed;
+	if (info->shows && out->panel) {
+		enum wla_panel_state state =
+			wla_panel_get_state(wla_panel_loop_get_panel(out->panel));
+		info->shows = state == WLA_PANEL_ON || state == WLA_PANEL_LIT;
+	}
+	return true;
+}
+
+static const char *input_output_name(void *data, struct wla_output *out)
+{
+	return out->base.name;
+}
+
+static const char *input_first_output(void *data)
+{
+	struct wla_backend *backend = data;
+	if (wl_list_empty(&backend->outputs)) {
+		return NULL;
+	}
+	struct wla_output *out = wl_container_of(backend->outputs.next, out, link);
+	return out->base.name;
+}
+
+struct wla_input *wla_backend_create_input(struct wla_backend *backend,
+	struct wl_event_loop *loop)
+{
+	const struct wla_input_host input_host = {
+		.announce = input_announce,
+		.get_output = input_get_output,
+		.output_name = input_output_name,
+		.first_output = input_first_output,
+		.data = backend,
+	};
+	return wla_input_create(&input_host, loop, &backend->config);
+}
 
 static struct wla_input *input_of(struct wlr_backend *wlr_backend, const char *what)
 {

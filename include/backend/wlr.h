@@ -171,6 +171,10 @@ bool wla_output_crtc_usable(struct wla_backend *backend, struct wla_connector *c
 struct wla_output *wla_output_find(struct wla_backend *backend, struct wla_connector *conn);
 /* The output whose wlr_output is called name, NULL if none. */
 struct wla_output *wla_output_find_named(struct wla_backend *backend, const char *name);
+/* The backend's input (backend/input/), asking the backend through the
+ * host interface of backend/wlr/input-host.c. NULL (logged) on failure. */
+struct wla_input *wla_backend_create_input(struct wla_backend *backend,
+	struct wl_event_loop *loop);
 
 /* Commit a request through the flip queue; 0 or a negative errno (logged). */
 int wla_output_commit_request(struct wla_output *out, const struct wla_output_request *req);
