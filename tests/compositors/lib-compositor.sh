@@ -1,9 +1,17 @@
 # Helpers for running unmodified compositors (sway, cage) on wlatomic through
-# the preload module; sourced after ../integration/lib.sh and setup.
+# the preload module; sourced after ../integration/lib.sh.
 # sway refuses to run as root: compositors and clients run as an
 # unprivileged user, created here when missing (CI runs as root).
 
 TEST_USER=wlatomic-test
+
+# preload_case CASE PRELOAD WLATOMIC_CTL PNG_INFO: the arguments of a script
+# that runs a compositor through the preload module (test-sway.sh,
+# test-cage.sh) as CASE, PRELOAD, CTL and PNGINFO, then setup.
+preload_case() {
+	CASE=$1 PRELOAD=$(realpath "$2") CTL=$(realpath "$3") PNGINFO=$(realpath "$4")
+	setup
+}
 
 # need_user: skip unless we can run things as $TEST_USER.
 need_user() {

@@ -6,9 +6,8 @@
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../integration/lib.sh"
-CASE=$1 PRELOAD=$(realpath "$2") CTL=$(realpath "$3") PNGINFO=$(realpath "$4")
-setup
 . "$here/lib-compositor.sh"
+preload_case "$@"
 for tool in cage foot weston-simple-shm weston-presentation-shm weston-info wlr-randr python3; do
 	command -v $tool >/dev/null || skip "$tool is not installed"
 done

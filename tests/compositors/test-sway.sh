@@ -6,9 +6,8 @@
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../integration/lib.sh"
-CASE=$1 PRELOAD=$(realpath "$2") CTL=$(realpath "$3") PNGINFO=$(realpath "$4")
-setup
 . "$here/lib-compositor.sh"
+preload_case "$@"
 for tool in sway swaymsg foot grim wlr-randr weston-presentation-shm python3; do
 	command -v $tool >/dev/null || skip "$tool is not installed"
 done
@@ -31,24 +30,11 @@ if [ "$CASE" = dpms ] || [ "$CASE" = panel_exit ]; then
 	# levels: reset is active-low). Delays long enough to see each state
 	# from the control socket. sway's debug log (-d) carries the dry run's
 	# lines (info) and the panel's and the CRTC's events (debug).
-	cat >"$TEST_DIR/wla.conf" <<'CONF'
-gpio-dry-run = 1
-
-[output]
-name = Virtual-1
-mode = 1920x1080@60
-mode = 1280x720@60
-panel-chip = dsi-panel
-panel-line = enable 3
-panel-line = reset 4 active-low
-panel-line = backlight 5
-panel-preset = simple
-panel-delay-prepare = 200
-panel-delay-enable = 200
-panel-delay-disable = 150
-panel-delay-unprepare = 250
-panel-min-off-time = 1500
-CONF
+	{
+		echo 'gpio-dry-run = 1'
+		panel_conf Virtual-1 '1920x1080@60 1280x720@60' dsi-panel 3 4 5 200 200 150 250
+		echo 'panel-min-off-time = 1500'
+	} >"$TEST_DIR/wla.conf"
 	chmod 0644 "$TEST_DIR/wla.conf"
 	export WLA_CONFIG="$TEST_DIR/wla.conf"
 	sway_args=(-d)

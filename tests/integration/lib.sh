@@ -94,6 +94,26 @@ stats_field() {
 	printf '%s\n' "$value"
 }
 
+# stats_fields OUTPUT FIELD...: each FIELD of the stats line of OUTPUT into
+# the shell variable of the same name; fails as stats_field does.
+stats_fields() {
+	local output=$1 field value
+	shift
+	for field in "$@"; do
+		value=$(stats_field "$output" "$field")
+		printf -v "$field" '%s' "$value"
+	done
+}
+
+# tinywl_background TINYWL: the background colour that tinywl -h documents
+# (0xRRGGBB), which a capture's checker needs too.
+tinywl_background() {
+	local value
+	value=$("$1" -h | sed -n 's/^The background is \(0x[0-9a-f]*\)\..*/\1/p')
+	[ -n "$value" ] || fail "tinywl -h does not name its background colour"
+	printf '%s\n' "$value"
+}
+
 # wait_until SECONDS CONDITION: evaluate the shell CONDITION (a string,
 # evaluated afresh each time, which may record what it sees) until it holds
 # or SECONDS times WLA_TEST_TIME_SCALE have passed on the clock (not counted
@@ -118,6 +138,24 @@ _wla_now_us() {
 # kernel tier's scripts: wait_until with STEPS / 20 seconds.
 poll() {
 	wait_until "$(awk -v n="$1" 'BEGIN { printf "%g", n / 20 }')" "$2"
+}
+
+# panel_conf NAME "MODE..." CHIP ENABLE RESET BACKLIGHT PREPARE ON OFF UNPREPARE:
+# the [output] section of a config that puts a panel behind output NAME (one
+# mode line per MODE): GPIO lines by offset on CHIP, reset active-low, the
+# simple preset, and the prepare, enable, disable and unprepare delays in ms.
+panel_conf() {
+	local mode
+	printf '[output]\nname = %s\n' "$1"
+	for mode in $2; do
+		printf 'mode = %s\n' "$mode"
+	done
+	printf 'panel-chip = %s\n' "$3"
+	printf 'panel-line = enable %s\npanel-line = reset %s active-low\npanel-line = backlight %s\n' \
+		"$4" "$5" "$6"
+	printf 'panel-preset = simple\n'
+	printf 'panel-delay-prepare = %s\npanel-delay-enable = %s\n' "$7" "$8"
+	printf 'panel-delay-disable = %s\npanel-delay-unprepare = %s\n' "$9" "${10}"
 }
 
 # A command line for tinywl -s: the path quoted for /bin/sh.

@@ -8,9 +8,7 @@ set -euo pipefail
 TINYWL=$(realpath "$1") CLIENT=$(realpath "$2") CHECK=$(realpath "$3")
 setup
 
-# tinywl -h documents the background; the checker needs the same value.
-BACKGROUND=$("$TINYWL" -h | sed -n 's/^The background is \(0x[0-9a-f]*\)\..*/\1/p')
-[ -n "$BACKGROUND" ] || fail "tinywl -h does not name its background colour"
+BACKGROUND=$(tinywl_background "$TINYWL")
 
 run_tinywl "$TINYWL" -s "$(shell_quote "$CLIENT") --frames 200" \
 	--window-pos 100,200 --cursor 800,600 \

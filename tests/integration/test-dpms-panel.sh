@@ -10,22 +10,11 @@ set -euo pipefail
 tinywl=$1 pattern=$2 power=$3
 setup
 
-cat >"$TEST_DIR/panel.conf" <<'CONF'
-gpio-dry-run = 1
-[output]
-name = DSI-1
-mode = 320x240@60
-panel-chip = panel-gpio
-panel-line = enable 3
-panel-line = reset 4 active-low
-panel-line = backlight 5
-panel-preset = simple
-panel-delay-prepare = 20
-panel-delay-enable = 10
-panel-delay-disable = 15
-panel-delay-unprepare = 5
-panel-min-off-time = 40
-CONF
+{
+	echo 'gpio-dry-run = 1'
+	panel_conf DSI-1 320x240@60 panel-gpio 3 4 5 20 10 15 5
+	echo 'panel-min-off-time = 40'
+} >"$TEST_DIR/panel.conf"
 export WLA_CONFIG="$TEST_DIR/panel.conf"
 run_tinywl "$tinywl" -v -s "$pattern --frames 20 && $power off && $power on && \
 	$pattern --frames 20"

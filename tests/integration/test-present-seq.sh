@@ -12,10 +12,8 @@ FRAMES=120
 run_tinywl "$TINYWL" -s "$(shell_quote "$CLIENT") --frames $FRAMES"
 expect_status 0
 
-presented=$(stats_field Virtual-1 frames_presented)
-vblanks=$(stats_field Virtual-1 vblanks)
-missed=$(stats_field Virtual-1 missed_vblanks)
-seq_errors=$(stats_field Virtual-1 seq_errors)
+stats_fields Virtual-1 frames_presented vblanks missed_vblanks seq_errors
+presented=$frames_presented missed=$missed_vblanks
 echo "frames_presented=$presented vblanks=$vblanks missed_vblanks=$missed" \
 	"seq_errors=$seq_errors"
 

@@ -4,25 +4,13 @@
 # one error line naming it and exit status 1; bad usage is status 2.
 # Usage: test-panel-tool.sh WLA_PANEL_TOOL
 set -euo pipefail
+. "$(dirname "$0")/../integration/lib.sh"
 TOOL=$1
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
 fail() { echo "FAIL: $*"; [ -f "$DIR/out" ] && sed 's/^/  | /' "$DIR/out"; exit 1; }
 
-cat >"$DIR/panel.conf" <<'CONF'
-[output]
-name = DSI-1
-mode = 800x480
-panel-chip = wla-test-no-such-chip
-panel-line = enable 3
-panel-line = reset 4 active-low
-panel-line = backlight 5
-panel-preset = simple
-panel-delay-prepare = 20
-panel-delay-enable = 30
-panel-delay-disable = 10
-panel-delay-unprepare = 40
-CONF
+panel_conf DSI-1 800x480 wla-test-no-such-chip 3 4 5 20 30 10 40 >"$DIR/panel.conf"
 
 "$TOOL" "$DIR/panel.conf" cycle --hold 0 --dry-run >"$DIR/out" 2>"$DIR/err" ||
 	fail "dry-run cycle exited with $?"
