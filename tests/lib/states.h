@@ -40,6 +40,27 @@ static inline struct wla_plane_state *test_put(struct wla_atomic_state *state,
 	return ps;
 }
 
+/* A modeset in state (allow_modeset is set): crtc on with mode, driving
+ * conn; with mode NULL crtc off and conn routed nowhere. Returns crtc's
+ * state, to change further. */
+static inline struct wla_crtc_state *test_route_crtc(struct wla_atomic_state *state,
+	struct wla_crtc *crtc, struct wla_connector *conn, const struct wla_mode *mode)
+{
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+	struct wla_connector_state *conn_state =
+		cs ? wla_atomic_get_connector_state(state, conn) : NULL;
+	if (!conn_state || wla_atomic_set_crtc_for_connector(state, conn_state,
+			mode ? crtc : NULL) != 0) {
+		abort();
+	}
+	cs->enable = cs->active = mode != NULL;
+	if (mode) {
+		cs->mode = *mode;
+	}
+	state->allow_modeset = true;
+	return cs;
+}
+
 /* A nonblocking commit; the state is freed if refused. */
 static inline int test_commit_nonblocking(struct wla_atomic_state *state)
 {

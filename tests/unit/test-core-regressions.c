@@ -57,6 +57,14 @@ static struct wla_fb *rf_fb(struct fixture *f, uint32_t w, uint32_t h, uint32_t 
 	return rf_fb_format(f, w, h, DRM_FORMAT_XRGB8888, color);
 }
 
+/* n screen-sized fbs into fb, of the colours first, first + 1, ... */
+static void rf_fbs(struct fixture *f, struct wla_fb **fb, int n, uint32_t first)
+{
+	for (int i = 0; i < n; i++) {
+		fb[i] = rf_fb(f, W, H, first + (uint32_t)i);
+	}
+}
+
 static int locks(struct fixture *f, struct wla_fb *fb)
 {
 	for (size_t i = 0; i < f->n_fbs; i++) {
@@ -215,9 +223,7 @@ static void a_handler_committing_while_the_crtc_turns_off_sees_it_off(void)
 	struct fixture f;
 	CHECK(rf_setup(&f, 1, 2, false));
 	struct wla_fb *fb[4];
-	for (int i = 0; i < 4; i++) {
-		fb[i] = rf_fb(&f, W, H, 0xff200000u + (uint32_t)i);
-	}
+	rf_fbs(&f, fb, 4, 0xff200000u);
 	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	CHECK_INT(flip(&f, 0, fb[1], 2), 0);
@@ -315,23 +321,13 @@ static void a_frame_that_touched_two_crtcs_is_not_replaced_by_a_mailbox_flip(voi
 	CHECK(rf_setup(&f, 2, 1, true));
 	struct wla_vdc_output *o0 = fixture_out(&f, 0), *o1 = fixture_out(&f, 1);
 	struct wla_fb *fb[6];
-	for (int i = 0; i < 6; i++) {
-		fb[i] = rf_fb(&f, W, H, 0xff300000u + (uint32_t)i);
-	}
+	rf_fbs(&f, fb, 6, 0xff300000u);
 	CHECK_INT(enable(&f, 1, fb[0], 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	/* One state: CRTC 0 on, CRTC 1 off. */
 	struct wla_atomic_state *s = frame_state(&f, &o0->crtc, 2, &o0->primary, fb[1]);
-	s->allow_modeset = true;
-	struct wla_crtc_state *cs0 = wla_atomic_get_crtc_state(s, &o0->crtc);
-	cs0->enable = cs0->active = true;
-	cs0->mode = o0->connector.modes[0];
-	wla_atomic_set_crtc_for_connector(s, wla_atomic_get_connector_state(s, &o0->connector),
-		&o0->crtc);
-	struct wla_crtc_state *cs1 = wla_atomic_get_crtc_state(s, &o1->crtc);
-	cs1->enable = cs1->active = false;
-	wla_atomic_set_crtc_for_connector(s, wla_atomic_get_connector_state(s, &o1->connector),
-		NULL);
+	test_route_crtc(s, &o0->crtc, &o0->connector, &o0->connector.modes[0]);
+	test_route_crtc(s, &o1->crtc, &o1->connector, NULL);
 	CHECK_INT(test_commit_nonblocking(s), 0);
 	check_books(&f);
 	/* CRTC 1 again. */
@@ -358,19 +354,13 @@ static void turning_a_crtc_off_in_a_state_queued_behind_another_crtc_is_refused(
 	CHECK(rf_setup(&f, 2, 2, false));
 	struct wla_vdc_output *o0 = fixture_out(&f, 0), *o1 = fixture_out(&f, 1);
 	struct wla_fb *fb[4];
-	for (int i = 0; i < 4; i++) {
-		fb[i] = rf_fb(&f, W, H, 0xff400000u + (uint32_t)i);
-	}
+	rf_fbs(&f, fb, 4, 0xff400000u);
 	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
 	CHECK_INT(enable(&f, 1, fb[1], 2), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	CHECK_INT(flip(&f, 0, fb[2], 3), 0);
 	struct wla_atomic_state *s = frame_state(&f, &o0->crtc, 4, &o0->primary, fb[3]);
-	s->allow_modeset = true;
-	struct wla_crtc_state *cs1 = wla_atomic_get_crtc_state(s, &o1->crtc);
-	cs1->enable = cs1->active = false;
-	wla_atomic_set_crtc_for_connector(s, wla_atomic_get_connector_state(s, &o1->connector),
-		NULL);
+	test_route_crtc(s, &o1->crtc, &o1->connector, NULL);
 	harness_log_clear();
 	CHECK_INT(test_commit_nonblocking(s), -EBUSY);
 	CHECK_LOGGED("crtc-1", "turning it off in a commit that waits behind the queue of crtc-0");
@@ -533,9 +523,7 @@ static void a_mailbox_replacement_keeps_the_replaced_frames_connector_change(voi
 	o1->connector.possible_crtcs |= 1u << o->crtc.index;
 	spy_on(&f, 4);
 	struct wla_fb *fb[4];
-	for (int i = 0; i < 4; i++) {
-		fb[i] = rf_fb(&f, W, H, 0xff600000u + (uint32_t)i);
-	}
+	rf_fbs(&f, fb, 4, 0xff600000u);
 	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	CHECK_INT(flip(&f, 0, fb[1], 2), 0); /* armed */
@@ -585,9 +573,7 @@ static void a_state_the_driver_cannot_program_turns_the_crtc_off(void)
 	CHECK(rf_setup(&f, 1, 2, false));
 	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *fb[4];
-	for (int i = 0; i < 4; i++) {
-		fb[i] = rf_fb(&f, W, H, 0xff500000u + (uint32_t)i);
-	}
+	rf_fbs(&f, fb, 4, 0xff500000u);
 	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	CHECK_INT(flip(&f, 0, fb[1], 2), 0);
@@ -620,18 +606,12 @@ static void a_refused_state_turning_a_crtc_off_still_stops_it(void)
 	CHECK(rf_setup(&f, 2, 1, false));
 	struct wla_vdc_output *o0 = fixture_out(&f, 0), *o1 = fixture_out(&f, 1);
 	struct wla_fb *fb[3];
-	for (int i = 0; i < 3; i++) {
-		fb[i] = rf_fb(&f, W, H, 0xff550000u + (uint32_t)i);
-	}
+	rf_fbs(&f, fb, 3, 0xff550000u);
 	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
 	CHECK_INT(enable(&f, 1, fb[1], 2), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	struct wla_atomic_state *s = frame_state(&f, &o0->crtc, 3, &o0->primary, fb[2]);
-	s->allow_modeset = true;
-	struct wla_crtc_state *cs1 = wla_atomic_get_crtc_state(s, &o1->crtc);
-	cs1->enable = cs1->active = false;
-	wla_atomic_set_crtc_for_connector(s, wla_atomic_get_connector_state(s, &o1->connector),
-		NULL);
+	test_route_crtc(s, &o1->crtc, &o1->connector, NULL);
 	f.vdc->fail_commit_tail = EIO;
 	CHECK_INT(test_commit_nonblocking(s), 0);
 	check_books(&f);
@@ -696,9 +676,7 @@ static void three_queued_frames_after_a_stall_latch_one_per_vblank_each_with_its
 	struct fixture f;
 	CHECK(rf_setup(&f, 1, 3, false));
 	struct wla_fb *fb[4];
-	for (int i = 0; i < 4; i++) {
-		fb[i] = rf_fb(&f, W, H, 0xff800000u + (uint32_t)i);
-	}
+	rf_fbs(&f, fb, 4, 0xff800000u);
 	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
 	rf_advance(&f, vblank60(T0, 1));
 	for (int i = 1; i < 4; i++) {
@@ -781,20 +759,13 @@ static void unplugging_one_output_of_a_state_spanning_two_leaves_the_other_latch
 	CHECK(rf_setup(&f, 2, 1, false));
 	struct wla_fb *fb0 = rf_fb(&f, W, H, 0xff000001), *fb1 = rf_fb(&f, W, H, 0xff000002);
 	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
-	state->allow_modeset = true;
 	for (size_t i = 0; i < 2; i++) {
 		struct wla_vdc_output *o = fixture_out(&f, i);
-		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, &o->crtc);
-		cs->enable = cs->active = true;
-		cs->mode = o->connector.modes[0];
+		struct wla_crtc_state *cs =
+			test_route_crtc(state, &o->crtc, &o->connector, &o->connector.modes[0]);
 		cs->want_event = true;
 		cs->commit_seq = 1 + i;
-		wla_atomic_set_crtc_for_connector(state,
-			wla_atomic_get_connector_state(state, &o->connector), &o->crtc);
-		struct wla_plane_state *ps = wla_atomic_get_plane_state(state, &o->primary);
-		wla_atomic_set_crtc_for_plane(state, ps, &o->crtc);
-		wla_atomic_set_fb_for_plane(ps, i ? fb1 : fb0);
-		wla_plane_state_set_full(ps, 0, 0);
+		test_put(state, &o->crtc, &o->primary, i ? fb1 : fb0, 0, 0);
 	}
 	CHECK_INT(wla_atomic_commit(state), 0);
 	struct wla_vdc_output *o0 = fixture_out(&f, 0), *o1 = fixture_out(&f, 1);
@@ -855,17 +826,9 @@ static void a_state_naming_an_unplugged_object_is_refused_at_commit(void)
 	CHECK(rf_setup(&f, 2, 1, false));
 	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000004);
 	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
-	state->allow_modeset = true;
 	struct wla_vdc_output *o = fixture_out(&f, 0);
-	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, &o->crtc);
-	cs->enable = cs->active = true;
-	cs->mode = o->connector.modes[0];
-	wla_atomic_set_crtc_for_connector(state,
-		wla_atomic_get_connector_state(state, &o->connector), &o->crtc);
-	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, &o->primary);
-	wla_atomic_set_crtc_for_plane(state, ps, &o->crtc);
-	wla_atomic_set_fb_for_plane(ps, fb);
-	wla_plane_state_set_full(ps, 0, 0);
+	test_route_crtc(state, &o->crtc, &o->connector, &o->connector.modes[0]);
+	test_put(state, &o->crtc, &o->primary, fb, 0, 0);
 	wla_vdc_unplug(o);
 	/* A test-only check too (cold review of issue 28): the state's other
 	 * entries may still point at what went. */
@@ -1133,24 +1096,17 @@ static void crtc_state_of_a_two_crtc_state_outlives_a_later_flip(void)
 	struct wla_fb *fb0 = rf_fb(&f, W, H, 0xff000001), *fb1 = rf_fb(&f, 32, 32, 0xff000002);
 	struct wla_fb *fb2 = rf_fb(&f, W, H, 0xff000003);
 	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
-	state->allow_modeset = true;
 	for (size_t i = 0; i < 2; i++) {
 		struct wla_vdc_output *o = fixture_out(&f, i);
-		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, &o->crtc);
-		cs->enable = cs->active = true;
+		struct wla_crtc_state *cs =
+			test_route_crtc(state, &o->crtc, &o->connector, &o->connector.modes[0]);
 		/* 60 Hz and 20 Hz (its first vblank at 50 ms) */
-		cs->mode = o->connector.modes[0];
 		if (i == 1) {
 			CHECK(wla_mode_cvt_exact(&cs->mode, 32, 32, 20000));
 		}
 		cs->want_event = true;
 		cs->commit_seq = 1 + i;
-		wla_atomic_set_crtc_for_connector(state,
-			wla_atomic_get_connector_state(state, &o->connector), &o->crtc);
-		struct wla_plane_state *ps = wla_atomic_get_plane_state(state, &o->primary);
-		wla_atomic_set_crtc_for_plane(state, ps, &o->crtc);
-		wla_atomic_set_fb_for_plane(ps, i ? fb1 : fb0);
-		wla_plane_state_set_full(ps, 0, 0);
+		test_put(state, &o->crtc, &o->primary, i ? fb1 : fb0, 0, 0);
 	}
 	CHECK_INT(wla_atomic_commit(state), 0);
 	struct wla_crtc *c0 = &fixture_out(&f, 0)->crtc, *c1 = &fixture_out(&f, 1)->crtc;
@@ -1195,12 +1151,8 @@ static void a_state_built_before_a_forced_off_is_refused_as_stale(void)
 	CHECK_INT(flip(&f, 0, b, 2), 0); /* armed for vblank 2 */
 	CHECK_INT(flip(&f, 0, c, 3), 0); /* waits for it */
 	struct wla_atomic_state *off = wla_atomic_state_alloc(f.dev);
-	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(off, fixture_crtc(&f, 0));
-	cs->enable = cs->active = false;
 	struct wla_vdc_output *o = fixture_out(&f, 0);
-	wla_atomic_set_crtc_for_connector(off, wla_atomic_get_connector_state(off, &o->connector),
-		NULL);
-	off->allow_modeset = true;
+	test_route_crtc(off, &o->crtc, &o->connector, NULL);
 	/* Vblank 2 passes unreported; handing c over then fails. */
 	f.now = vblank60(T0, 2) + 1000;
 	f.vdc->fail_commit_tail = EIO;
