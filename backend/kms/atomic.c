@@ -20,7 +20,7 @@ void wla_kms_add_prop(struct kms_req *r, const char *what, uint32_t obj, uint32_
 		return;
 	}
 	if (!prop) {
-		wlr_log(WLR_ERROR, "kms %s: object %" PRIu32 " has no %s property", r->kms->path,
+		wla_kms_log(r->kms, WLR_ERROR, "object %" PRIu32 " has no %s property",
 			obj, what);
 		r->err = -EINVAL;
 		return;
@@ -73,7 +73,7 @@ static void add_plane(struct kms_req *r, struct wla_kms_plane *kp,
 		r->temp_owner[r->n_temp] = ps->fb;
 		r->temp_fbs[r->n_temp++] = fb_id;
 	} else {
-		wlr_log(WLR_ERROR, "kms %s: plane %s: fb %p was not prepared", r->kms->path,
+		wla_kms_log(r->kms, WLR_ERROR, "plane %s: fb %p was not prepared",
 			kp->base.name, (void *)ps->fb);
 		r->err = -EINVAL;
 		return;
@@ -256,7 +256,7 @@ static int test_state(struct wla_kms *kms, struct wla_atomic_state *state, bool 
 {
 	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
 	if (!r.req) {
-		wlr_log(WLR_ERROR, "kms %s: out of memory for a request", kms->path);
+		wla_kms_log(kms, WLR_ERROR, "out of memory for a request");
 		return -ENOMEM;
 	}
 	uint32_t mask = state_mask(state);
@@ -276,8 +276,8 @@ static int test_state(struct wla_kms *kms, struct wla_atomic_state *state, bool 
 			/* A frame the card cannot scan out is composited by the
 			 * compositor instead: not an error worth a line per frame. */
 			if (log) {
-				wlr_log(modeset ? WLR_ERROR : WLR_DEBUG, "kms %s: the kernel refused "
-					"the state (TEST_ONLY%s) of %s: %s (errno %d)", kms->path,
+				wla_kms_log(kms, modeset ? WLR_ERROR : WLR_DEBUG, "the kernel refused "
+					"the state (TEST_ONLY%s) of %s: %s (errno %d)",
 					modeset ? ", ALLOW_MODESET" : "",
 					describe_state(state, objs, sizeof(objs)), strerror(-ret), -ret);
 			}
@@ -303,8 +303,8 @@ int wla_kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *state)
 			return 0;
 		}
 		char objs[256];
-		wlr_log(state->quiet ? WLR_DEBUG : WLR_ERROR, "kms %s: the device is gone; the "
-			"state of %s is refused", kms->path, describe_state(state, objs, sizeof(objs)));
+		wla_kms_log(kms, state->quiet ? WLR_DEBUG : WLR_ERROR, "the device is gone; the "
+			"state of %s is refused", describe_state(state, objs, sizeof(objs)));
 		return -ENODEV;
 	}
 	wla_kms_clear_stash(kms);
@@ -318,14 +318,14 @@ int wla_kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *state)
 		ret = test_state(kms, state, false, &again, true, false);
 		if (ret == 0) {
 			kms->writeback.usable = false;
-			wlr_log(WLR_ERROR, "kms %s: the kernel refuses to attach writeback connector "
-				"%" PRIu32 ": capture is off", kms->path, kms->writeback.id);
+			wla_kms_log(kms, WLR_ERROR, "the kernel refuses to attach writeback connector "
+				"%" PRIu32 ": capture is off", kms->writeback.id);
 		}
 	} else if (ret < 0 && kms->writeback.usable) {
 		char objs[256];
 		bool modeset = state->allow_modeset && needs_modeset(state, state_mask(state));
-		wlr_log(modeset && !state->quiet ? WLR_ERROR : WLR_DEBUG, "kms %s: the kernel "
-			"refused the state (TEST_ONLY%s) of %s: %s (errno %d)", kms->path,
+		wla_kms_log(kms, modeset && !state->quiet ? WLR_ERROR : WLR_DEBUG, "the kernel "
+			"refused the state (TEST_ONLY%s) of %s: %s (errno %d)",
 			modeset ? ", ALLOW_MODESET" : "", describe_state(state, objs, sizeof(objs)),
 			strerror(-ret), -ret);
 	}
@@ -360,7 +360,7 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 	for (int attempt = 0;; attempt++) {
 		r = (struct kms_req){ .kms = kms, .req = drmModeAtomicAlloc() };
 		if (!r.req) {
-			wlr_log(WLR_ERROR, "kms %s: out of memory for a request", kms->path);
+			wla_kms_log(kms, WLR_ERROR, "out of memory for a request");
 			return -ENOMEM;
 		}
 		build_request(&r, state, mask, false, true, attempt == 0);
@@ -388,8 +388,8 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 				ret = -errno;
 				wla_kms_flip_drop(flip);
 				char objs[256];
-				wlr_log(WLR_ERROR, "kms %s: the kernel refused the commit of %s%s: %s "
-					"(errno %d%s)", kms->path, describe_state(state, objs,
+				wla_kms_log(kms, WLR_ERROR, "the kernel refused the commit of %s%s: %s "
+					"(errno %d%s)", describe_state(state, objs,
 					sizeof(objs)), r.job ? " with a writeback job" : "",
 					strerror(-ret), -ret, injected ? ", injected" : "");
 				kms->refused++;
@@ -436,7 +436,7 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 		const struct wla_crtc_state *cs = e->new_state;
 		if (!cs->active) {
 			if (kc->active) {
-				wlr_log(WLR_INFO, "kms %s: %s: disabled", kms->path, kc->base.name);
+				wla_kms_obj_log(kms, kc, WLR_INFO, "disabled");
 			}
 			/* An event still to come for it names a state the core
 			 * completes now: dropped. So is a state it deferred. */
@@ -449,7 +449,7 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 		}
 		if (!kc->active || !wla_mode_equal(&kc->mode, &cs->mode)) {
 			char buf[128];
-			wlr_log(WLR_INFO, "kms %s: %s: %s %s", kms->path, kc->base.name,
+			wla_kms_obj_log(kms, kc, WLR_INFO, "%s %s",
 				kc->active ? "mode set to" : "enabled",
 				wla_mode_describe(&cs->mode, buf, sizeof(buf)));
 			kc->mode = cs->mode;

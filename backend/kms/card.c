@@ -33,7 +33,7 @@ int wla_kms_check_fd(struct wla_kms *kms)
 	}
 	drmModeFreeResources(res);
 	if (what) {
-		wlr_log(WLR_ERROR, "kms %s: fd %d: %s: %s", kms->path, kms->fd, what,
+		wla_kms_log(kms, WLR_ERROR, "fd %d: %s: %s", kms->fd, what,
 			strerror(err));
 		return -(err ? err : EINVAL);
 	}
@@ -45,8 +45,8 @@ int wla_kms_check_fd(struct wla_kms *kms)
 static void handle_card_change(struct wl_listener *listener, void *data)
 {
 	struct wla_kms *kms = wl_container_of(listener, kms, card_change);
-	wlr_log(WLR_DEBUG, "kms %s: hot-plug: connectors read again (re-probe %" PRIu64 ")",
-		kms->path, kms->reprobes + 1);
+	wla_kms_log(kms, WLR_DEBUG, "hot-plug: connectors read again (re-probe %" PRIu64 ")",
+		kms->reprobes + 1);
 	wla_kms_reprobe(kms, 0, -1);
 }
 
@@ -63,8 +63,8 @@ static void handle_card_session_end(struct wl_listener *listener, void *data)
 			wla_crtc_force_off(crtc);
 		}
 	}
-	wlr_log(WLR_INFO, "kms %s: the seat's session ended: every CRTC off, fd %d %s",
-		kms->path, kms->fd, kms->card->through_seat ? "closed with it" : "still open");
+	wla_kms_log(kms, WLR_INFO, "the seat's session ended: every CRTC off, fd %d %s", kms->fd,
+		kms->card->through_seat ? "closed with it" : "still open");
 	if (!kms->card->through_seat) {
 		/* The card was opened directly: it stays ours. */
 		return;

@@ -30,8 +30,8 @@ struct wla_kms_flip *wla_kms_flip_take(struct wla_kms *kms, uint64_t serial, uin
 		}
 	}
 	if (flip->pending) {
-		wlr_log(WLR_DEBUG, "kms %s: every page-flip slot waits for events: the one of "
-			"commit %" PRIu64 " is taken for commit %" PRIu64, kms->path, flip->serial,
+		wla_kms_log(kms, WLR_DEBUG, "every page-flip slot waits for events: the one of "
+			"commit %" PRIu64 " is taken for commit %" PRIu64, flip->serial,
 			serial);
 	}
 	kms->next_flip = (size_t)(flip - kms->flips) + 1;
@@ -106,8 +106,8 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 	}
 	struct kms_wb_job *job = kms ? kms->wb_job : NULL;
 	if (job && job->serial == serial && job->kc == kc) {
-		wlr_log(WLR_DEBUG, "kms %s: %s: the writeback commit %" PRIu64 " latched at %u",
-			kms->path, kc->base.name, serial, seq32);
+		wla_kms_obj_log(kms, kc, WLR_DEBUG, "the writeback commit %" PRIu64 " latched at %u",
+			serial, seq32);
 		job->seq = seq32;
 		job->flipped = true;
 		wla_kms_schedule_idle(kms);
@@ -129,8 +129,7 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 		/* The vblank that latched the enable is the CRTC's first. */
 		kc->first_seq = seq - 1;
 		kc->have_vblank = true;
-		wlr_log(WLR_DEBUG, "kms %s: %s: first page-flip event after enable, seq %" PRIu64,
-			kms->path, kc->base.name, seq);
+		wla_kms_obj_log(kms, kc, WLR_DEBUG, "first page-flip event after enable, seq %" PRIu64, seq);
 	}
 	kc->last_vblank_ns = when_ns;
 	kc->last_vblank_seq = seq;
@@ -263,7 +262,7 @@ void wla_kms_mark_lost(struct wla_kms *kms, int err)
 	}
 	kms->lost = true;
 	kms->lost_pending = true;
-	wlr_log(WLR_ERROR, "kms %s: the device is gone (%s): its outputs are off", kms->path,
+	wla_kms_log(kms, WLR_ERROR, "the device is gone (%s): its outputs are off",
 		strerror(err < 0 ? -err : err));
 	if (kms->fd_source) {
 		wl_event_source_remove(kms->fd_source);

@@ -34,8 +34,8 @@ int wla_kms_add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id)
 {
 	struct wla_dmabuf dmabuf;
 	if (!fb->funcs->get_dmabuf || !fb->funcs->get_dmabuf(fb, &dmabuf)) {
-		wlr_log(WLR_DEBUG, "kms %s: fb %p (%" PRIu32 "x%" PRIu32 ") is not a dmabuf; "
-			"the card scans out dmabufs only", kms->path, (void *)fb, fb->width,
+		wla_kms_log(kms, WLR_DEBUG, "fb %p (%" PRIu32 "x%" PRIu32 ") is not a dmabuf; "
+			"the card scans out dmabufs only", (void *)fb, fb->width,
 			fb->height);
 		return -EINVAL;
 	}
@@ -45,8 +45,8 @@ int wla_kms_add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id)
 	for (int i = 0; i < dmabuf.n_planes; i++) {
 		if (drmPrimeFDToHandle(kms->fd, dmabuf.fd[i], &handles[i]) != 0) {
 			ret = -errno;
-			wlr_log(WLR_ERROR, "kms %s: fb %p: drmPrimeFDToHandle of plane %d: %s",
-				kms->path, (void *)fb, i, strerror(errno));
+			wla_kms_log(kms, WLR_ERROR, "fb %p: drmPrimeFDToHandle of plane %d: %s",
+				(void *)fb, i, strerror(errno));
 			close_handles(kms, handles, i);
 			return ret;
 		}
@@ -63,8 +63,8 @@ int wla_kms_add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id)
 	}
 	if (ret != 0) {
 		ret = -errno;
-		wlr_log(WLR_ERROR, "kms %s: fb %p: AddFB2 of %" PRIu32 "x%" PRIu32 " format "
-			"0x%08" PRIx32 " modifier 0x%" PRIx64 ": %s", kms->path, (void *)fb, fb->width,
+		wla_kms_log(kms, WLR_ERROR, "fb %p: AddFB2 of %" PRIu32 "x%" PRIu32 " format "
+			"0x%08" PRIx32 " modifier 0x%" PRIx64 ": %s", (void *)fb, fb->width,
 			fb->height, fb->format, fb->modifier, strerror(-ret));
 	}
 	/* The framebuffer holds the buffer objects: the handles can go. */
@@ -79,7 +79,7 @@ int wla_kms_add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id)
 void wla_kms_remove_fb(struct wla_kms *kms, uint32_t fb_id)
 {
 	if (drmModeRmFB(kms->fd, fb_id) != 0 && !kms->lost) {
-		wlr_log_errno(WLR_ERROR, "kms %s: RmFB %" PRIu32, kms->path, fb_id);
+		wla_kms_log_errno(kms, WLR_ERROR, "RmFB %" PRIu32, fb_id);
 	}
 	kms->fbs_removed++;
 	kms->live_fbs--;
@@ -93,7 +93,7 @@ int wla_kms_prepare_fb(struct wla_device *dev, struct wla_fb *fb)
 	}
 	struct kms_fb *import = calloc(1, sizeof(*import));
 	if (!import) {
-		wlr_log(WLR_ERROR, "kms %s: out of memory for an fb import", kms->path);
+		wla_kms_log(kms, WLR_ERROR, "out of memory for an fb import");
 		return -ENOMEM;
 	}
 	import->fb_id = take_stashed(kms, fb);

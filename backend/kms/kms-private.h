@@ -14,7 +14,20 @@
 #include <time.h>
 #include <wayland-server-core.h>
 #include <xf86drmMode.h>
+#include <wlr/util/log.h>
 #include "backend/kms.h"
+
+/* A line about the card, or about one of its objects (a CRTC, plane or
+ * connector: anything with a base.name), named first as wlroots'
+ * wlr_drm_conn_log does. */
+#define wla_kms_log(kms, level, fmt, ...) \
+	wlr_log(level, "kms %s: " fmt, (kms)->path, ##__VA_ARGS__)
+#define wla_kms_log_errno(kms, level, fmt, ...) \
+	wlr_log_errno(level, "kms %s: " fmt, (kms)->path, ##__VA_ARGS__)
+#define wla_kms_obj_log(kms, obj, level, fmt, ...) \
+	wlr_log(level, "kms %s: %s: " fmt, (kms)->path, (obj)->base.name, ##__VA_ARGS__)
+#define wla_kms_obj_log_errno(kms, obj, level, fmt, ...) \
+	wlr_log_errno(level, "kms %s: %s: " fmt, (kms)->path, (obj)->base.name, ##__VA_ARGS__)
 
 struct wla_capture;
 struct wla_image;

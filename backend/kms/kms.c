@@ -125,11 +125,11 @@ static void reset_kernel_state(struct wla_kms *kms)
 		r.err = -errno;
 	}
 	if (r.err) {
-		wlr_log(WLR_ERROR, "kms %s: cannot turn off what was left on (%zu crtcs, %zu "
-			"planes): %s", kms->path, crtcs_on, planes_on, strerror(-r.err));
+		wla_kms_log(kms, WLR_ERROR, "cannot turn off what was left on (%zu crtcs, %zu "
+			"planes): %s", crtcs_on, planes_on, strerror(-r.err));
 	} else {
-		wlr_log(WLR_INFO, "kms %s: turned off what another client left on (%zu crtcs, "
-			"%zu planes)", kms->path, crtcs_on, planes_on);
+		wla_kms_log(kms, WLR_INFO, "turned off what another client left on (%zu crtcs, "
+			"%zu planes)", crtcs_on, planes_on);
 	}
 	wla_kms_finish_request(&r);
 }
@@ -138,7 +138,7 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card
 {
 	struct wla_kms *kms = calloc(1, sizeof(*kms));
 	if (!kms) {
-		wlr_log(WLR_ERROR, "kms %s: out of memory", card->path);
+		wla_kms_log(card, WLR_ERROR, "out of memory");
 		return NULL;
 	}
 	kms->card = card;
@@ -175,7 +175,8 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card
 	drmFreeVersion(version);
 
 	drmModeRes *res = drmModeGetResources(kms->fd);
-	bool ok = res && wla_kms_init_crtcs(kms, res) && wla_kms_init_planes(kms) && wla_kms_init_connectors(kms, res);
+	bool ok = res && wla_kms_init_crtcs(kms, res) && wla_kms_init_planes(kms) &&
+		wla_kms_init_connectors(kms, res);
 	drmModeFreeResources(res);
 	if (ok) {
 		reset_kernel_state(kms);
@@ -189,7 +190,7 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card
 		wla_kms_listen_card(kms);
 	}
 	if (!ok) {
-		wlr_log(WLR_ERROR, "kms %s: cannot describe the card to the core", kms->path);
+		wla_kms_log(kms, WLR_ERROR, "cannot describe the card to the core");
 		wla_kms_destroy(kms);
 		return NULL;
 	}
@@ -197,8 +198,8 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card
 	for (size_t i = 0; i < kms->n_connectors; i++) {
 		connected += kms->connectors[i]->base.status == WLA_CONNECTOR_CONNECTED;
 	}
-	wlr_log(WLR_INFO, "kms %s: driver %s, %zu crtcs, %zu planes, %zu connectors (%zu "
-		"connected)%s, cursor %" PRIu32 "x%" PRIu32, kms->path, kms->driver_name,
+	wla_kms_log(kms, WLR_INFO, "driver %s, %zu crtcs, %zu planes, %zu connectors (%zu "
+		"connected)%s, cursor %" PRIu32 "x%" PRIu32, kms->driver_name,
 		kms->n_crtcs, kms->n_planes, kms->n_connectors, connected,
 		kms->has_writeback ? ", a writeback connector" : "", kms->cursor_width,
 		kms->cursor_height);
@@ -252,7 +253,7 @@ void wla_kms_destroy(struct wla_kms *kms)
 	}
 	wla_kms_deliver_failed(kms);
 	if (kms->live_fbs) {
-		wlr_log(WLR_ERROR, "kms %s: %d DRM fbs still there at destroy", kms->path,
+		wla_kms_log(kms, WLR_ERROR, "%d DRM fbs still there at destroy",
 			kms->live_fbs);
 	}
 	if (kms->fd_source) {

@@ -75,7 +75,7 @@ uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode)
 	if (!kms->blobs) {
 		kms->blobs = calloc(KMS_MAX_BLOBS, sizeof(*kms->blobs));
 		if (!kms->blobs) {
-			wlr_log(WLR_ERROR, "kms %s: out of memory for mode blobs", kms->path);
+			wla_kms_log(kms, WLR_ERROR, "out of memory for mode blobs");
 			return 0;
 		}
 	}
@@ -84,7 +84,7 @@ uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode)
 	uint32_t id = 0;
 	if (drmModeCreatePropertyBlob(kms->fd, &info, sizeof(info), &id) != 0) {
 		char buf[128];
-		wlr_log_errno(WLR_ERROR, "kms %s: cannot make a MODE_ID blob of %s", kms->path,
+		wla_kms_log_errno(kms, WLR_ERROR, "cannot make a MODE_ID blob of %s",
 			wla_mode_describe(mode, buf, sizeof(buf)));
 		return 0;
 	}

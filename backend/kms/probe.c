@@ -31,7 +31,7 @@ static bool add_plane_formats(struct wla_kms *kms, struct wla_kms_plane *kp,
 	}
 	drmModePropertyBlobRes *blob = drmModeGetPropertyBlob(kms->fd, (uint32_t)in_formats_blob);
 	if (!blob) {
-		wlr_log_errno(WLR_INFO, "kms %s: plane %" PRIu32 ": IN_FORMATS blob", kms->path,
+		wla_kms_log_errno(kms, WLR_INFO, "plane %" PRIu32 ": IN_FORMATS blob",
 			kp->id);
 		return true;
 	}
@@ -50,7 +50,7 @@ static bool init_plane(struct wla_kms *kms, uint32_t plane_id, unsigned order)
 {
 	drmModePlane *plane = drmModeGetPlane(kms->fd, plane_id);
 	if (!plane) {
-		wlr_log_errno(WLR_ERROR, "kms %s: drmModeGetPlane %" PRIu32, kms->path, plane_id);
+		wla_kms_log_errno(kms, WLR_ERROR, "drmModeGetPlane %" PRIu32, plane_id);
 		return false;
 	}
 	struct wla_kms_plane *kp = &kms->planes[kms->n_planes];
@@ -95,7 +95,7 @@ static bool init_plane(struct wla_kms *kms, uint32_t plane_id, unsigned order)
 	ok = ok && add_plane_formats(kms, kp, plane, in_formats);
 	drmModeFreePlane(plane);
 	if (!ok || !wla_device_add_plane(&kms->dev, base)) {
-		wlr_log(WLR_ERROR, "kms %s: cannot describe plane %" PRIu32, kms->path, plane_id);
+		wla_kms_log(kms, WLR_ERROR, "cannot describe plane %" PRIu32, plane_id);
 		return false;
 	}
 	kms->n_planes++;
@@ -115,8 +115,7 @@ bool wla_kms_init_crtcs(struct wla_kms *kms, const drmModeRes *res)
 		};
 		if (!wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CRTC, want, WLA_ARRAY_SIZE(want)) ||
 				!kc->prop_active || !kc->prop_mode_id) {
-			wlr_log(WLR_ERROR, "kms %s: crtc %" PRIu32 " has no ACTIVE or MODE_ID",
-				kms->path, kc->id);
+			wla_kms_log(kms, WLR_ERROR, "crtc %" PRIu32 " has no ACTIVE or MODE_ID", kc->id);
 			return false;
 		}
 		snprintf(kc->base.name, sizeof(kc->base.name), "crtc-%" PRIu32, kc->id);
@@ -129,7 +128,7 @@ bool wla_kms_init_crtcs(struct wla_kms *kms, const drmModeRes *res)
 		kms->n_crtcs++;
 	}
 	if (res->count_crtcs > WLA_MAX_CRTCS) {
-		wlr_log(WLR_INFO, "kms %s: %d crtcs, only the first %d are used", kms->path,
+		wla_kms_log(kms, WLR_INFO, "%d crtcs, only the first %d are used",
 			res->count_crtcs, WLA_MAX_CRTCS);
 	}
 	return true;
@@ -139,7 +138,7 @@ bool wla_kms_init_planes(struct wla_kms *kms)
 {
 	drmModePlaneRes *res = drmModeGetPlaneResources(kms->fd);
 	if (!res) {
-		wlr_log_errno(WLR_ERROR, "kms %s: drmModeGetPlaneResources", kms->path);
+		wla_kms_log_errno(kms, WLR_ERROR, "drmModeGetPlaneResources");
 		return false;
 	}
 	bool ok = true;
@@ -147,8 +146,8 @@ bool wla_kms_init_planes(struct wla_kms *kms)
 		ok = init_plane(kms, res->planes[i], i);
 	}
 	if (res->count_planes > WLA_MAX_PLANES) {
-		wlr_log(WLR_INFO, "kms %s: %" PRIu32 " planes, only the first %d are used",
-			kms->path, res->count_planes, WLA_MAX_PLANES);
+		wla_kms_log(kms, WLR_INFO, "%" PRIu32 " planes, only the first %d are used",
+			res->count_planes, WLA_MAX_PLANES);
 	}
 	drmModeFreePlaneResources(res);
 	if (!ok) {
@@ -214,9 +213,8 @@ static bool update_modes(struct wla_kms *kms, struct wla_kms_connector *kc,
 				modes[n].preferred = n == 0 && preferred;
 				n++;
 			} else {
-				wlr_log(WLR_DEBUG, "kms %s: %s: mode %s skipped (interlaced, "
-					"doublescan or an inconsistent timing)", kms->path,
-					kc->base.name, info->name);
+				wla_kms_obj_log(kms, kc, WLR_DEBUG, "mode %s skipped (interlaced, "
+					"doublescan or an inconsistent timing)", info->name);
 			}
 		}
 	}
@@ -240,13 +238,13 @@ static struct wla_kms_connector *add_connector(struct wla_kms *kms,
 	const drmModeConnector *conn)
 {
 	if (kms->n_connectors == WLA_MAX_CONNECTORS) {
-		wlr_log(WLR_INFO, "kms %s: connector %" PRIu32 " ignored: at most %d", kms->path,
+		wla_kms_log(kms, WLR_INFO, "connector %" PRIu32 " ignored: at most %d",
 			conn->connector_id, WLA_MAX_CONNECTORS);
 		return NULL;
 	}
 	struct wla_kms_connector *kc = calloc(1, sizeof(*kc));
 	if (!kc) {
-		wlr_log(WLR_ERROR, "kms %s: out of memory for a connector", kms->path);
+		wla_kms_log(kms, WLR_ERROR, "out of memory for a connector");
 		return NULL;
 	}
 	kc->kms = kms;
@@ -258,7 +256,7 @@ static struct wla_kms_connector *add_connector(struct wla_kms *kms,
 		{ "CRTC_ID", &kc->prop_crtc_id, NULL },
 	};
 	if (!wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR, want, 1) || !kc->prop_crtc_id) {
-		wlr_log(WLR_ERROR, "kms %s: connector %s has no CRTC_ID", kms->path, kc->base.name);
+		wla_kms_log(kms, WLR_ERROR, "connector %s has no CRTC_ID", kc->base.name);
 		free(kc);
 		return NULL;
 	}
@@ -284,7 +282,7 @@ static void read_connector(struct wla_kms *kms, struct wla_kms_connector *kc,
 	kc->base.phys_width_mm = conn->mmWidth;
 	kc->base.phys_height_mm = conn->mmHeight;
 	if (!update_modes(kms, kc, conn)) {
-		wlr_log(WLR_ERROR, "kms %s: out of memory for the modes of %s", kms->path,
+		wla_kms_log(kms, WLR_ERROR, "out of memory for the modes of %s",
 			kc->base.name);
 	}
 }
@@ -294,7 +292,7 @@ bool wla_kms_init_connectors(struct wla_kms *kms, const drmModeRes *res)
 	for (int i = 0; i < res->count_connectors; i++) {
 		drmModeConnector *conn = drmModeGetConnector(kms->fd, res->connectors[i]);
 		if (!conn) {
-			wlr_log_errno(WLR_ERROR, "kms %s: drmModeGetConnector %" PRIu32, kms->path,
+			wla_kms_log_errno(kms, WLR_ERROR, "drmModeGetConnector %" PRIu32,
 				res->connectors[i]);
 			continue;
 		}
@@ -319,7 +317,7 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 	kms->reprobes++;
 	drmModeRes *res = drmModeGetResources(kms->fd);
 	if (!res) {
-		wlr_log_errno(WLR_ERROR, "kms %s: drmModeGetResources on hot-plug", kms->path);
+		wla_kms_log_errno(kms, WLR_ERROR, "drmModeGetResources on hot-plug");
 		return;
 	}
 	for (int i = 0; i < res->count_connectors; i++) {
@@ -340,7 +338,7 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 		int override = conn->connector_id == conn_id ? status_override : -1;
 		bool now = override >= 0 ? override != 0 : conn->connection == DRM_MODE_CONNECTED;
 		if (was && !now) {
-			wlr_log(WLR_INFO, "kms %s: connector %s unplugged", kms->path, kc->base.name);
+			wla_kms_log(kms, WLR_INFO, "connector %s unplugged", kc->base.name);
 			struct wla_crtc *crtc = kc->base.state->crtc;
 			if (crtc) {
 				wla_crtc_force_off(crtc);
@@ -352,7 +350,7 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 			}
 		} else if (!was && now) {
 			read_connector(kms, kc, conn, override);
-			wlr_log(WLR_INFO, "kms %s: connector %s plugged in, %zu modes", kms->path,
+			wla_kms_log(kms, WLR_INFO, "connector %s plugged in, %zu modes",
 				kc->base.name, kc->base.n_modes);
 			if (kms->dev.listener.connector_added) {
 				kms->dev.listener.connector_added(&kms->dev, &kc->base,
@@ -372,7 +370,7 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 		if (listed || kc->base.status != WLA_CONNECTOR_CONNECTED) {
 			continue;
 		}
-		wlr_log(WLR_INFO, "kms %s: connector %s is gone", kms->path, kc->base.name);
+		wla_kms_log(kms, WLR_INFO, "connector %s is gone", kc->base.name);
 		if (kc->base.state->crtc) {
 			wla_crtc_force_off(kc->base.state->crtc);
 		}

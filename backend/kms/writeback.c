@@ -55,8 +55,7 @@ static struct kms_wb_job *job_create(struct wla_kms *kms, struct wla_kms_crtc *k
 {
 	struct kms_wb_job *job = calloc(1, sizeof(*job));
 	if (!job) {
-		wlr_log(WLR_ERROR, "kms %s: %s: out of memory for a writeback job", kms->path,
-			kc->base.name);
+		wla_kms_obj_log(kms, kc, WLR_ERROR, "out of memory for a writeback job");
 		return NULL;
 	}
 	job->kms = kms;
@@ -68,8 +67,8 @@ static struct kms_wb_job *job_create(struct wla_kms *kms, struct wla_kms_crtc *k
 	struct drm_mode_create_dumb create = { .width = job->width, .height = job->height,
 		.bpp = 32 };
 	if (drmIoctl(kms->fd, DRM_IOCTL_MODE_CREATE_DUMB, &create) != 0) {
-		wlr_log_errno(WLR_ERROR, "kms %s: %s: a %" PRIu32 "x%" PRIu32 " dumb buffer for "
-			"writeback", kms->path, kc->base.name, job->width, job->height);
+		wla_kms_obj_log_errno(kms, kc, WLR_ERROR, "a %" PRIu32 "x%" PRIu32 " dumb buffer for "
+			"writeback", job->width, job->height);
 		free(job);
 		return NULL;
 	}
@@ -81,16 +80,14 @@ static struct kms_wb_job *job_create(struct wla_kms *kms, struct wla_kms_crtc *k
 	if (drmModeAddFB2(kms->fd, job->width, job->height, DRM_FORMAT_XRGB8888, handles,
 			pitches, offsets, &job->fb_id, 0) != 0 ||
 			drmIoctl(kms->fd, DRM_IOCTL_MODE_MAP_DUMB, &map) != 0) {
-		wlr_log_errno(WLR_ERROR, "kms %s: %s: the writeback buffer", kms->path,
-			kc->base.name);
+		wla_kms_obj_log_errno(kms, kc, WLR_ERROR, "the writeback buffer");
 		wla_kms_job_free(job);
 		return NULL;
 	}
 	job->map = mmap(NULL, job->size, PROT_READ, MAP_SHARED, kms->fd, (off_t)map.offset);
 	if (job->map == MAP_FAILED) {
 		job->map = NULL;
-		wlr_log_errno(WLR_ERROR, "kms %s: %s: mmap of the writeback buffer", kms->path,
-			kc->base.name);
+		wla_kms_obj_log_errno(kms, kc, WLR_ERROR, "mmap of the writeback buffer");
 		wla_kms_job_free(job);
 		return NULL;
 	}
@@ -147,8 +144,7 @@ static void job_complete(struct kms_wb_job *job)
 				(const char *)job->map + (size_t)y * job->stride, (size_t)job->width * 4);
 		}
 	} else {
-		wlr_log(WLR_ERROR, "kms %s: %s: out of memory for a captured image",
-			job->kms->path, job->kc->base.name);
+		wla_kms_obj_log(job->kms, job->kc, WLR_ERROR, "out of memory for a captured image");
 	}
 	if (job->kms->wb_job == job) {
 		job->kms->wb_job = NULL;
@@ -203,8 +199,8 @@ static int handle_fence(int fd, uint32_t mask, void *data)
 void wla_kms_start_job(struct wla_kms *kms, struct kms_wb_job *job, uint64_t serial,
 	struct wla_atomic_state *state)
 {
-	wlr_log(WLR_DEBUG, "kms %s: %s: writeback into fb %" PRIu32 " with commit %" PRIu64
-		", fence fd %d", kms->path, job->kc->base.name, job->fb_id, serial, job->fence_fd);
+	wla_kms_obj_log(kms, job->kc, WLR_DEBUG, "writeback into fb %" PRIu32 " with commit %" PRIu64
+		", fence fd %d", job->fb_id, serial, job->fence_fd);
 	for (size_t i = 0; i < kms->dev.n_planes; i++) {
 		struct wla_plane *plane = kms->dev.planes[i];
 		if (!plane) {
@@ -298,8 +294,8 @@ static int own_writeback_commit(struct wla_kms *kms, struct wla_kms_crtc *kc)
 			DRM_MODE_PAGE_FLIP_EVENT, flip) != 0) {
 		ret = -errno;
 		wla_kms_flip_drop(flip);
-		wlr_log(WLR_ERROR, "kms %s: %s: the kernel refused the writeback commit: %s "
-			"(errno %d)", kms->path, kc->base.name, strerror(-ret), -ret);
+		wla_kms_obj_log(kms, kc, WLR_ERROR, "the kernel refused the writeback commit: %s "
+			"(errno %d)", strerror(-ret), -ret);
 	}
 	struct kms_wb_job *job = r.job;
 	wla_kms_finish_request(&r);
@@ -351,13 +347,13 @@ struct wla_capture *wla_kms_capture(struct wla_device *dev, struct wla_crtc *crt
 		why = "the card's writeback connector serves another crtc";
 	}
 	if (why) {
-		wlr_log(WLR_ERROR, "kms %s: %s: capture refused: %s (driver %s)", kms->path,
+		wla_kms_log(kms, WLR_ERROR, "%s: capture refused: %s (driver %s)",
 			crtc->name, why, kms->driver_name);
 		return NULL;
 	}
 	struct wla_capture *cap = calloc(1, sizeof(*cap));
 	if (!cap) {
-		wlr_log(WLR_ERROR, "kms %s: %s: out of memory for a capture", kms->path, crtc->name);
+		wla_kms_log(kms, WLR_ERROR, "%s: out of memory for a capture", crtc->name);
 		return NULL;
 	}
 	cap->dev = dev;
@@ -371,7 +367,7 @@ struct wla_capture *wla_kms_capture(struct wla_device *dev, struct wla_crtc *crt
 	if (!own) {
 		wla_kms_schedule_idle(kms);
 	}
-	wlr_log(WLR_DEBUG, "kms %s: %s: capture %p %s", kms->path, crtc->name, (void *)cap,
+	wla_kms_log(kms, WLR_DEBUG, "%s: capture %p %s", crtc->name, (void *)cap,
 		own ? "goes out now" : "waits for the next commit");
 	if (own && own_writeback_commit(kms, kc) < 0) {
 		wl_list_remove(&cap->link);
@@ -423,8 +419,8 @@ void wla_kms_init_writeback(struct wla_kms *kms, const drmModeConnector *conn)
 		}
 		drmModeFreePropertyBlob(blob);
 		if (!wb->usable) {
-			wlr_log(WLR_INFO, "kms %s: writeback connector %" PRIu32 " does not write "
-				"XRGB8888: capture is off", kms->path, wb->id);
+			wla_kms_log(kms, WLR_INFO, "writeback connector %" PRIu32 " does not write "
+				"XRGB8888: capture is off", wb->id);
 		}
 	}
 }
