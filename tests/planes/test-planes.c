@@ -19,6 +19,7 @@
 #include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "harness.h"
+#include "lib/capture.h"
 #include "test-buffer.h"
 
 #define W 128
@@ -31,8 +32,7 @@ struct fixture {
 	struct wlr_output *output;
 	struct wl_listener new_output, present;
 	int presented;
-	struct wla_image *capture;
-	bool capture_done;
+	struct test_capture cap;
 	struct test_buffer *primary[3];
 	bool primary_gone[3];
 	int next_primary;
@@ -145,37 +145,22 @@ static void finish(void)
 	}
 	/* No fb wrapper outlived its references (the backend says so). */
 	CHECK(!LOGGED("references and", "scanout references left at backend destroy"));
-	wla_image_destroy(f.capture);
-}
-
-static void handle_capture(struct wla_capture *capture, const struct wla_image *image,
-	uint64_t seq, void *data)
-{
-	f.capture_done = true;
-	if (image) {
-		f.capture = wla_image_create(image->width, image->height);
-		for (uint32_t y = 0; y < image->height; y++) {
-			memcpy((char *)f.capture->data + y * f.capture->stride,
-				(const char *)image->data + y * image->stride, image->width * 4);
-		}
-	}
+	test_capture_reset(&f.cap);
 }
 
 /* The image of the next latched frame (a frame is committed for it). */
 static bool capture(void)
 {
-	wla_image_destroy(f.capture);
-	f.capture = NULL;
-	f.capture_done = false;
-	if (!wla_output_capture(f.output, handle_capture, NULL)) {
+	test_capture_reset(&f.cap);
+	if (!wla_output_capture(f.output, test_capture_done, &f.cap)) {
 		return false;
 	}
-	if (!HARNESS_WAIT_UNTIL(f.loop, f.capture_done, WAIT_MS)) {
+	if (!HARNESS_WAIT_UNTIL(f.loop, f.cap.done, WAIT_MS)) {
 		fprintf(stderr, "  output %s: capture_done still false after %d ms x %g: no "
 			"capture callback\n", f.output->name, WAIT_MS, harness_time_scale());
 		return false;
 	}
-	return f.capture != NULL;
+	return f.cap.image != NULL;
 }
 
 static size_t locks(void)
@@ -251,12 +236,12 @@ static void an_overlay_offer_latches_with_the_frame_and_is_released_after(void)
 	CHECK(frame());
 	CHECK(capture());
 	CHECK_INT(status_of(0), WLA_OVERLAY_OK);
-	CHECK(f.capture != NULL);
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 10, 20), 0xffff0000);
-		CHECK_PIXEL(wla_image_pixel(f.capture, 41, 35), 0xffff0000);
-		CHECK_PIXEL(wla_image_pixel(f.capture, 42, 20), 0xff000041);
-		CHECK_PIXEL(wla_image_pixel(f.capture, 9, 20), 0xff000041);
+	CHECK(f.cap.image != NULL);
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 10, 20), 0xffff0000);
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 41, 35), 0xffff0000);
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 42, 20), 0xff000041);
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 9, 20), 0xff000041);
 	}
 	CHECK_INT(locks(), base + 1);
 	/* The client lets go; the plane still shows it. */
@@ -266,8 +251,8 @@ static void an_overlay_offer_latches_with_the_frame_and_is_released_after(void)
 	CHECK(frame());
 	CHECK(!gone);
 	CHECK(capture());
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 10, 20), 0xffff0000);
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 10, 20), 0xffff0000);
 	}
 	/* Taken off: released once that state latched. */
 	CHECK_INT(wla_output_set_overlays(f.output, NULL, 0), 0);
@@ -331,9 +316,9 @@ static void the_capture_equals_the_composited_scene(void)
 	reference(ref, 0xff000041, order, colors, 2);
 	int worst = 0;
 	uint32_t *rp = pixman_image_get_data(ref);
-	for (uint32_t y = 0; f.capture && y < H; y++) {
+	for (uint32_t y = 0; f.cap.image && y < H; y++) {
 		for (uint32_t x = 0; x < W; x++) {
-			uint32_t got = wla_image_pixel(f.capture, x, y);
+			uint32_t got = wla_image_pixel(f.cap.image, x, y);
 			uint32_t want = rp[y * W + x];
 			for (int s = 0; s < 24; s += 8) {
 				int d = abs((int)((got >> s) & 0xff) - (int)((want >> s) & 0xff));
@@ -341,7 +326,7 @@ static void the_capture_equals_the_composited_scene(void)
 			}
 		}
 	}
-	CHECK(f.capture != NULL);
+	CHECK(f.cap.image != NULL);
 	CHECK(worst <= 1);
 	if (worst > 1) {
 		fprintf(stderr, "  worst channel difference %d\n", worst);
@@ -497,8 +482,8 @@ static void a_disabled_output_takes_no_offer_and_drops_its_overlays(void)
 	wlr_output_enable(f.output, true);
 	CHECK(frame());
 	CHECK(capture());
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 0, 0), wla_image_pixel(f.capture, 60, 60));
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 0, 0), wla_image_pixel(f.cap.image, 60, 60));
 	}
 	CHECK_INT(locks(), base);
 	finish();
@@ -517,8 +502,8 @@ static void an_offer_goes_with_a_commit_without_a_buffer(void)
 	CHECK_INT(status_of(0), WLA_OVERLAY_OK);
 	CHECK(frame());
 	CHECK(capture());
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 50, 50), 0xff00ff00);
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 50, 50), 0xff00ff00);
 	}
 	CHECK_INT(wla_output_set_overlays(f.output, NULL, 0), 0);
 	CHECK(wlr_output_commit(f.output));
@@ -619,9 +604,9 @@ static void a_fullscreen_layer_goes_on_the_primary_plane(void)
 	CHECK(wlr_output_commit(f.output));
 	CHECK(wait_presented(want));
 	CHECK(capture());
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 0, 0), 0xff00ffff);
-		CHECK_PIXEL(wla_image_pixel(f.capture, 5, 5), 0xffff00ff);
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 0, 0), 0xff00ffff);
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 5, 5), 0xffff00ff);
 	}
 	/* Not opaque, or scaled: not the primary (an overlay still may take
 	 * it, over what the compositor renders below). */
@@ -873,9 +858,9 @@ static void a_refused_offer_leaves_the_previous_one_intact(void)
 	CHECK_INT(wla_output_overlay_status(f.output, NULL, 0), 1);
 	CHECK_INT(status_of(0), WLA_OVERLAY_OK);
 	CHECK(capture());
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 0, 0), 0xff00ff00);
-		CHECK_PIXEL(wla_image_pixel(f.capture, 40, 0), 0xff000041);
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 0, 0), 0xff00ff00);
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 40, 0), 0xff000041);
 	}
 	CHECK_INT(wla_output_set_overlays(f.output, NULL, 0), 0);
 	CHECK(frame());
@@ -898,9 +883,9 @@ static void one_buffer_on_two_planes_is_captured(void)
 	CHECK_INT(wla_output_set_overlays(f.output, two, 2), 0);
 	CHECK(frame());
 	CHECK(capture());
-	if (f.capture) {
-		CHECK_PIXEL(wla_image_pixel(f.capture, 5, 5), 0xffff8000);
-		CHECK_PIXEL(wla_image_pixel(f.capture, 55, 35), 0xffff8000);
+	if (f.cap.image) {
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 5, 5), 0xffff8000);
+		CHECK_PIXEL(wla_image_pixel(f.cap.image, 55, 35), 0xffff8000);
 	}
 	CHECK_INT(wla_output_set_overlays(f.output, NULL, 0), 0);
 	CHECK(frame());

@@ -21,6 +21,7 @@
 #include <wlatomic/planes.h>
 #include <wlatomic/scene.h>
 #include "harness.h"
+#include "lib/capture.h"
 #include "test-buffer.h"
 
 #define W 160
@@ -44,8 +45,7 @@ static struct {
 	struct wlr_scene_output *so[2];
 	struct wlr_scene_rect *background;
 	struct wla_scene *ws;
-	struct wla_image *capture;
-	bool capture_done;
+	struct test_capture cap;
 } t;
 
 static void handle_present(struct wl_listener *listener, void *data)
@@ -113,33 +113,18 @@ static size_t overlays_on(int i)
 	return on;
 }
 
-static void handle_capture(struct wla_capture *capture, const struct wla_image *image,
-	uint64_t seq, void *data)
-{
-	t.capture_done = true;
-	if (image != NULL) {
-		t.capture = wla_image_create(image->width, image->height);
-		for (uint32_t y = 0; y < image->height; y++) {
-			memcpy((char *)t.capture->data + y * t.capture->stride,
-				(const char *)image->data + y * image->stride, image->width * 4);
-		}
-	}
-}
-
 /* The pixel (x, y) of output 0's next latched frame (a frame is committed
  * for it), without alpha. */
 static uint32_t captured_pixel(int x, int y)
 {
-	wla_image_destroy(t.capture);
-	t.capture = NULL;
-	t.capture_done = false;
-	if (wla_output_capture(t.out[0], handle_capture, NULL) == NULL || !redraw(0) ||
-			!HARNESS_WAIT_UNTIL(t.loop, t.capture_done, WAIT_MS) || t.capture == NULL) {
+	test_capture_reset(&t.cap);
+	if (wla_output_capture(t.out[0], test_capture_done, &t.cap) == NULL || !redraw(0) ||
+			!HARNESS_WAIT_UNTIL(t.loop, t.cap.done, WAIT_MS) || t.cap.image == NULL) {
 		fprintf(stderr, "  output %s: no capture\n", t.out[0]->name);
 		return 0xdeadbeefu;
 	}
-	const uint32_t *row = (const uint32_t *)((const char *)t.capture->data +
-		(size_t)y * t.capture->stride);
+	const uint32_t *row = (const uint32_t *)((const char *)t.cap.image->data +
+		(size_t)y * t.cap.image->stride);
 	return row[x] & 0xffffffu;
 }
 
@@ -205,7 +190,7 @@ static void finish(void)
 	wl_display_destroy(t.display);
 	wlr_allocator_destroy(t.allocator);
 	wlr_renderer_destroy(t.renderer);
-	wla_image_destroy(t.capture);
+	test_capture_reset(&t.cap);
 	CHECK(!LOGGED("scanout references left at backend destroy"));
 }
 
