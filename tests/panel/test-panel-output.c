@@ -24,6 +24,7 @@
 #include "backend/wlr.h"
 #include "harness.h"
 #include "lib/capture.h"
+#include "lib/gpio-record.h"
 #include "test-buffer.h"
 
 #define W 64
@@ -427,12 +428,7 @@ static void enabling_powers_the_panel_on_before_the_crtc(void)
 	CHECK_INT(f.rec.calls[0].kind, WLA_GPIO_CALL_REQUEST);
 	CHECK_INT(f.rec.calls[0].mask, EN | RST | BL);
 	CHECK_INT(f.rec.calls[0].values, 0);
-	CHECK(strcmp(f.rec.chip, "test-chip") == 0);
-	CHECK(strcmp(f.rec.consumer, "wlatomic:DSI-1") == 0);
-	CHECK_INT(f.rec.n_lines, 3);
-	CHECK_INT(f.rec.offsets[0], 3);
-	CHECK_INT(f.rec.offsets[1], 4);
-	CHECK_INT(f.rec.offsets[2], 5);
+	CHECK_GPIO_REQUEST(f.rec, "test-chip", "wlatomic:DSI-1", 3, 4, 5);
 
 	bool gone;
 	struct wlr_buffer *buf = buffer_create(0xff336699, &gone);

@@ -10,6 +10,7 @@
  */
 #include <time.h>
 #include <wayland-server-core.h>
+#include "lib/gpio-record.h"
 #include "panel-helpers.h"
 
 #define EN 0x1u
@@ -57,12 +58,7 @@ static void create_requests_all_lines_in_one_call_at_their_off_values(void)
 	CHECK(setup_simple());
 	CHECK_INT(fx.rec.n_calls, 1);
 	CHECK_CALL(0, WLA_GPIO_CALL_REQUEST, 0, EN | RST | BL, 0);
-	CHECK(strcmp(fx.rec.chip, "panel-gpio") == 0);
-	CHECK(strcmp(fx.rec.consumer, "wlatomic:DSI-1") == 0);
-	CHECK_INT(fx.rec.n_lines, 3);
-	CHECK_INT(fx.rec.offsets[0], 3);
-	CHECK_INT(fx.rec.offsets[1], 4);
-	CHECK_INT(fx.rec.offsets[2], 5);
+	CHECK_GPIO_REQUEST(fx.rec, "panel-gpio", "wlatomic:DSI-1", 3, 4, 5);
 	/* Logically reset is asserted (1), physically low. */
 	CHECK_INT(wla_panel_get_values(fx.panel), RST);
 	CHECK_INT(fx.rec.levels, 0);
