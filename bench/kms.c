@@ -25,6 +25,8 @@
 #include "commands.h"
 #include "runner.h"
 #include "util.h"
+/* Shared with the kernel tests, which find a card the same way. */
+#include "../tests/lib/dri-card.h"
 
 #define KMS_MAX_RUNS 9
 #define KMS_RUN_TIMEOUT_MS 240000
@@ -114,18 +116,6 @@ static bool run_once(const char *tinywl, const char *client, long frames,
 	return parse_line(line, r);
 }
 
-static bool have_card(void)
-{
-	for (int i = 0; i < 16; i++) {
-		char path[32];
-		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
-		if (access(path, F_OK) == 0) {
-			return true;
-		}
-	}
-	return false;
-}
-
 /* No card here: run this subcommand in a guest with vkms instead (argv[0]
  * is its name). */
 static int run_in_guest(int argc, char *argv[])
@@ -179,7 +169,7 @@ int bench_kms_main(int argc, char *argv[])
 	if (parsed >= 0) {
 		return parsed;
 	}
-	if (!have_card()) {
+	if (!test_have_dri_card()) {
 		return run_in_guest(argc, argv);
 	}
 	char *tinywl = NULL, *client = NULL;

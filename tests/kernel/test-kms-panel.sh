@@ -17,21 +17,10 @@ chip=$(gpiodetect 2>/dev/null | awk '/\[panel-gpio\]/ { print $1; exit }' || tru
 value() { cat "/sys/bus/gpio/devices/$chip/sim_gpio$1/value"; }
 TINYWL_TIMEOUT=150
 
-cat >"$TEST_DIR/panel.conf" <<'CONF'
-driver = kms
-[output]
-name = Virtual-1
-mode = 1024x768@60
-panel-chip = panel-gpio
-panel-line = enable 0
-panel-line = reset 1 active-low
-panel-line = backlight 2
-panel-preset = simple
-panel-delay-prepare = 20
-panel-delay-enable = 10
-panel-delay-disable = 15
-panel-delay-unprepare = 5
-CONF
+{
+	echo 'driver = kms'
+	panel_conf Virtual-1 1024x768@60 panel-gpio 0 1 2 20 10 15 5
+} >"$TEST_DIR/panel.conf"
 export WLA_CONFIG="$TEST_DIR/panel.conf" WLR_RENDERER=pixman WLA_CONTROL=off
 
 # Sample the lines while the compositor runs (it exits after 150 frames).

@@ -14,8 +14,7 @@ setup
 TINYWL_TIMEOUT=150
 export WLA_DRIVER=kms WLR_RENDERER=pixman WLA_CONTROL=off
 
-BACKGROUND=$("$TINYWL" -h | sed -n 's/^The background is \(0x[0-9a-f]*\)\..*/\1/p')
-[ -n "$BACKGROUND" ] || fail "tinywl -h does not name its background colour"
+BACKGROUND=$(tinywl_background "$TINYWL")
 
 # 1. Pixels, through the writeback connector.
 run_tinywl "$TINYWL" -s "$(shell_quote "$CLIENT") --frames 2000" \
@@ -31,13 +30,10 @@ grep -q '^tinywl: captured 1024x768 ' "$TEST_DIR/stdout" || fail "no 1024x768 ca
 # 2. Frames from page-flip events, and nothing left at exit.
 run_tinywl "$TINYWL" -s "$(shell_quote "$CLIENT") --frames 2000" --exit-after-frames 120
 expect_status 0
-presented=$(stats_field Virtual-1 frames_presented)
-refused=$(stats_field Virtual-1 refused)
-seq_errors=$(stats_field Virtual-1 seq_errors)
-interval_min=$(stats_field Virtual-1 interval_min_us)
-interval_mean=$(stats_field Virtual-1 interval_mean_us)
-early=$(stats_field Virtual-1 early_presents)
-unmatched=$(stats_field Virtual-1 unmatched_presents)
+stats_fields Virtual-1 frames_presented refused seq_errors interval_min_us interval_mean_us \
+	early_presents unmatched_presents
+presented=$frames_presented interval_min=$interval_min_us interval_mean=$interval_mean_us
+early=$early_presents unmatched=$unmatched_presents
 echo "presented=$presented refused=$refused seq_errors=$seq_errors" \
 	"interval_min=$interval_min interval_mean=$interval_mean early=$early"
 [ "$presented" -ge 120 ] || fail "only $presented frames presented"

@@ -25,6 +25,7 @@
 #include "harness.h"
 #include "kms-helpers.h"
 #include "wlatomic/config.h"
+#include "lib/dri-card.h"
 #include "lib/legacy.h"
 
 /* Presents seen. */
@@ -1013,17 +1014,7 @@ static int dump(void)
 
 static bool have_card(void)
 {
-	if (getenv("WLA_TEST_DRM_DEVICE")) {
-		return true;
-	}
-	for (int i = 0; i < 16; i++) {
-		char path[32];
-		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
-		if (access(path, F_OK) == 0) {
-			return true;
-		}
-	}
-	return false;
+	return getenv("WLA_TEST_DRM_DEVICE") || test_have_dri_card();
 }
 
 int main(int argc, char **argv)
