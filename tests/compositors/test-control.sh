@@ -23,6 +23,21 @@ steps() {
 	grep -qx 'tinywl: buffer_locks=0' "$TEST_DIR/stdout" || fail "buffer locks left at exit"
 }
 
+# client_steps: the same, the steps (on stdin) run with set -eu, a fail() of
+# their own and weston-simple-shm showing a window until they end.
+client_steps() {
+	{
+		cat <<'EOS'
+set -eu
+fail() { echo "FAIL: $*" >&2; exit 1; }
+weston-simple-shm & client=$!
+trap 'kill $client 2>/dev/null || true' EXIT
+EOS
+		cat
+	} >"$TEST_DIR/client-steps.sh"
+	steps <"$TEST_DIR/client-steps.sh"
+}
+
 # Raw requests, for what wlatomic-ctl never sends.
 cat >"$TEST_DIR/raw.py" <<'PY'
 import os, socket, sys, time
@@ -143,11 +158,7 @@ PY
 
 case $CASE in
 requests)
-	steps <<'EOS'
-set -eu
-fail() { echo "FAIL: $*" >&2; exit 1; }
-weston-simple-shm & client=$!
-trap 'kill $client 2>/dev/null || true' EXIT
+	client_steps <<'EOS'
 "$CTL" wait Virtual-1 10 >"$TEST_DIR/r" || fail "wait: $(cat "$TEST_DIR/r")"
 grep -Eq '^ok presented 10 seq=[0-9]+$' "$TEST_DIR/r" || fail "wait reply $(cat "$TEST_DIR/r")"
 "$CTL" list >"$TEST_DIR/r"
@@ -206,11 +217,7 @@ EOS
 	[ ! -e "$WLA_CONTROL" ] || fail "the socket was left behind"
 	;;
 bad)
-	steps <<'EOS'
-set -eu
-fail() { echo "FAIL: $*" >&2; exit 1; }
-weston-simple-shm & client=$!
-trap 'kill $client 2>/dev/null || true' EXIT
+	client_steps <<'EOS'
 check() { # check WANT ARGS...: the error reply of a bad request
 	local want=$1; shift
 	if "$CTL" "$@" >"$TEST_DIR/r" 2>&1; then fail "'$*' succeeded"; fi
@@ -246,11 +253,7 @@ XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR WLA_CONTROL=$WLA_CONTROL timeout -k 5 $(scaled 
 	"$TINYWL" --exit-after-frames 20 >"$TEST_DIR/second.out" 2>"$TEST_DIR/second.err"
 echo \$? >"$TEST_DIR/second.rc"
 EOS
-	steps <<'EOS'
-set -eu
-fail() { echo "FAIL: $*" >&2; exit 1; }
-weston-simple-shm & client=$!
-trap 'kill $client 2>/dev/null || true' EXIT
+	client_steps <<'EOS'
 bash "$TEST_DIR/second.sh"
 [ "$(cat "$TEST_DIR/second.rc")" = 0 ] || fail "the second compositor failed: $(cat "$TEST_DIR/second.err")"
 grep -q "control: $WLA_CONTROL is in use by a live compositor; no control socket" \
