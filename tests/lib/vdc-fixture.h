@@ -522,6 +522,28 @@ static inline struct wla_plane_state *place(struct fixture *f, struct wla_atomic
 	return ps;
 }
 
+/* A state that only places fb on plane (as place) passes the check and
+ * changes nothing (check_accepted). */
+static inline bool place_accepted(struct fixture *f, struct wla_plane *plane,
+	struct wla_fb *fb, int32_t x, int32_t y, uint32_t w, uint32_t h)
+{
+	struct wla_atomic_state *state = begin_state(f);
+	place(f, state, plane, fb, x, y, w, h);
+	return check_accepted(f, state);
+}
+
+/* A state that only places fb on plane (as place) is refused with err and
+ * changes nothing (commit_refused); the log is cleared before it, for the
+ * caller to check what the refusal said. */
+static inline bool place_refused(struct fixture *f, struct wla_plane *plane, struct wla_fb *fb,
+	int32_t x, int32_t y, uint32_t w, uint32_t h, int err)
+{
+	harness_log_clear();
+	struct wla_atomic_state *state = begin_state(f);
+	place(f, state, plane, fb, x, y, w, h);
+	return commit_refused(f, state, err);
+}
+
 /* Let the clock read t and the VDC process what happened up to it. */
 static inline void fixture_advance_to(struct fixture *f, uint64_t t)
 {

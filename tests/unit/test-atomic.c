@@ -306,25 +306,15 @@ static void check_dst_must_lie_inside_the_coordinate_range(void)
 	setup_running(&f, NULL);
 	struct wla_fb *o = fixture_fb(&f, 16, 16, ARGB, 0, NULL);
 
-	struct wla_atomic_state *st = begin_state(&f);
-	place(&f, st, f.overlay[0], o, -32767, 32767 - 16, 16, 16);
-	CHECK(check_accepted(&f, st));
+	CHECK(place_accepted(&f, f.overlay[0], o, -32767, 32767 - 16, 16, 16));
 
-	st = begin_state(&f);
-	place(&f, st, f.overlay[0], o, -32768, 8, 16, 16);
-	CHECK(commit_refused(&f, st, -ERANGE));
+	CHECK(place_refused(&f, f.overlay[0], o, -32768, 8, 16, 16, -ERANGE));
 	CHECK_LOGGED("plane overlay-1", "dst -32768,8 16x16", "coordinate range");
 
-	harness_log_clear();
-	st = begin_state(&f);
-	place(&f, st, f.overlay[0], o, 8, 32767 - 15, 16, 16);
-	CHECK(commit_refused(&f, st, -ERANGE));
+	CHECK(place_refused(&f, f.overlay[0], o, 8, 32767 - 15, 16, 16, -ERANGE));
 	CHECK_LOGGED("plane overlay-1", "dst 8,32752 16x16", "coordinate range");
 
-	harness_log_clear();
-	st = begin_state(&f);
-	place(&f, st, f.overlay[0], o, 8, 8, 0, 16);
-	CHECK(commit_refused(&f, st, -ERANGE));
+	CHECK(place_refused(&f, f.overlay[0], o, 8, 8, 0, 16, -ERANGE));
 	CHECK_LOGGED("plane overlay-1", "dst 8,8 0x16", "empty");
 	fixture_teardown(&f);
 }
@@ -336,19 +326,12 @@ static void check_primary_dst_must_cover_the_mode(void)
 	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
 	struct wla_fb *half = fixture_fb(&f, W / 2, H, XRGB, OPAQUE(RED), NULL);
 
-	struct wla_atomic_state *st = begin_state(&f);
-	place(&f, st, f.primary, b, 0, 0, W, H);
-	CHECK(check_accepted(&f, st));
+	CHECK(place_accepted(&f, f.primary, b, 0, 0, W, H));
 
-	st = begin_state(&f);
-	place(&f, st, f.primary, b, 1, 0, W, H);
-	CHECK(commit_refused(&f, st, -EINVAL));
+	CHECK(place_refused(&f, f.primary, b, 1, 0, W, H, -EINVAL));
 	CHECK_LOGGED("plane primary-0", "dst 1,0 64x48", "must cover crtc-0's mode 64x48");
 
-	harness_log_clear();
-	st = begin_state(&f);
-	place(&f, st, f.primary, half, 0, 0, W / 2, H);
-	CHECK(commit_refused(&f, st, -EINVAL));
+	CHECK(place_refused(&f, f.primary, half, 0, 0, W / 2, H, -EINVAL));
 	CHECK_LOGGED("plane primary-0", "dst 0,0 32x48", "must cover crtc-0's mode 64x48");
 	fixture_teardown(&f);
 }
@@ -366,21 +349,13 @@ static void check_overlay_scaling_must_stay_within_the_planes_limits(void)
 	place(&f, st, f.overlay[1], big, 0, 0, 10, 10);
 	CHECK(check_accepted(&f, st));
 
-	st = begin_state(&f);
-	place(&f, st, f.overlay[0], tiny, 0, 0, 32, 16);
-	CHECK(commit_refused(&f, st, -ERANGE));
+	CHECK(place_refused(&f, f.overlay[0], tiny, 0, 0, 32, 16, -ERANGE));
 	CHECK_LOGGED("plane overlay-1", "horizontal scale 0.0625", "outside 0.1250..4.0000");
 
-	harness_log_clear();
-	st = begin_state(&f);
-	place(&f, st, f.overlay[1], big, 0, 0, 10, 8);
-	CHECK(commit_refused(&f, st, -ERANGE));
+	CHECK(place_refused(&f, f.overlay[1], big, 0, 0, 10, 8, -ERANGE));
 	CHECK_LOGGED("plane overlay-2", "vertical scale 5.0000", "outside 0.1250..4.0000");
 
-	harness_log_clear();
-	st = begin_state(&f);
-	place(&f, st, f.overlay[1], big, 0, 0, 8, 10);
-	CHECK(commit_refused(&f, st, -ERANGE));
+	CHECK(place_refused(&f, f.overlay[1], big, 0, 0, 8, 10, -ERANGE));
 	CHECK_LOGGED("plane overlay-2", "horizontal scale 5.0000", "outside 0.1250..4.0000");
 	fixture_teardown(&f);
 }
@@ -400,16 +375,11 @@ static void check_format_must_be_one_of_the_planes(void)
 	CHECK_LOGGED("plane primary-0: format NV12 (0x3231564e) with modifier "
 		"0x00ffffffffffffff is not supported");
 
-	harness_log_clear();
-	st = begin_state(&f);
-	place(&f, st, f.cursor, xrgb_cursor, 0, 0, 16, 16);
-	CHECK(commit_refused(&f, st, -EINVAL));
+	CHECK(place_refused(&f, f.cursor, xrgb_cursor, 0, 0, 16, 16, -EINVAL));
 	CHECK_LOGGED("plane cursor-3: format XR24 (0x34325258) with modifier "
 		"0x00ffffffffffffff is not supported");
 
-	st = begin_state(&f);
-	place(&f, st, f.cursor, argb_cursor, 0, 0, 16, 16);
-	CHECK(check_accepted(&f, st));
+	CHECK(place_accepted(&f, f.cursor, argb_cursor, 0, 0, 16, 16));
 	fixture_teardown(&f);
 }
 
@@ -421,19 +391,12 @@ static void check_cursor_fb_must_fit_the_cursor_size(void)
 	struct wla_fb *wide = fixture_fb(&f, 65, 64, ARGB, 0, NULL);
 	struct wla_fb *tall = fixture_fb(&f, 64, 65, ARGB, 0, NULL);
 
-	struct wla_atomic_state *st = begin_state(&f);
-	place(&f, st, f.cursor, ok, 0, 0, 64, 64);
-	CHECK(check_accepted(&f, st));
+	CHECK(place_accepted(&f, f.cursor, ok, 0, 0, 64, 64));
 
-	st = begin_state(&f);
-	place(&f, st, f.cursor, wide, 0, 0, 65, 64);
-	CHECK(commit_refused(&f, st, -EINVAL));
+	CHECK(place_refused(&f, f.cursor, wide, 0, 0, 65, 64, -EINVAL));
 	CHECK_LOGGED("plane cursor-3", "fb size 65x64", "exceeds the plane's 64x64");
 
-	harness_log_clear();
-	st = begin_state(&f);
-	place(&f, st, f.cursor, tall, 0, 0, 64, 65);
-	CHECK(commit_refused(&f, st, -EINVAL));
+	CHECK(place_refused(&f, f.cursor, tall, 0, 0, 64, 65, -EINVAL));
 	CHECK_LOGGED("plane cursor-3", "fb size 64x65", "exceeds the plane's 64x64");
 	fixture_teardown(&f);
 }
