@@ -172,6 +172,14 @@ static bool gf_init(struct gf *f, const struct wla_config *cfg)
 	return wlr_backend_start(f->backend) && f->n_outputs > 0;
 }
 
+/* gf_init with gf_config's configuration. */
+static bool gf_start(struct gf *f, unsigned depth, bool mailbox)
+{
+	struct wla_config cfg;
+	gf_config(&cfg, depth, mailbox);
+	return gf_init(f, &cfg);
+}
+
 static void gf_drop_buffers(struct gf *f)
 {
 	for (size_t i = 0; i < 8; i++) {
@@ -230,9 +238,7 @@ static bool enable(struct gf_output *o)
 static void a_plugged_connector_becomes_an_output_and_unplugging_releases_it(void)
 {
 	struct gf f;
-	struct wla_config cfg;
-	gf_config(&cfg, 2, false);
-	CHECK(gf_init(&f, &cfg));
+	CHECK(gf_start(&f, 2, false));
 	CHECK_INT(f.n_outputs, 1);
 	struct wla_config_mode modes[] = { { W, H, 50000 }, { 32, 32, 30000 } };
 	CHECK_INT(wla_backend_plug_connector(f.backend, "HP-1", modes, 2), 0);
@@ -270,9 +276,7 @@ static void a_plugged_connector_becomes_an_output_and_unplugging_releases_it(voi
 static void mailbox_frame_events_are_paced_at_one_per_vblank(void)
 {
 	struct gf f;
-	struct wla_config cfg;
-	gf_config(&cfg, 1, true);
-	CHECK(gf_init(&f, &cfg));
+	CHECK(gf_start(&f, 1, true));
 	struct gf_output *o = &f.outputs[0];
 	o->render_on_frame = true;
 	CHECK(enable(o));
@@ -289,9 +293,7 @@ static void mailbox_frame_events_are_paced_at_one_per_vblank(void)
 static void framebuffer_wrappers_do_not_outlive_the_backend(void)
 {
 	struct gf f;
-	struct wla_config cfg;
-	gf_config(&cfg, 1, false);
-	CHECK(gf_init(&f, &cfg));
+	CHECK(gf_start(&f, 1, false));
 	struct gf_output *o = &f.outputs[0];
 	CHECK(enable(o));
 	CHECK(wait_until(&f, &o->presented, 1));
@@ -312,9 +314,7 @@ static void framebuffer_wrappers_do_not_outlive_the_backend(void)
 static void an_output_whose_driver_fails_a_frame_goes_off(void)
 {
 	struct gf f;
-	struct wla_config cfg;
-	gf_config(&cfg, 2, false);
-	CHECK(gf_init(&f, &cfg));
+	CHECK(gf_start(&f, 2, false));
 	struct gf_output *o = &f.outputs[0];
 	CHECK(enable(o));
 	CHECK(wait_until(&f, &o->presented, 1));
@@ -346,9 +346,7 @@ static void a_present_listener_may_destroy_or_unplug_outputs(void)
 {
 	for (int variant = 1; variant < 4; variant++) {
 		struct gf f;
-		struct wla_config cfg;
-		gf_config(&cfg, 3, false);
-		CHECK(gf_init(&f, &cfg));
+		CHECK(gf_start(&f, 3, false));
 		struct wla_config_mode modes[] = { { W, H, 60000 } };
 		CHECK_INT(wla_backend_plug_connector(f.backend, "HP-1", modes, 1), 0);
 		struct gf_output *a = &f.outputs[0], *b = &f.outputs[1];
@@ -655,9 +653,7 @@ static void crtcs_are_matched_to_connectors_and_one_left_over_is_skipped(void)
 static void cursor_moves_behind_a_cursor_state_reach_the_screen(void)
 {
 	struct gf f;
-	struct wla_config cfg;
-	gf_config(&cfg, 1, false);
-	CHECK(gf_init(&f, &cfg));
+	CHECK(gf_start(&f, 1, false));
 	struct gf_output *o = &f.outputs[0];
 	struct wla_output *out = wl_container_of(o->output, out, base);
 	CHECK(enable(o));
@@ -693,9 +689,7 @@ static void cursor_moves_behind_a_cursor_state_reach_the_screen(void)
 static void the_cursor_plane_follows_the_output_transform(void)
 {
 	struct gf f;
-	struct wla_config cfg;
-	gf_config(&cfg, 1, false);
-	CHECK(gf_init(&f, &cfg));
+	CHECK(gf_start(&f, 1, false));
 	struct gf_output *o = &f.outputs[0];
 	struct wla_output *out = wl_container_of(o->output, out, base);
 	wlr_output_set_transform(o->output, WL_OUTPUT_TRANSFORM_90);
@@ -724,9 +718,7 @@ static void the_cursor_plane_follows_the_output_transform(void)
 static void without_rearm_a_cursor_move_goes_with_the_next_frame(void)
 {
 	struct gf f;
-	struct wla_config cfg;
-	gf_config(&cfg, 1, false);
-	CHECK(gf_init(&f, &cfg));
+	CHECK(gf_start(&f, 1, false));
 	struct gf_output *o = &f.outputs[0];
 	struct wla_output *out = wl_container_of(o->output, out, base);
 	out->crtc->rearm = false;
@@ -765,9 +757,7 @@ static void without_rearm_a_cursor_move_goes_with_the_next_frame(void)
 static void the_cursor_image_outlives_an_output_off_and_on(void)
 {
 	struct gf f;
-	struct wla_config cfg;
-	gf_config(&cfg, 1, false);
-	CHECK(gf_init(&f, &cfg));
+	CHECK(gf_start(&f, 1, false));
 	struct gf_output *o = &f.outputs[0];
 	struct wla_output *out = wl_container_of(o->output, out, base);
 	struct wla_backend *backend = wla_backend_from_wlr(f.backend);
@@ -851,9 +841,7 @@ static void a_bad_configuration_in_code_is_refused_with_one_error(void)
 static void a_refused_output_test_logs_no_error_and_a_commit_does(void)
 {
 	struct gf f;
-	struct wla_config cfg;
-	gf_config(&cfg, 1, false);
-	CHECK(gf_init(&f, &cfg));
+	CHECK(gf_start(&f, 1, false));
 	struct gf_output *o = &f.outputs[0];
 	CHECK(enable(o));
 	CHECK(wait_until(&f, &o->presented, 1));
