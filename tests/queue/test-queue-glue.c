@@ -41,6 +41,15 @@ static struct wlr_buffer *buffer_create(uint32_t color, bool *destroyed)
 	return &test_buffer_create(W, H, DRM_FORMAT_XRGB8888, color, destroyed)->base;
 }
 
+/* n buffers of the colours unit, 2 * unit, ...; gone: one flag each, or
+ * NULL. */
+static void buffers_create(struct wlr_buffer **bufs, bool *gone, int n, uint32_t unit)
+{
+	for (int i = 0; i < n; i++) {
+		bufs[i] = buffer_create(unit * (uint32_t)(i + 1), gone ? &gone[i] : NULL);
+	}
+}
+
 struct gev {
 	uint32_t commit_seq;
 	bool presented;
@@ -265,9 +274,7 @@ static void frame_events_come_while_the_queue_has_room(void)
 	struct gf f;
 	CHECK(gf_init(&f, 3, false, true));
 	struct wlr_buffer *bufs[5];
-	for (int i = 0; i < 5; i++) {
-		bufs[i] = buffer_create(0xff100000 * (uint32_t)(i + 1), NULL);
-	}
+	buffers_create(bufs, NULL, 5, 0xff100000);
 	uint32_t seq0 = f.output->commit_seq + 1; /* wlroots: the count after the commit */
 	CHECK(enable_output(&f, bufs[0]));
 	CHECK_INT(f.frames, 1); /* one frame queued, room for two more */
@@ -392,9 +399,7 @@ static void disabling_an_output_with_a_full_queue_reports_every_frame_not_presen
 	CHECK(gf_init(&f, 3, false, true));
 	bool gone[4];
 	struct wlr_buffer *bufs[4];
-	for (int i = 0; i < 4; i++) {
-		bufs[i] = buffer_create(0xff111111 * (uint32_t)(i + 1), &gone[i]);
-	}
+	buffers_create(bufs, gone, 4, 0xff111111);
 	CHECK(enable_output(&f, bufs[0]));
 	gf_vblank(&f, 1);
 	f.n_events = 0;
@@ -507,9 +512,7 @@ static void destroying_the_display_with_a_full_queue_releases_every_buffer(void)
 	CHECK(gf_init(&f, 3, false, true));
 	bool gone[4];
 	struct wlr_buffer *bufs[4];
-	for (int i = 0; i < 4; i++) {
-		bufs[i] = buffer_create(0xff222222 * (uint32_t)(i + 1), &gone[i]);
-	}
+	buffers_create(bufs, gone, 4, 0xff222222);
 	CHECK(enable_output(&f, bufs[0]));
 	gf_vblank(&f, 1);
 	for (int i = 1; i < 4; i++) {
