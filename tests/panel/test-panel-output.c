@@ -353,9 +353,30 @@ static bool disable_output(void)
 }
 
 /* Enable with buffer and run until the backlight is on. */
+/* Enable with buffer until the panel is lit and a first frame came. */
 static bool light_up(struct wlr_buffer *buffer)
 {
-	return enable_output(buffer) && WAIT_UNTIL(panel_state() == WLA_PANEL_LIT);
+	return enable_output(buffer) && WAIT_UNTIL(panel_state() == WLA_PANEL_LIT) &&
+		WAIT_UNTIL(f.frames >= 1);
+}
+
+/* A started fixture whose provider fails set number index (1-based) with
+ * -EIO. */
+static void start_failing_set(size_t index)
+{
+	CHECK(setup());
+	f.rec.fail_set = -EIO;
+	f.rec.fail_set_index = index;
+	CHECK(start());
+}
+
+/* A started fixture lit up with a buffer of color (gone: as buffer_create). */
+static struct wlr_buffer *start_lit(uint32_t color, bool *gone)
+{
+	CHECK(setup() && start());
+	struct wlr_buffer *buf = buffer_create(color, gone);
+	CHECK(light_up(buf));
+	return buf;
 }
 
 static void capture_next(void)
@@ -493,11 +514,8 @@ static void the_backlight_comes_on_only_after_the_first_latched_frame(void)
 
 static void disabling_turns_the_backlight_off_first_and_the_supply_last(void)
 {
-	CHECK(setup() && start());
 	bool gone;
-	struct wlr_buffer *buf = buffer_create(0xff445566, &gone);
-	CHECK(light_up(buf));
-	CHECK(WAIT_UNTIL(f.frames >= 1));
+	struct wlr_buffer *buf = start_lit(0xff445566, &gone);
 	CHECK_INT(f.rec.n_calls, 4);
 	int frames = f.frames, presented = f.presented;
 
@@ -533,11 +551,8 @@ static void disabling_turns_the_backlight_off_first_and_the_supply_last(void)
 
 static void re_enabling_during_power_off_ends_on_through_a_legal_sequence(void)
 {
-	CHECK(setup() && start());
-	struct wlr_buffer *a = buffer_create(0xff111111, NULL);
+	struct wlr_buffer *a = start_lit(0xff111111, NULL);
 	struct wlr_buffer *b = buffer_create(0xff222222, NULL);
-	CHECK(light_up(a));
-	CHECK(WAIT_UNTIL(f.frames >= 1));
 
 	wlr_output_enable(f.output, false);
 	CHECK(wlr_output_commit(f.output));
@@ -646,10 +661,7 @@ static void busy_lines_leave_the_output_off(void)
 
 static void a_failed_set_mid_sequence_turns_the_output_off(void)
 {
-	CHECK(setup());
-	f.rec.fail_set = -EIO;
-	f.rec.fail_set_index = 2;
-	CHECK(start());
+	start_failing_set(2);
 	bool gone;
 	struct wlr_buffer *buf = buffer_create(0xff00ff00, &gone);
 	CHECK(enable_output(buf));
@@ -701,10 +713,7 @@ static void a_failed_set_mid_sequence_turns_the_output_off(void)
  * over, not under the panel's failure handling). */
 static void a_listener_unplugging_on_a_failed_panels_event_is_safe(void)
 {
-	CHECK(setup());
-	f.rec.fail_set = -EIO;
-	f.rec.fail_set_index = 2;
-	CHECK(start());
+	start_failing_set(2);
 	bool gone;
 	struct wlr_buffer *buf = buffer_create(0xff00ff00, &gone);
 	f.unplug_on_not_presented = true;
@@ -722,11 +731,8 @@ static void a_listener_unplugging_on_a_failed_panels_event_is_safe(void)
 
 static void destroying_the_backend_while_lit_drives_the_lines_off(void)
 {
-	CHECK(setup() && start());
 	bool gone;
-	struct wlr_buffer *buf = buffer_create(0xff778899, &gone);
-	CHECK(light_up(buf));
-	CHECK(WAIT_UNTIL(f.frames >= 1));
+	struct wlr_buffer *buf = start_lit(0xff778899, &gone);
 	CHECK_INT(f.rec.n_calls, 4);
 	wlr_buffer_drop(buf);
 	CHECK(!gone); /* on screen */
@@ -818,7 +824,6 @@ static void a_buffer_waiting_for_power_on_still_gets_its_frame_event(void)
 	struct wlr_buffer *c = buffer_create(0xff303030, NULL);
 	struct wlr_buffer *q[3];
 	CHECK(light_up(a));
-	CHECK(WAIT_UNTIL(f.frames >= 1));
 	/* Fill the flip queue: the frame event comes at once while it has room. */
 	for (int i = 0; i < 3; i++) {
 		q[i] = buffer_create(0xff200000u + (uint32_t)i, NULL);
@@ -872,10 +877,7 @@ static void a_buffer_waiting_for_power_on_still_gets_its_frame_event(void)
  */
 static void a_bufferless_enable_waiting_for_power_on_gets_a_frame_event(void)
 {
-	CHECK(setup() && start());
-	struct wlr_buffer *a = buffer_create(0xff111111, NULL);
-	CHECK(light_up(a));
-	CHECK(WAIT_UNTIL(f.frames >= 1));
+	struct wlr_buffer *a = start_lit(0xff111111, NULL);
 	wlr_output_enable(f.output, false);
 	CHECK(wlr_output_commit(f.output));
 	CHECK(WAIT_UNTIL(panel_state() == WLA_PANEL_OFF));
@@ -901,10 +903,7 @@ static void a_bufferless_enable_waiting_for_power_on_gets_a_frame_event(void)
 static void a_gpio_set_failing_at_each_panel_step_leaves_the_compositor_running(void)
 {
 	for (size_t k = 1; k <= 8; k++) {
-		CHECK(setup());
-		f.rec.fail_set = -EIO;
-		f.rec.fail_set_index = k;
-		CHECK(start());
+		start_failing_set(k);
 		clear_log();
 		bool gone[2];
 		struct wlr_buffer *bufs[2] = {
@@ -982,7 +981,6 @@ static void destroying_the_backend_mid_sequence_releases_everything(void)
 			CHECK_INT(panel_state(), WLA_PANEL_POWERING_ON);
 		} else {
 			CHECK(light_up(bufs[0]));
-			CHECK(WAIT_UNTIL(f.frames >= 1));
 		}
 		/* Lit: fill the flip queue, its frame event comes at once while it
 		 * has room. Powering on: the enable's buffer owns wlroots' frame
