@@ -224,6 +224,10 @@ void wla_device_deliver_events(struct wla_device *dev)
 	if (dev->delivering) {
 		return;
 	}
+	/* A callback may end the device (a listener destroying the backend):
+	 * it waits for the release. The caller holds it too if it goes on
+	 * with the device after this returns. */
+	wla_device_hold(dev);
 	dev->delivering = true;
 	do {
 		while (!wl_list_empty(&dev->events)) {
@@ -258,6 +262,7 @@ void wla_device_deliver_events(struct wla_device *dev)
 		}
 	} while (!wl_list_empty(&dev->events));
 	dev->delivering = false;
+	wla_device_release(dev);
 }
 
 static unsigned crtcs_in_state(struct wla_atomic_state *state)
@@ -902,13 +907,16 @@ static void force_off(struct wla_crtc *crtc, struct wla_atomic_state *failed)
 
 void wla_crtc_force_off(struct wla_crtc *crtc)
 {
-	sync_latches(crtc->dev);
+	struct wla_device *dev = crtc->dev;
+	wla_device_hold(dev);
+	sync_latches(dev);
 	/* Enabled but inactive too: its connectors and planes go (the check
 	 * turns off the planes of a CRTC that is disabled). */
 	if (crtc->state->enable || crtc->state->active || !wl_list_empty(&crtc->queue)) {
 		force_off(crtc, NULL);
 	}
-	wla_device_deliver_events(crtc->dev);
+	wla_device_deliver_events(dev);
+	wla_device_release(dev);
 }
 
 void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct timespec *when,

@@ -199,12 +199,22 @@ bool wla_device_custom_mode(const struct wla_device *dev, int32_t width, int32_t
 	return ok;
 }
 
+/* The owner's destroy, the device held meanwhile: what the driver's
+ * destroy calls (a forced off delivers events) holds and releases it
+ * without ending it a second time. It is gone after. */
+static void run_destroy(void *data)
+{
+	struct wla_device *dev = data;
+	dev->hold = (struct wla_hold){ .count = 1 };
+	dev->doomed_destroy(dev);
+}
+
 void wla_device_destroy(struct wla_device *dev, void (*destroy)(struct wla_device *dev))
 {
 	memset(&dev->listener, 0, sizeof(dev->listener));
 	dev->doomed_destroy = destroy;
 	if (wla_hold_doom(&dev->hold)) {
-		destroy(dev);
+		run_destroy(dev);
 	}
 }
 
@@ -213,15 +223,9 @@ void wla_device_hold(struct wla_device *dev)
 	wla_hold(&dev->hold);
 }
 
-static void run_doomed_destroy(void *data)
-{
-	struct wla_device *dev = data;
-	dev->doomed_destroy(dev);
-}
-
 bool wla_device_release(struct wla_device *dev)
 {
-	return wla_release(&dev->hold, run_doomed_destroy, dev);
+	return wla_release(&dev->hold, run_destroy, dev);
 }
 
 enum object_kind {

@@ -291,7 +291,7 @@ void wla_input_hold(struct wla_input *input)
 
 bool wla_input_release(struct wla_input *input)
 {
-	if (input->hold.count == 1) {
+	if (wla_hold_last(&input->hold)) {
 		/* The destroy signals of devices destroyed meanwhile may call
 		 * us back (a compositor reacting): still held while they go. */
 		while (!wl_list_empty(&input->doomed)) {

@@ -243,7 +243,11 @@ static void handle_idle(void *data)
 {
 	struct wla_kms *kms = data;
 	kms->idle = NULL;
+	/* It delivers events and fails captures: their listeners may destroy
+	 * the backend, and this driver with it. */
+	wla_device_hold(&kms->dev);
 	run_deferred(kms);
+	wla_device_release(&kms->dev);
 }
 
 void wla_kms_schedule_idle(struct wla_kms *kms)

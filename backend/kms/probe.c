@@ -320,7 +320,10 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 		wla_kms_log_errno(kms, WLR_ERROR, "drmModeGetResources on hot-plug");
 		return;
 	}
-	for (int i = 0; i < res->count_connectors; i++) {
+	/* The listeners told may destroy the backend, and this driver with
+	 * it: that waits for the release, and nothing more is told. */
+	wla_device_hold(&kms->dev);
+	for (int i = 0; i < res->count_connectors && !wla_doomed(&kms->dev.hold); i++) {
 		drmModeConnector *conn = drmModeGetConnector(kms->fd, res->connectors[i]);
 		if (!conn || conn->connector_type == DRM_MODE_CONNECTOR_WRITEBACK) {
 			drmModeFreeConnector(conn);
@@ -361,7 +364,7 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 	}
 	/* Connectors no longer in the card's list (a DP-MST branch gone) are
 	 * unplugged too. */
-	for (size_t i = 0; i < kms->n_connectors; i++) {
+	for (size_t i = 0; i < kms->n_connectors && !wla_doomed(&kms->dev.hold); i++) {
 		struct wla_kms_connector *kc = kms->connectors[i];
 		bool listed = false;
 		for (int j = 0; j < res->count_connectors; j++) {
@@ -381,4 +384,5 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 		}
 	}
 	drmModeFreeResources(res);
+	wla_device_release(&kms->dev);
 }

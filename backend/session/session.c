@@ -15,6 +15,8 @@
 #include "backend/session.h"
 #include "session-private.h"
 
+static void session_free(void *data);
+
 struct wla_session *wla_session_create(struct wl_event_loop *loop,
 	struct wl_display *display)
 {
@@ -75,6 +77,7 @@ static int handle_uevent(int fd, uint32_t mask, void *data)
 	if (hotplug && strcmp(hotplug, "1") == 0) {
 		dev_t devnum = udev_device_get_devnum(dev);
 		const char *action = udev_device_get_action(dev);
+		wla_hold(&session->hold);
 		struct wla_card *card, *tmp;
 		wl_list_for_each_safe(card, tmp, &session->cards, link) {
 			if (card->devnum != devnum) {
@@ -83,10 +86,31 @@ static int handle_uevent(int fd, uint32_t mask, void *data)
 			wlr_log(WLR_DEBUG, "session: card %s: hot-plug uevent, action %s",
 				card->path, action ? action : "?");
 			wl_signal_emit(&card->events.change, card);
+			if (wla_doomed(&session->hold)) {
+				break;
+			}
 		}
+		wla_release(&session->hold, session_free, session);
 	}
 	udev_device_unref(dev);
 	return 0;
+}
+
+/* What a failed watch made, or all of it at the end. */
+static void unwatch_uevents(struct wla_session *session)
+{
+	if (session->monitor_source) {
+		wl_event_source_remove(session->monitor_source);
+		session->monitor_source = NULL;
+	}
+	if (session->monitor) {
+		udev_monitor_unref(session->monitor);
+		session->monitor = NULL;
+	}
+	if (session->udev) {
+		udev_unref(session->udev);
+		session->udev = NULL;
+	}
 }
 
 void wla_session_watch_uevents(struct wla_session *session, const struct wla_card *card)
@@ -106,6 +130,7 @@ void wla_session_watch_uevents(struct wla_session *session, const struct wla_car
 			udev_monitor_enable_receiving(session->monitor) < 0) {
 		wlr_log(WLR_ERROR, "session: card %s: no uevent monitor (source %s): connectors "
 			"plugged or unplugged later are not seen", card->path, source);
+		unwatch_uevents(session);
 		return;
 	}
 	session->monitor_source = wl_event_loop_add_fd(session->loop,
@@ -114,27 +139,26 @@ void wla_session_watch_uevents(struct wla_session *session, const struct wla_car
 		wlr_log(WLR_ERROR, "session: card %s: uevent monitor fd %d not added to the loop: "
 			"connectors plugged or unplugged later are not seen", card->path,
 			udev_monitor_get_fd(session->monitor));
+		unwatch_uevents(session);
 	}
 }
 
 void wla_session_destroy(struct wla_session *session)
 {
-	if (!session) {
-		return;
+	/* From a card's uevent listener: all of it once that returns. */
+	if (session && wla_hold_doom(&session->hold)) {
+		session_free(session);
 	}
+}
+
+static void session_free(void *data)
+{
+	struct wla_session *session = data;
 	struct wla_card *card, *tmp;
 	wl_list_for_each_safe(card, tmp, &session->cards, link) {
 		wla_session_close_card(card);
 	}
-	if (session->monitor_source) {
-		wl_event_source_remove(session->monitor_source);
-	}
-	if (session->monitor) {
-		udev_monitor_unref(session->monitor);
-	}
-	if (session->udev) {
-		udev_unref(session->udev);
-	}
+	unwatch_uevents(session);
 	if (session->seat) {
 		wl_list_remove(&session->seat_destroy.link);
 		wlr_session_destroy(session->seat);

@@ -136,7 +136,7 @@ static bool backend_start(struct wlr_backend *wlr_backend)
 	if (!wla_doomed(&backend->hold)) {
 		wla_input_start(backend->input);
 	}
-	return wla_release(&backend->hold, free, backend);
+	return wla_backend_release(backend);
 }
 
 /* The session a device's card came from (NULL for the VDC, which needs
@@ -171,7 +171,7 @@ static void handle_connector_added(struct wla_device *dev, struct wla_connector 
 		 * listener destroyed the backend: see wla_device.hold. */
 		wla_hold(&backend->hold);
 		wla_output_create(backend, dev, conn, NULL);
-		wla_release(&backend->hold, free, backend);
+		wla_backend_release(backend);
 	}
 }
 
@@ -192,6 +192,28 @@ struct wla_unplug {
 	char name[sizeof(((struct wla_connector *)0)->name)];
 };
 
+/* The end of a destroyed backend, once nothing holds it: what its outputs
+ * stood on (an output whose destroy was under way when the backend was
+ * destroyed finishes on its device first). */
+static void backend_free(void *data)
+{
+	struct wla_backend *backend = data;
+	for (size_t d = 0; d < backend->n_devices; d++) {
+		destroy_device(backend->devices[d]);
+	}
+	wla_backend_finish_fbs(backend);
+	if (backend->buffer_locks || backend->cursor_locks) {
+		wlr_log(WLR_ERROR, "backend: %zu buffer locks and %zu cursor locks still held "
+			"at destroy", backend->buffer_locks, backend->cursor_locks);
+	}
+	free(backend);
+}
+
+bool wla_backend_release(struct wla_backend *backend)
+{
+	return wla_release(&backend->hold, backend_free, backend);
+}
+
 static void backend_destroy(struct wlr_backend *wlr_backend)
 {
 	if (!wlr_backend) {
@@ -211,23 +233,17 @@ static void backend_destroy(struct wlr_backend *wlr_backend)
 	wlr_backend_finish(wlr_backend);
 	if (backend->unplug_idle) {
 		wl_event_source_remove(backend->unplug_idle);
+		backend->unplug_idle = NULL;
 	}
 	struct wla_unplug *u, *utmp;
 	wl_list_for_each_safe(u, utmp, &backend->unplugs, link) {
 		wl_list_remove(&u->link);
 		free(u);
 	}
-	for (size_t d = 0; d < backend->n_devices; d++) {
-		destroy_device(backend->devices[d]);
-	}
-	wla_backend_finish_fbs(backend);
-	if (backend->buffer_locks || backend->cursor_locks) {
-		wlr_log(WLR_ERROR, "backend: %zu buffer locks and %zu cursor locks still held "
-			"at destroy", backend->buffer_locks, backend->cursor_locks);
-	}
-	/* From a listener of its own announcements: freed when they return. */
+	/* From a listener of its own announcements, or of an output's
+	 * destroy: the rest when they return. */
 	if (wla_hold_doom(&backend->hold)) {
-		free(backend);
+		backend_free(backend);
 	}
 }
 
@@ -424,7 +440,9 @@ static void handle_unplug_idle(void *data)
 {
 	struct wla_backend *backend = data;
 	backend->unplug_idle = NULL;
-	while (!wl_list_empty(&backend->unplugs)) {
+	/* An output's destroy listener may destroy the backend. */
+	wla_hold(&backend->hold);
+	while (!wl_list_empty(&backend->unplugs) && !wla_doomed(&backend->hold)) {
 		struct wla_unplug *u = wl_container_of(backend->unplugs.next, u, link);
 		wl_list_remove(&u->link);
 		/* Gone already (another unplug) is fine: nothing to do. */
@@ -435,6 +453,7 @@ static void handle_unplug_idle(void *data)
 		}
 		free(u);
 	}
+	wla_backend_release(backend);
 }
 
 static int defer_unplug(struct wla_backend *backend, struct wla_device *dev, const char *name)

@@ -708,9 +708,24 @@ static bool output_move_cursor(struct wlr_output *wlr_output, int x, int y)
 	return commit_cursor(out);
 }
 
+/* The compositor's destroy listeners run next, and may destroy the
+ * backend: the output is no longer one of its outputs, and what it stands
+ * on (the backend, the device) stays until output_destroy is over. */
+static void handle_output_destroying(struct wl_listener *listener, void *data)
+{
+	struct wla_output *out = wl_container_of(listener, out, destroying);
+	wl_list_remove(&out->destroying.link);
+	wl_list_remove(&out->link);
+	wl_list_init(&out->link);
+	wla_hold(&out->backend->hold);
+	out->holds_backend = true;
+}
+
 static void output_destroy(struct wlr_output *wlr_output)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
+	struct wla_backend *backend = out->backend;
+	bool holds_backend = out->holds_backend;
 	struct wla_crtc *crtc = output_crtc(out);
 	/* Its absolute pointer goes first, as the X11 backend's does. */
 	wla_input_output_removed(out->backend->input, out);
@@ -749,6 +764,9 @@ static void output_destroy(struct wlr_output *wlr_output)
 	/* From one of its own listeners: freed when the emission returns. */
 	if (wla_hold_doom(&out->hold)) {
 		free(out);
+	}
+	if (holds_backend) {
+		wla_backend_release(backend);
 	}
 }
 
@@ -1015,6 +1033,9 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 	struct wlr_output *wo = &out->base;
 	wlr_output_init(wo, &backend->base, &output_impl, backend->display);
 	wl_list_insert(backend->outputs.prev, &out->link);
+	/* First of its destroy listeners, whoever destroys it. */
+	out->destroying.notify = handle_output_destroying;
+	wl_signal_add(&wo->events.destroy, &out->destroying);
 	if (!wla_output_planes_init(out) || !add_modes(wo, conn)) {
 		wlr_output_destroy(wo);
 		return NULL;

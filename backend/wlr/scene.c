@@ -686,7 +686,7 @@ WLA_EXPORT bool wla_scene_output_commit(struct wla_scene *ws,
 	}
 	if (!output->enabled) {
 		/* A frame timer may fire after the output went off: not an error. */
-		wlr_log(WLR_INFO, "scene planes: output %s: enabled=0, nothing committed",
+		wlr_log(WLR_DEBUG, "scene planes: output %s: enabled=0, nothing committed",
 			output->name);
 		return false;
 	}

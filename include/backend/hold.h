@@ -53,6 +53,13 @@ static inline bool wla_doomed(const struct wla_hold *hold)
 	return hold->doomed;
 }
 
+/* Whether the release to come is the last one (what must go before the
+ * object may be freed goes then). */
+static inline bool wla_hold_last(const struct wla_hold *hold)
+{
+	return hold->count == 1;
+}
+
 /* The object is destroyed: whether its memory may be freed now (nothing
  * holds it); if not, the last release frees it. */
 static inline bool wla_hold_doom(struct wla_hold *hold)

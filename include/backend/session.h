@@ -16,6 +16,7 @@
 #include <sys/types.h>
 #include <wayland-server-core.h>
 #include <wlatomic/config.h>
+#include "backend/hold.h"
 
 struct udev;
 struct udev_monitor;
@@ -58,6 +59,10 @@ struct wla_session {
 	struct udev_monitor *monitor;
 	struct wl_event_source *monitor_source;
 	struct wl_list cards; /* wla_card.link */
+	/* Held while a card is told of a uevent (its listeners may destroy
+	 * the backend, and the session with it): the destroy waits for the
+	 * release (backend/hold.h). */
+	struct wla_hold hold;
 };
 
 /*

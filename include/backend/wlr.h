@@ -50,8 +50,9 @@ struct wla_backend {
 	struct wla_input *input;
 	struct wl_listener display_destroy;
 	/* Held while it announces outputs (new_output listeners may destroy
-	 * the backend): backend_destroy meanwhile takes it apart and the
-	 * last release frees it (backend/hold.h). */
+	 * the backend) and while an output's destroy is under way (its destroy
+	 * listeners may too): backend_destroy meanwhile takes it apart, and
+	 * the last release destroys its devices and frees it (backend/hold.h). */
 	struct wla_hold hold;
 };
 
@@ -143,6 +144,11 @@ struct wla_output {
 	 * present listeners): output_destroy meanwhile takes it apart and the
 	 * last release frees it (backend/hold.h). */
 	struct wla_hold hold;
+	/* The glue's own first listener of the wlr_output's destroy: the
+	 * output leaves the backend's list and holds the backend until
+	 * output_destroy is over. */
+	struct wl_listener destroying;
+	bool holds_backend;
 	/* Inside wlr_output_test: a compositor's probe, whose refusals are
 	 * debug output (wla_output_log), not errors. */
 	bool probing;
@@ -175,6 +181,9 @@ struct wla_output *wla_output_find_named(struct wla_backend *backend, const char
  * host interface of backend/wlr/input-host.c. NULL (logged) on failure. */
 struct wla_input *wla_backend_create_input(struct wla_backend *backend,
 	struct wl_event_loop *loop);
+/* The end of a hold on the backend (include/backend/hold.h): false if it
+ * was destroyed meanwhile, and is gone now or at an outer release. */
+bool wla_backend_release(struct wla_backend *backend);
 
 /* Commit a request through the flip queue; 0 or a negative errno (logged). */
 int wla_output_commit_request(struct wla_output *out, const struct wla_output_request *req);

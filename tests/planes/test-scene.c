@@ -359,8 +359,10 @@ SCENE_TEST(bad_calls_are_refused_with_a_message)
 	CHECK(wlr_output_commit(t.out[1]));
 	CHECK(node->node.state.enabled);
 	seq = t.out[1]->commit_seq;
+	/* A frame timer firing after the output went off: debug output only. */
+	harness_log_clear();
 	CHECK(!wla_scene_output_commit(t.ws, t.so[1]));
-	CHECK_LOGGED("scene planes", "output", t.out[1]->name, "enabled=0");
+	CHECK(!LOGGED("scene planes", "output", t.out[1]->name));
 	CHECK(t.out[1]->commit_seq == seq);
 }
 
