@@ -41,6 +41,8 @@
 #include "commands.h"
 #include "runner.h"
 #include "util.h"
+/* Shared with the tests, which make their backends the same way. */
+#include "../tests/lib/backend.h"
 
 #define RUN_TIMEOUT_MS 180000
 #define CLIENT_EXTRA_FRAMES 50
@@ -314,14 +316,11 @@ static bool vdc_setup(struct vdc_bench *b, uint32_t overlays)
 	cfg.outputs[0].n_modes = 1;
 	cfg.overlay_planes = overlays;
 	cfg.flip_depth = 1;
-	b->display = wl_display_create();
-	b->loop = wl_display_get_event_loop(b->display);
-	b->backend = wla_backend_create(b->display, &cfg);
+	b->new_output.notify = handle_new_output;
+	b->backend = test_backend_create(&b->display, &b->loop, &cfg, &b->new_output);
 	if (!b->backend) {
 		return false;
 	}
-	b->new_output.notify = handle_new_output;
-	wl_signal_add(&b->backend->events.new_output, &b->new_output);
 	if (!wlr_backend_start(b->backend) || !b->output) {
 		return false;
 	}

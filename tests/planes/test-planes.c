@@ -19,6 +19,7 @@
 #include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "harness.h"
+#include "lib/backend.h"
 #include "lib/capture.h"
 #include "test-buffer.h"
 
@@ -110,14 +111,11 @@ static bool setup(uint32_t overlays)
 	cfg.outputs[0].n_modes = 1;
 	cfg.overlay_planes = overlays;
 	cfg.flip_depth = 1;
-	f.display = wl_display_create();
-	f.loop = wl_display_get_event_loop(f.display);
-	f.backend = wla_backend_create(f.display, &cfg);
+	f.new_output.notify = handle_new_output;
+	f.backend = test_backend_create(&f.display, &f.loop, &cfg, &f.new_output);
 	if (!f.backend) {
 		return false;
 	}
-	f.new_output.notify = handle_new_output;
-	wl_signal_add(&f.backend->events.new_output, &f.new_output);
 	if (!wlr_backend_start(f.backend) || !f.output) {
 		return false;
 	}

@@ -21,6 +21,7 @@
 #include <wlatomic/planes.h>
 #include <wlatomic/scene.h>
 #include "harness.h"
+#include "lib/backend.h"
 #include "lib/capture.h"
 #include "test-buffer.h"
 
@@ -141,9 +142,7 @@ static bool setup(void)
 	cfg.overlay_planes = 2;
 	snprintf(cfg.control, sizeof(cfg.control), "off");
 	wl_list_init(&t.new_output.link);
-	t.display = wl_display_create();
-	t.loop = wl_display_get_event_loop(t.display);
-	t.backend = wla_backend_create(t.display, &cfg);
+	t.backend = test_backend_create(&t.display, &t.loop, &cfg, NULL);
 	if (t.backend == NULL) {
 		return false;
 	}

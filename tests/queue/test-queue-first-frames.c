@@ -28,6 +28,7 @@
 #include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "harness.h"
+#include "lib/backend.h"
 #include "util.h"
 #include "lib/vblank-grid.h"
 
@@ -149,9 +150,7 @@ static bool mini_init(struct mini *m, uint32_t depth)
 	cfg.outputs[0].modes[0] = (struct wla_config_mode){ 320, 240, MHZ_60 };
 	cfg.outputs[0].n_modes = 1;
 	cfg.flip_depth = depth;
-	m->display = wl_display_create();
-	m->loop = wl_display_get_event_loop(m->display);
-	m->backend = wla_backend_create(m->display, &cfg);
+	m->backend = test_backend_create(&m->display, &m->loop, &cfg, NULL);
 	if (!m->backend) {
 		return false;
 	}

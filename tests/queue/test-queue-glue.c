@@ -23,6 +23,7 @@
 #include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "harness.h"
+#include "lib/backend.h"
 #include "test-buffer.h"
 #include "util.h"
 #include "lib/vblank-grid.h"
@@ -172,9 +173,7 @@ static bool gf_init(struct gf *f, uint32_t depth, bool mailbox, bool fake_clock)
 	cfg.outputs[0].n_modes = 1;
 	cfg.flip_depth = depth;
 	cfg.flip_mailbox = mailbox;
-	f->display = wl_display_create();
-	f->loop = wl_display_get_event_loop(f->display);
-	f->backend = wla_backend_create(f->display, &cfg);
+	f->backend = test_backend_create(&f->display, &f->loop, &cfg, NULL);
 	if (!f->backend) {
 		return false;
 	}

@@ -19,6 +19,7 @@
 #include "backend/vdc.h"
 #include "backend/wlr.h"
 #include "harness.h"
+#include "lib/backend.h"
 #include "test-buffer.h"
 
 #define W 64
@@ -162,9 +163,7 @@ static void gf_listen(struct gf *f)
 static bool gf_init(struct gf *f, const struct wla_config *cfg)
 {
 	memset(f, 0, sizeof(*f));
-	f->display = wl_display_create();
-	f->loop = wl_display_get_event_loop(f->display);
-	f->backend = wla_backend_create(f->display, cfg);
+	f->backend = test_backend_create(&f->display, &f->loop, cfg, NULL);
 	if (!f->backend) {
 		return false;
 	}
@@ -388,9 +387,7 @@ static void a_listener_may_destroy_the_backend(void)
 		cfg.outputs[1] = cfg.outputs[0];
 		snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
 		cfg.n_outputs = 2;
-		f.display = wl_display_create();
-		f.loop = wl_display_get_event_loop(f.display);
-		f.backend = wla_backend_create(f.display, &cfg);
+		f.backend = test_backend_create(&f.display, &f.loop, &cfg, NULL);
 		CHECK(f.backend != NULL);
 		gf_listen(&f);
 		f.destroy_backend_in = where == 1 ? 1 : 0;
@@ -437,9 +434,7 @@ static void two_timings_of_one_size_and_rate_are_two_modes(void)
 	struct wla_config cfg;
 	gf_config(&cfg, 2, false);
 	cfg.outputs[0].modes[0] = (struct wla_config_mode){ 1920, 1080, 60000 };
-	f.display = wl_display_create();
-	f.loop = wl_display_get_event_loop(f.display);
-	f.backend = wla_backend_create(f.display, &cfg);
+	f.backend = test_backend_create(&f.display, &f.loop, &cfg, NULL);
 	CHECK(f.backend != NULL);
 	struct wla_vdc *vdc = wla_vdc_from_device(wla_backend_from_wlr(f.backend)->devices[0]);
 	CHECK(wla_connector_set_modes(&vdc->outputs[0]->connector, modes, 2));
@@ -488,9 +483,7 @@ static void a_custom_mode_joins_the_mode_list_and_stays_current(void)
 	gf_config(&cfg, 1, false);
 	cfg.outputs[0].modes[0] = (struct wla_config_mode){ 64, 48, 60000 };
 	cfg.outputs[0].n_modes = 1;
-	f.display = wl_display_create();
-	f.loop = wl_display_get_event_loop(f.display);
-	f.backend = wla_backend_create(f.display, &cfg);
+	f.backend = test_backend_create(&f.display, &f.loop, &cfg, NULL);
 	CHECK(f.backend != NULL);
 	gf_listen(&f);
 	CHECK(wlr_backend_start(f.backend) && f.n_outputs == 1);
@@ -553,9 +546,7 @@ static struct wla_vdc *gf_create_unstarted(struct gf *f, size_t n)
 		cfg.outputs[i] = cfg.outputs[0];
 		snprintf(cfg.outputs[i].name, sizeof(cfg.outputs[i].name), "Virtual-%zu", i + 1);
 	}
-	f->display = wl_display_create();
-	f->loop = wl_display_get_event_loop(f->display);
-	f->backend = wla_backend_create(f->display, &cfg);
+	f->backend = test_backend_create(&f->display, &f->loop, &cfg, NULL);
 	CHECK(f->backend != NULL);
 	return wla_vdc_from_device(wla_backend_from_wlr(f->backend)->devices[0]);
 }

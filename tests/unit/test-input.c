@@ -22,6 +22,7 @@
 #include <wlatomic/config.h>
 #include <wlatomic/input.h>
 #include "harness.h"
+#include "lib/backend.h"
 
 #define MAX_DEVICES 8
 #define MAX_EVENTS 256
@@ -333,9 +334,7 @@ static bool start(struct fixture *f, void (*tweak)(struct wla_config *cfg))
 	cfg.outputs[0].modes[0] = (struct wla_config_mode){ 200, 100, 60000 };
 	snprintf(cfg.control, sizeof(cfg.control), "off");
 	tweak(&cfg);
-	f->display = wl_display_create();
-	f->loop = wl_display_get_event_loop(f->display);
-	f->backend = wla_backend_create(f->display, &cfg);
+	f->backend = test_backend_create(&f->display, &f->loop, &cfg, NULL);
 	if (!f->backend) {
 		return false;
 	}

@@ -16,6 +16,7 @@
 #include "backend/atomic.h"
 #include "backend/wlr.h"
 #include "harness.h"
+#include "lib/backend.h"
 #include "test-buffer.h"
 
 #define W 64
@@ -63,14 +64,11 @@ static bool lf_init(struct lf *f)
 	wla_config_init(&cfg);
 	cfg.outputs[0].modes[0] = (struct wla_config_mode){ W, H, 60000 };
 	cfg.outputs[0].n_modes = 1;
-	f->display = wl_display_create();
-	f->loop = wl_display_get_event_loop(f->display);
-	f->backend = wla_backend_create(f->display, &cfg);
+	f->new_output.notify = handle_new_output;
+	f->backend = test_backend_create(&f->display, &f->loop, &cfg, &f->new_output);
 	if (!f->backend) {
 		return false;
 	}
-	f->new_output.notify = handle_new_output;
-	wl_signal_add(&f->backend->events.new_output, &f->new_output);
 	return wlr_backend_start(f->backend) && f->first != NULL;
 }
 
