@@ -22,6 +22,32 @@ struct capture_result {
 	uint32_t pixels[W * H];
 };
 
+/* The last present event was of vblank k, at its time on the grid. */
+#define CHECK_PRESENTED_AT(f, k) \
+	do { \
+		CHECK_INT((f).last_present.seq, (k)); \
+		CHECK_INT(timespec_to_ns(&(f).last_present.when), vblank_at(&(f), (k))); \
+	} while (0)
+
+/* What the output counted: vblanks, how many of them missed, latches. */
+#define CHECK_VBLANKS(f, vblanks_, missed_, latches_) \
+	do { \
+		CHECK_INT((f).out->counters.vblanks, (vblanks_)); \
+		CHECK_INT(wla_crtc_missed(&(f).out->crtc, (f).out->seq), (missed_)); \
+		CHECK_INT((f).out->crtc.latches, (latches_)); \
+	} while (0)
+
+/* A blue screen fb enabled and latched at vblank 1; a red one into *red,
+ * for the case to commit next. Returns the blue one. */
+static struct wla_fb *running_blue(struct fixture *f, struct wla_fb **red)
+{
+	struct wla_fb *blue = screen_fb(f, OPAQUE(BLUE), NULL);
+	*red = screen_fb(f, OPAQUE(RED), NULL);
+	CHECK_INT(enable_output(f, blue), 0);
+	vblank(f);
+	return blue;
+}
+
 static void record_capture(struct wla_capture *capture, const struct wla_image *image,
 	uint64_t seq, void *data)
 {
@@ -70,9 +96,7 @@ static void vdc_vblank_comes_one_period_after_enable_and_not_before(void)
 	CHECK_INT(f.n_presents, 1);
 	CHECK_INT(f.presents[0].seq, 1);
 	CHECK_INT(timespec_to_ns(&f.presents[0].when), f.epoch + 16666667);
-	CHECK_INT(f.out->counters.vblanks, 1);
-	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
-	CHECK_INT(f.out->crtc.latches, 1);
+	CHECK_VBLANKS(f, 1, 0, 1);
 	/* The same instant again is not another vblank. */
 	wla_vdc_advance(f.vdc, f.epoch + 16666667);
 	CHECK_INT(f.out->counters.vblanks, 1);
@@ -122,14 +146,12 @@ static void vdc_late_wakeup_does_not_shift_the_vblank_grid(void)
 	/* Woken up 90% of a period late. */
 	f.now = vblank_at(&f, 1) + f.period * 9 / 10;
 	wla_vdc_advance(f.vdc, f.now);
-	CHECK_INT(f.last_present.seq, 1);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 1));
+	CHECK_PRESENTED_AT(f, 1);
 
 	CHECK_INT(page_flip(&f, a), 0);
 	f.now = vblank_at(&f, 2);
 	wla_vdc_advance(f.vdc, f.now);
-	CHECK_INT(f.last_present.seq, 2);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 2));
+	CHECK_PRESENTED_AT(f, 2);
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	fixture_teardown(&f);
 }
@@ -138,10 +160,8 @@ static void vdc_late_wakeup_reports_the_vblank_that_latched_not_the_last_one(voi
 {
 	struct fixture f;
 	CHECK(fixture_setup(&f, W, H, 60000));
-	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
-	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
-	CHECK_INT(enable_output(&f, a), 0);
-	vblank(&f);
+	struct wla_fb *b;
+	struct wla_fb *a = running_blue(&f, &b);
 	CHECK_INT(f.last_present.seq, 1);
 
 	/* Committed at vblank 1, woken up only after vblank 4: b latched at
@@ -152,21 +172,17 @@ static void vdc_late_wakeup_reports_the_vblank_that_latched_not_the_last_one(voi
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
 	CHECK(f.last_present.presented);
-	CHECK_INT(f.last_present.seq, 2);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 2));
+	CHECK_PRESENTED_AT(f, 2);
 	CHECK_INT(f.out->seq, 4);
 	CHECK_INT(f.out->counters.seq, 4);
-	CHECK_INT(f.out->counters.vblanks, 4);
-	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
-	CHECK_INT(f.out->crtc.latches, 2);
+	CHECK_VBLANKS(f, 4, 0, 2);
 
 	/* Committed after vblank 4: the next vblank is the 5th. */
 	CHECK_INT(page_flip(&f, a), 0);
 	f.now = vblank_at(&f, 5);
 	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 3);
-	CHECK_INT(f.last_present.seq, 5);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 5));
+	CHECK_PRESENTED_AT(f, 5);
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	CHECK_INT(f.out->crtc.latches, 3);
 	fixture_teardown(&f);
@@ -208,8 +224,7 @@ static void commit_after_a_vblanks_instant(bool timer)
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.commit_seq, b_seq);
 	CHECK(f.last_present.presented);
-	CHECK_INT(f.last_present.seq, 3);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 3));
+	CHECK_PRESENTED_AT(f, 3);
 	CHECK(timespec_to_ns(&f.last_present.when) >= committed);
 	CHECK(f.out->scanout.planes[f.primary->zpos]->fb == b);
 	CHECK(!f.out->armed);
@@ -325,10 +340,8 @@ static void vdc_latch_slack_follows_the_configuration(void)
 		f.cfg.latch_slack_us = cases[i].slack_us;
 		CHECK(fixture_setup_config(&f));
 		CHECK_INT(f.vdc->dev.latch_slack_ns, (uint64_t)cases[i].slack_us * 1000);
-		struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
-		struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
-		CHECK_INT(enable_output(&f, a), 0);
-		vblank(&f);
+		struct wla_fb *b;
+		running_blue(&f, &b);
 		uint64_t latch = 0, commit_by = 0;
 		CHECK(wla_crtc_next_latch(f.crtc, &latch, &commit_by));
 		CHECK_INT(latch - commit_by, (uint64_t)cases[i].slack_us * 1000);
@@ -352,10 +365,8 @@ static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(vo
 	CHECK(fixture_setup(&f, W, H, 60000));
 	CHECK_INT(WLA_VDC_COMMIT_SLACK_NS, 200000);
 	CHECK_INT(f.vdc->dev.latch_slack_ns, WLA_VDC_COMMIT_SLACK_NS);
-	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
-	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
-	CHECK_INT(enable_output(&f, a), 0);
-	vblank(&f);
+	struct wla_fb *b;
+	struct wla_fb *a = running_blue(&f, &b);
 
 	/* One nanosecond inside the slack of vblank 2. */
 	f.now = vblank_at(&f, 2) - WLA_VDC_COMMIT_SLACK_NS + 1;
@@ -363,14 +374,11 @@ static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(vo
 	vblank(&f);
 	CHECK_INT(f.n_presents, 1);
 	CHECK(f.out->armed);
-	CHECK_INT(f.out->counters.vblanks, 2);
-	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 1);
-	CHECK_INT(f.out->crtc.latches, 1);
+	CHECK_VBLANKS(f, 2, 1, 1);
 	vblank(&f);
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
-	CHECK_INT(f.last_present.seq, 3);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 3));
+	CHECK_PRESENTED_AT(f, 3);
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 1);
 	CHECK_INT(f.out->crtc.latches, 2);
 
@@ -379,8 +387,7 @@ static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(vo
 	CHECK_INT(page_flip(&f, a), 0);
 	vblank(&f);
 	CHECK_INT(f.n_presents, 3);
-	CHECK_INT(f.last_present.seq, 4);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 4));
+	CHECK_PRESENTED_AT(f, 4);
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 1);
 
 	/* Too late for vblank 5 and woken up after vblank 7: one miss, the
@@ -390,11 +397,8 @@ static void vdc_commit_within_the_slack_misses_the_vblank_and_counts_one_miss(vo
 	f.now = vblank_at(&f, 7) + f.period / 2;
 	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 4);
-	CHECK_INT(f.last_present.seq, 6);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 6));
-	CHECK_INT(f.out->counters.vblanks, 7);
-	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 2);
-	CHECK_INT(f.out->crtc.latches, 4);
+	CHECK_PRESENTED_AT(f, 6);
+	CHECK_VBLANKS(f, 7, 2, 4);
 	/* What the glue reads (frame stats) says the same. */
 	struct wla_vblank_counters counters;
 	CHECK(wla_crtc_get_counters(f.crtc, &counters));
@@ -410,31 +414,24 @@ static void vdc_stall_with_nothing_committed_counts_no_miss(void)
 {
 	struct fixture f;
 	CHECK(fixture_setup(&f, W, H, 60000));
-	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
-	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
-	CHECK_INT(enable_output(&f, a), 0);
-	vblank(&f);
+	struct wla_fb *b;
+	running_blue(&f, &b);
 
 	/* Ten vblanks without a wake-up and nothing committed. */
 	f.now = vblank_at(&f, 11) + f.period / 2;
 	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 1);
 	CHECK_INT(f.out->seq, 11);
-	CHECK_INT(f.out->counters.vblanks, 11);
-	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
-	CHECK_INT(f.out->crtc.latches, 1);
+	CHECK_VBLANKS(f, 11, 0, 1);
 
 	/* Committed in time, the wake-up three vblanks late: not a miss either. */
 	CHECK_INT(page_flip(&f, b), 0);
 	f.now = vblank_at(&f, 15);
 	wla_vdc_advance(f.vdc, f.now);
 	CHECK_INT(f.n_presents, 2);
-	CHECK_INT(f.last_present.seq, 12);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 12));
+	CHECK_PRESENTED_AT(f, 12);
 	CHECK_INT(f.out->seq, 15);
-	CHECK_INT(f.out->counters.vblanks, 15);
-	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
-	CHECK_INT(f.out->crtc.latches, 2);
+	CHECK_VBLANKS(f, 15, 0, 2);
 	fixture_teardown(&f);
 }
 
@@ -510,9 +507,7 @@ static void vdc_idle_output_stops_its_vblanks_after_the_off_delay_and_keeps_seq_
 	CHECK_INT(f.out->seq, vblank_grid_count(f.epoch, 60000, f.now));
 	CHECK_INT(f.out->seq, 1000000);
 	CHECK_INT(f.out->counters.seq, 1000000);
-	CHECK_INT(f.out->counters.vblanks, 1000000);
-	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
-	CHECK_INT(f.out->crtc.latches, 1);
+	CHECK_VBLANKS(f, 1000000, 0, 1);
 	CHECK_INT(f.n_presents, 1);
 
 	/* A commit after an idle nobody advanced through: the timer starts
@@ -554,10 +549,8 @@ static void vdc_commit_at_a_vblanks_instant_counts_no_miss_whether_the_timer_run
 {
 	struct fixture f;
 	CHECK(fixture_setup_timers(&f, W, H, 60000));
-	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
-	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
-	CHECK_INT(enable_output(&f, a), 0);
-	vblank(&f);
+	struct wla_fb *b;
+	struct wla_fb *a = running_blue(&f, &b);
 	vblanks(&f, WLA_VDC_OFF_DELAY);
 	CHECK(!f.out->timer_armed);
 
@@ -571,8 +564,7 @@ static void vdc_commit_at_a_vblanks_instant_counts_no_miss_whether_the_timer_run
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	vblank(&f);
 	CHECK_INT(f.n_presents, 2);
-	CHECK_INT(f.last_present.seq, 6);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 6));
+	CHECK_PRESENTED_AT(f, 6);
 
 	/* Timer on (the off delay after that latch): the same commit at
 	 * vblank 7's instant is the same case and no miss either. */
@@ -584,8 +576,7 @@ static void vdc_commit_at_a_vblanks_instant_counts_no_miss_whether_the_timer_run
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	vblank(&f);
 	CHECK_INT(f.n_presents, 3);
-	CHECK_INT(f.last_present.seq, 8);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 8));
+	CHECK_PRESENTED_AT(f, 8);
 	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
 	CHECK_INT(f.out->counters.vblanks, 8);
 	fixture_teardown(&f);
@@ -622,8 +613,7 @@ static void vdc_state_in_time_latches_at_its_vblank_though_a_frame_is_written_ov
 	vblank(&f);
 	CHECK_INT(f.n_presents, 2);
 	CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
-	CHECK_INT(f.last_present.seq, 3);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, 3));
+	CHECK_PRESENTED_AT(f, 3);
 	CHECK(f.out->scanout.planes[f.primary->zpos]->fb == b);
 	CHECK(f.out->scanout.planes[f.cursor->zpos] != NULL &&
 		f.out->scanout.planes[f.cursor->zpos]->fb == k);
@@ -733,12 +723,9 @@ static void vdc_59_94hz_counts_every_vblank_without_drift(void)
 	CHECK_INT(wrong_when, 0);
 	CHECK_INT(refused, 0);
 	CHECK_INT(f.total_presents, n_vblanks);
-	CHECK_INT(f.last_present.seq, n_vblanks);
-	CHECK_INT(timespec_to_ns(&f.last_present.when), vblank_at(&f, n_vblanks));
+	CHECK_PRESENTED_AT(f, n_vblanks);
 	CHECK_INT(f.last_present.refresh_ns, period);
-	CHECK_INT(f.out->counters.vblanks, n_vblanks);
-	CHECK_INT(wla_crtc_missed(&f.out->crtc, f.out->seq), 0);
-	CHECK_INT(f.out->crtc.latches, n_vblanks);
+	CHECK_VBLANKS(f, n_vblanks, 0, n_vblanks);
 	fixture_teardown(&f);
 }
 
