@@ -192,6 +192,15 @@ static inline void qf_vblank(struct fixture *f, uint64_t k)
 	qf_advance_to(f, qf_vblank_ns(f, k));
 }
 
+/* qf_enable with commit_seq 1, then the clock at vblank 1, where fb
+ * latched; qf_enable's result. */
+static inline int qf_enable_latched(struct fixture *f, struct wla_fb *fb)
+{
+	int ret = qf_enable(f, fb, 1);
+	qf_vblank(f, 1);
+	return ret;
+}
+
 /* Building a commit */
 
 static inline struct wla_atomic_state *qf_begin(struct fixture *f, uint64_t seq, bool frame)

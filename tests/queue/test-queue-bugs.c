@@ -13,8 +13,7 @@ static void the_next_latch_after_a_queued_modeset_follows_the_new_timing(void)
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *a = qf_screen_fb(0xff0a0a0a), *b = qf_screen_fb(0xff0b0b0b);
 	struct wla_fb *s1 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	uint64_t latch = 0;
 	CHECK(wla_crtc_next_latch(&f.out->crtc, &latch, &(uint64_t){ 0 }));
 	CHECK_INT(latch, qf_vblank_ns(&f, 2));
@@ -40,8 +39,7 @@ static void a_frame_changing_the_cursor_after_a_cursor_update_shows_its_own_curs
 	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
 	struct wla_fb *c1 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
 	struct wla_fb *c2 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0002);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	/* A cursor update, then before the vblank a frame that moves the
 	 * cursor itself (its own image, elsewhere). */
 	CHECK_INT(move_cursor(&f, c1, 0, 0), 0);
@@ -75,8 +73,7 @@ static void hiding_a_hidden_cursor_leaves_a_queued_frames_cursor_state_alone(voi
 	struct wla_fb *c = qf_screen_fb(0xff0000c0), *d = qf_screen_fb(0xff0000d0);
 	struct wla_fb *x = qf_screen_fb(0xff0000e0);
 	struct wla_fb *c1 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	CHECK_INT(move_cursor(&f, c1, 0, 0), 0);
 	qf_vblank(&f, 2);
 	qf_clear_events(&f);
@@ -253,8 +250,7 @@ static void the_next_latch_counts_a_frame_due_within_the_slack_of_now(void)
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
 	struct wla_fb *c = qf_screen_fb(0xff0000c0);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	qf_clear_events(&f);
 	CHECK_INT(qf_flip(&f, b, 2), 0); /* in time for vblank 2 */
 	/* 100 us before vblank 2: a frame committed now is too late for 2 and

@@ -146,8 +146,7 @@ static void a_blocking_commit_is_refused_while_frames_are_queued(void)
 	struct fixture f;
 	CHECK(qf_init(&f, 2, false));
 	struct wla_fb *a = qf_screen_fb(0xff111111), *b = qf_screen_fb(0xff222222);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
 	harness_log_clear();
 	CHECK_INT(wla_atomic_page_flip(f.crtc, a, 3), -EBUSY);
@@ -172,8 +171,7 @@ static void mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_onc
 	struct wla_fb *a = qf_screen_fb(0xff0000aa), *b = qf_screen_fb(0xff00bb00);
 	struct wla_fb *c = qf_screen_fb(0xffcc0000), *d = qf_screen_fb(0xffdddddd);
 	struct wla_fb *e = qf_screen_fb(0xffeeeeee);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	qf_clear_events(&f);
 	/* Nothing queued: b goes to the driver at once. The depth counts only
 	 * the frames the driver has not been handed, so c waits behind it. */
@@ -247,8 +245,7 @@ static void mailbox_at_depth_2_replaces_only_the_newest_waiting_frame(void)
 	struct wla_fb *a = qf_screen_fb(0xff0000aa), *b = qf_screen_fb(0xff00bb00);
 	struct wla_fb *c = qf_screen_fb(0xffcc0000), *d = qf_screen_fb(0xffdddddd);
 	struct wla_fb *e = qf_screen_fb(0xffeeeeee);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	qf_clear_events(&f);
 	CHECK_INT(qf_flip(&f, b, 2), 0); /* handed to the driver */
 	CHECK_INT(qf_flip(&f, c, 3), 0);
@@ -303,8 +300,7 @@ static void mailbox_replacement_keeps_the_replaced_frames_other_planes(void)
 	struct wla_fb *m = qf_screen_fb(0xff0000cc);
 	struct wla_fb *ov = fake_fb_new(8, 8, DRM_FORMAT_XRGB8888, 0xff777777);
 	struct wla_plane *overlay = &f.out->overlays[0];
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	qf_clear_events(&f);
 	/* Frame 2 goes to the driver; frame 3 puts an overlay up and waits;
 	 * frame 4 (primary only) replaces it. */
@@ -486,8 +482,7 @@ static void a_client_dropping_a_queued_or_shown_fb_changes_nothing_on_screen(voi
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *a = qf_screen_fb(0xffa0a0a0), *b = qf_screen_fb(0xffb0b0b0);
 	struct wla_fb *c = qf_screen_fb(0xffc0c0c0);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
 	CHECK_INT(qf_flip(&f, c, 3), 0);
 	struct fake_fb_probe *ra = rec_of(a), *rb = rec_of(b), *rc = rec_of(c);
@@ -633,8 +628,7 @@ static void a_modeset_behind_queued_frames_latches_after_them_in_order(void)
 	struct wla_fb *c = qf_screen_fb(0xff0c0c0c);
 	struct wla_fb *s1 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
 	struct wla_fb *s2 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff525252);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	qf_clear_events(&f);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
 	CHECK_INT(qf_flip(&f, c, 3), 0);
@@ -688,8 +682,7 @@ static void a_blocking_modeset_with_a_non_empty_queue_is_refused(void)
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *a = qf_screen_fb(0xff0a0a0a), *b = qf_screen_fb(0xff0b0b0b);
 	struct wla_fb *s1 = fake_fb_new(SMALL, SMALL, DRM_FORMAT_XRGB8888, 0xff515151);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
 	harness_log_clear();
 	struct wla_mode m30 = QMODE(MODE_30);
@@ -718,8 +711,7 @@ static void a_cursor_update_is_refused_while_frames_are_queued_and_a_frame_moves
 	struct wla_fb *c = qf_screen_fb(0xff0000c0), *d = qf_screen_fb(0xff0000d0);
 	struct wla_fb *e = qf_screen_fb(0xff0000e0);
 	struct wla_fb *cur = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff00ff);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	qf_clear_events(&f);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
 	CHECK_INT(qf_flip(&f, c, 3), 0);
@@ -785,8 +777,7 @@ static void an_idle_cursor_update_latches_at_the_next_vblank_and_a_frame_joins_i
 	CHECK(qf_init(&f, 2, false));
 	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
 	struct wla_fb *cur = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff00ff);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	qf_clear_events(&f);
 	/* Idle: the update latches at the next vblank, without an event. */
 	CHECK_INT(move_cursor(&f, cur, 20, 20), 0);
@@ -859,8 +850,7 @@ static void a_cursor_update_waits_while_a_queued_frame_changes_the_cursor_plane(
 	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
 	struct wla_fb *c1 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0001);
 	struct wla_fb *c2 = fake_fb_new(16, 16, DRM_FORMAT_ARGB8888, 0xffff0002);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	struct wla_atomic_state *s = qf_begin(&f, 2, true);
 	qf_plane(&f, s, f.crtc->primary, b, 0, 0);
 	qf_plane(&f, s, f.crtc->cursor, c1, 0, 0);
@@ -894,8 +884,7 @@ static void a_failed_prepare_leaves_the_queue_untouched(void)
 	CHECK(qf_init(&f, 3, false));
 	struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
 	struct wla_fb *ov = fake_fb_new(8, 8, DRM_FORMAT_XRGB8888, 0xff777777);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	CHECK_INT(qf_flip(&f, b, 2), 0);
 	size_t live = f.dev->live_states;
 	rec_of(ov)->fail_prepare_once = -ENOMEM;
@@ -935,8 +924,7 @@ static void frame_fits_is_what_the_next_frame_commit_does(void)
 			struct fixture f;
 			CHECK(qf_init(&f, depth, mailbox));
 			struct wla_fb *a = qf_screen_fb(0xff0000a0), *b = qf_screen_fb(0xff0000b0);
-			CHECK_INT(qf_enable(&f, a, 1), 0);
-			qf_vblank(&f, 1);
+			CHECK_INT(qf_enable_latched(&f, a), 0);
 			uint64_t seq = 2, k = 2;
 			for (unsigned i = 0; i < depth + 2; i++) {
 				/* Mailbox counts only frames the driver was not
@@ -985,8 +973,7 @@ static void mailbox_next_latch_is_the_replaced_frames_vblank(void)
 	CHECK(qf_init(&f, 1, true));
 	struct wla_fb *a = qf_screen_fb(0xff0000a1), *b = qf_screen_fb(0xff0000b1);
 	struct wla_fb *c = qf_screen_fb(0xff0000c1), *d = qf_screen_fb(0xff0000d1);
-	CHECK_INT(qf_enable(&f, a, 1), 0);
-	qf_vblank(&f, 1);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
 	CHECK_INT(qf_flip(&f, b, 2), 0); /* armed for vblank 2 */
 	CHECK_INT(qf_flip(&f, c, 3), 0); /* waits: vblank 3 */
 	CHECK(!wla_crtc_frame_fits(f.crtc));
