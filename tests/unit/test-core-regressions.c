@@ -155,6 +155,15 @@ static int enable(struct fixture *f, size_t out, struct wla_fb *fb, uint64_t seq
 	return wla_atomic_set_config(&o->crtc, &o->connector, &o->connector.modes[0], fb, seq);
 }
 
+/* enable, then the clock at the first vblank (of T0's 60 Hz grid), where fb
+ * latched; enable's result. */
+static int enable_latched(struct fixture *f, size_t out, struct wla_fb *fb, uint64_t seq)
+{
+	int ret = enable(f, out, fb, seq);
+	rf_advance(f, vblank60(T0, 1));
+	return ret;
+}
+
 /* Issue 10 bug 1, issue 9 defect a: a discarded frame's handler commits. */
 
 static void commit_from_discard(struct fixture *f, const struct wla_present *ev)
@@ -176,8 +185,7 @@ static void a_discarded_frames_handler_commits_behind_the_frame_replacing_it(voi
 	for (int i = 0; i < 5; i++) {
 		fb[i] = rf_fb(&f, W, H, 0xff000010u * (uint32_t)(i + 1));
 	}
-	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, fb[0], 1), 0);
 	CHECK_INT(flip(&f, 0, fb[1], 2), 0); /* armed at once */
 	CHECK_INT(flip(&f, 0, fb[2], 3), 0); /* waits */
 	check_books(&f);
@@ -224,8 +232,7 @@ static void a_handler_committing_while_the_crtc_turns_off_sees_it_off(void)
 	CHECK(rf_setup(&f, 1, 2, false));
 	struct wla_fb *fb[4];
 	rf_fbs(&f, fb, 4, 0xff200000u);
-	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, fb[0], 1), 0);
 	CHECK_INT(flip(&f, 0, fb[1], 2), 0);
 	CHECK_INT(flip(&f, 0, fb[2], 3), 0);
 	f.hook = commit_from_cancel;
@@ -256,8 +263,7 @@ static void a_state_with_only_an_off_plane_waits_for_the_frame_owning_it(void)
 	struct wla_fb *a = rf_fb(&f, 16, 16, 0xff00aa00);
 	struct wla_fb *b = rf_fb(&f, 16, 16, 0xff00bb00);
 	/* A mode set with no fb: the primary stays off. */
-	CHECK_INT(enable(&f, 0, NULL, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, NULL, 1), 0);
 	/* Frames touching the (off) primary and the overlay. */
 	struct wla_atomic_state *s = frame_state(&f, &o->crtc, 2, &o->overlays[0], a);
 	wla_atomic_get_plane_state(s, &o->primary);
@@ -294,8 +300,7 @@ static void a_cursor_update_carrying_a_connector_state_is_refused(void)
 	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *p = rf_fb(&f, W, H, 0xff101010);
 	struct wla_fb *k = rf_fb_format(&f, 16, 16, DRM_FORMAT_ARGB8888, 0xffff0000);
-	CHECK_INT(enable(&f, 0, p, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, p, 1), 0);
 	struct wla_connector_state *before = o->connector.state;
 	struct wla_atomic_state *s = wla_atomic_state_alloc(f.dev);
 	s->legacy_cursor_update = true;
@@ -322,8 +327,7 @@ static void a_frame_that_touched_two_crtcs_is_not_replaced_by_a_mailbox_flip(voi
 	struct wla_vdc_output *o0 = fixture_out(&f, 0), *o1 = fixture_out(&f, 1);
 	struct wla_fb *fb[6];
 	rf_fbs(&f, fb, 6, 0xff300000u);
-	CHECK_INT(enable(&f, 1, fb[0], 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 1, fb[0], 1), 0);
 	/* One state: CRTC 0 on, CRTC 1 off. */
 	struct wla_atomic_state *s = frame_state(&f, &o0->crtc, 2, &o0->primary, fb[1]);
 	test_route_crtc(s, &o0->crtc, &o0->connector, &o0->connector.modes[0]);
@@ -356,8 +360,7 @@ static void turning_a_crtc_off_in_a_state_queued_behind_another_crtc_is_refused(
 	struct wla_fb *fb[4];
 	rf_fbs(&f, fb, 4, 0xff400000u);
 	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
-	CHECK_INT(enable(&f, 1, fb[1], 2), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 1, fb[1], 2), 0);
 	CHECK_INT(flip(&f, 0, fb[2], 3), 0);
 	struct wla_atomic_state *s = frame_state(&f, &o0->crtc, 4, &o0->primary, fb[3]);
 	test_route_crtc(s, &o1->crtc, &o1->connector, NULL);
@@ -377,8 +380,7 @@ static void switching_active_off_and_on_shows_the_planes_again(void)
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *p = rf_fb(&f, W, H, 0xff123456);
-	CHECK_INT(enable(&f, 0, p, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, p, 1), 0);
 	for (int active = 0; active < 2; active++) {
 		struct wla_atomic_state *s = wla_atomic_state_alloc(f.dev);
 		s->allow_modeset = true;
@@ -486,8 +488,7 @@ static void a_mailbox_replacement_keeps_the_replaced_frames_mode_change(void)
 	spy_on(&f, 4);
 	struct wla_fb *big[2] = { rf_fb(&f, W, H, 0xff111111), rf_fb(&f, W, H, 0xff222222) };
 	struct wla_fb *small[2] = { rf_fb(&f, 32, 32, 0xff333333), rf_fb(&f, 32, 32, 0xff444444) };
-	CHECK_INT(enable(&f, 0, big[0], 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, big[0], 1), 0);
 	CHECK_INT(flip(&f, 0, big[1], 2), 0); /* armed */
 	struct wla_atomic_state *s = frame_state(&f, &o->crtc, 3, &o->primary, small[0]);
 	s->allow_modeset = true;
@@ -524,8 +525,7 @@ static void a_mailbox_replacement_keeps_the_replaced_frames_connector_change(voi
 	spy_on(&f, 4);
 	struct wla_fb *fb[4];
 	rf_fbs(&f, fb, 4, 0xff600000u);
-	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, fb[0], 1), 0);
 	CHECK_INT(flip(&f, 0, fb[1], 2), 0); /* armed */
 	struct wla_atomic_state *s = frame_state(&f, &o->crtc, 3, &o->primary, fb[2]);
 	s->allow_modeset = true;
@@ -574,8 +574,7 @@ static void a_state_the_driver_cannot_program_turns_the_crtc_off(void)
 	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *fb[4];
 	rf_fbs(&f, fb, 4, 0xff500000u);
-	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, fb[0], 1), 0);
 	CHECK_INT(flip(&f, 0, fb[1], 2), 0);
 	CHECK_INT(flip(&f, 0, fb[2], 3), 0); /* waits */
 	/* Programmed at the next latch, and refused. */
@@ -608,8 +607,7 @@ static void a_refused_state_turning_a_crtc_off_still_stops_it(void)
 	struct wla_fb *fb[3];
 	rf_fbs(&f, fb, 3, 0xff550000u);
 	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
-	CHECK_INT(enable(&f, 1, fb[1], 2), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 1, fb[1], 2), 0);
 	struct wla_atomic_state *s = frame_state(&f, &o0->crtc, 3, &o0->primary, fb[2]);
 	test_route_crtc(s, &o1->crtc, &o1->connector, NULL);
 	f.vdc->fail_commit_tail = EIO;
@@ -632,8 +630,7 @@ static void an_fb_the_driver_cannot_import_refuses_the_commit(void)
 	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *a = rf_fb(&f, W, H, 0xff600000);
 	struct wla_fb *b = rf_fb(&f, W, H, 0xff600001);
-	CHECK_INT(enable(&f, 0, a, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, a, 1), 0);
 	f.vdc->fail_prepare_fb = ENOMEM;
 	harness_log_clear();
 	CHECK_INT(flip(&f, 0, b, 2), -ENOMEM);
@@ -655,8 +652,7 @@ static void a_commit_after_a_vblanks_instant_latches_at_the_next_even_if_the_tim
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_fb *a = rf_fb(&f, W, H, 0xff700000);
 	struct wla_fb *b = rf_fb(&f, W, H, 0xff700001);
-	CHECK_INT(enable(&f, 0, a, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, a, 1), 0);
 	/* Vblank 2 has happened, the timer has not run yet. */
 	f.now = vblank60(T0, 2) + 1000;
 	CHECK_INT(flip(&f, 0, b, 2), 0);
@@ -677,8 +673,7 @@ static void three_queued_frames_after_a_stall_latch_one_per_vblank_each_with_its
 	CHECK(rf_setup(&f, 1, 3, false));
 	struct wla_fb *fb[4];
 	rf_fbs(&f, fb, 4, 0xff800000u);
-	CHECK_INT(enable(&f, 0, fb[0], 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, fb[0], 1), 0);
 	for (int i = 1; i < 4; i++) {
 		CHECK_INT(flip(&f, 0, fb[i], 1 + (uint64_t)i), 0);
 	}
@@ -703,8 +698,7 @@ static void an_idle_output_stops_its_vblanks_and_keeps_the_count(void)
 	struct wla_vdc_output *o = fixture_out(&f, 0);
 	struct wla_fb *a = rf_fb(&f, W, H, 0xff900000);
 	struct wla_fb *b = rf_fb(&f, W, H, 0xff900001);
-	CHECK_INT(enable(&f, 0, a, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, a, 1), 0);
 	rf_advance(&f, vblank60(T0, 1 + WLA_VDC_OFF_DELAY));
 	CHECK(!o->armed && wl_list_empty(&o->captures));
 	CHECK(o->next_index > o->last_latch_index + WLA_VDC_OFF_DELAY);
@@ -729,8 +723,7 @@ static void a_frame_after_a_cursor_update_latches_with_it(void)
 	struct wla_fb *a = rf_fb(&f, W, H, 0xffa00000);
 	struct wla_fb *b = rf_fb(&f, W, H, 0xffa00001);
 	struct wla_fb *k = rf_fb_format(&f, 16, 16, DRM_FORMAT_ARGB8888, 0xffffffff);
-	CHECK_INT(enable(&f, 0, a, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, a, 1), 0);
 	CHECK_INT(wla_atomic_update_plane(&o->cursor, &o->crtc, k, 8, 8, 16, 16, 0, 0, 16 << 16,
 		16 << 16), 0);
 	CHECK_INT(o->crtc.armed, 1);
@@ -800,8 +793,7 @@ static void unplugging_objects_a_queued_state_carries_unchanged_drops_them_from_
 	struct fixture f;
 	CHECK(rf_setup(&f, 3, 1, false));
 	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000003);
-	CHECK_INT(enable(&f, 2, fb, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 2, fb, 1), 0);
 	struct wla_crtc *crtc2 = fixture_crtc(&f, 2);
 	struct wla_atomic_state *state = frame_state(&f, crtc2, 2, crtc2->primary, fb);
 	CHECK(wla_atomic_get_connector_state(state, &fixture_out(&f, 0)->connector));
@@ -890,8 +882,7 @@ static void a_capture_waits_for_the_next_vblank(void)
 	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000005);
-	CHECK_INT(enable(&f, 0, fb, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, fb, 1), 0);
 	rf_advance(&f, vblank60(T0, 5)); /* idle: the timer stopped */
 	f.now = vblank60(T0, 5) + 1000;
 	CHECK(wla_vdc_capture(fixture_out(&f, 0), note_capture, &f));
@@ -922,8 +913,7 @@ static void force_off_of_an_enabled_inactive_crtc_unroutes_and_releases(void)
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000006);
 	struct wla_vdc_output *o = fixture_out(&f, 0);
-	CHECK_INT(enable(&f, 0, fb, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, fb, 1), 0);
 	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
 	state->allow_modeset = true;
 	wla_atomic_get_crtc_state(state, &o->crtc)->active = false;
@@ -962,8 +952,7 @@ static void unplugging_an_enabled_inactive_output_tells_the_listener_it_is_off(v
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_fb *fb = rf_fb(&f, W, H, 0xff000007);
 	struct wla_vdc_output *o = fixture_out(&f, 0);
-	CHECK_INT(enable(&f, 0, fb, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, fb, 1), 0);
 	struct wla_atomic_state *state = wla_atomic_state_alloc(f.dev);
 	state->allow_modeset = true;
 	wla_atomic_get_crtc_state(state, &o->crtc)->active = false;
@@ -1029,8 +1018,7 @@ static void a_capture_gets_the_vblank_after_it_even_when_a_late_frame_latches_ne
 	struct fixture f;
 	CHECK(rf_setup(&f, 1, 1, false));
 	struct wla_fb *a = rf_fb(&f, W, H, 0xff0000aa), *b = rf_fb(&f, W, H, 0xff0000bb);
-	CHECK_INT(enable(&f, 0, a, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, a, 1), 0);
 	f.now = vblank60(T0, 1) + 1000;
 	CHECK(wla_vdc_capture(fixture_out(&f, 0), note_capture_pixel, &f));
 	f.now = vblank60(T0, 2) - 50000; /* inside the 200 us slack: misses V2 */
@@ -1145,8 +1133,7 @@ static void a_state_built_before_a_forced_off_is_refused_as_stale(void)
 	CHECK(rf_setup(&f, 1, 2, false));
 	struct wla_fb *a = rf_fb(&f, W, H, 0xff000011), *b = rf_fb(&f, W, H, 0xff000012);
 	struct wla_fb *c = rf_fb(&f, W, H, 0xff000013);
-	CHECK_INT(enable(&f, 0, a, 1), 0);
-	rf_advance(&f, vblank60(T0, 1));
+	CHECK_INT(enable_latched(&f, 0, a, 1), 0);
 	f.now = vblank60(T0, 1) + 1000;
 	CHECK_INT(flip(&f, 0, b, 2), 0); /* armed for vblank 2 */
 	CHECK_INT(flip(&f, 0, c, 3), 0); /* waits for it */
