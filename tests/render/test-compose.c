@@ -43,6 +43,14 @@ static bool near_pixel(uint32_t got, uint32_t want)
 	return true;
 }
 
+/* A w x h image of l composed alone (a failure of the test if refused). */
+static struct wla_image *compose_layer(const struct wla_compose_layer *l, uint32_t w, uint32_t h)
+{
+	struct wla_image *dst = wla_image_create(w, h);
+	CHECK(wla_compose(dst, l, 1));
+	return dst;
+}
+
 static void test_compose_clears_to_opaque_black(void)
 {
 	struct wla_image *dst = solid_fb(3, 2, 0x12345678);
@@ -56,8 +64,7 @@ static void test_compose_clears_to_opaque_black(void)
 	dst->format = DRM_FORMAT_ARGB8888;
 	set_px(dst, 1, 1, 0x12345678);
 	CHECK(wla_compose(dst, NULL, 0));
-	CHECK_PIXEL(wla_image_pixel(dst, 1, 1), BLACK);
-	CHECK_PIXEL(wla_image_pixel(dst, 2, 0), BLACK);
+	CHECK_PIXELS(dst, { 1, 1, BLACK }, { 2, 0, BLACK });
 	wla_image_destroy(dst);
 }
 
@@ -89,9 +96,7 @@ static void test_cursor_alpha_blends_over_primary(void)
 	struct wla_image *dst = wla_image_create(4, 4);
 	CHECK(wla_compose(dst, layers, 2));
 
-	CHECK_PIXEL(wla_image_pixel(dst, 1, 1), 0xff73a0e6);
-	CHECK_PIXEL(wla_image_pixel(dst, 2, 1), 0xff7f80bf);
-	CHECK_PIXEL(wla_image_pixel(dst, 1, 2), 0xff50c8ff);
+	CHECK_PIXELS(dst, { 1, 1, 0xff73a0e6 }, { 2, 1, 0xff7f80bf }, { 1, 2, 0xff50c8ff });
 	/* The only product that is not an integer: a composer must round it to one
 	 * of its two neighbours, and which one is pixman's business (its C and SIMD
 	 * paths are free to use different /255 approximations), hence +-1. */
@@ -101,9 +106,7 @@ static void test_cursor_alpha_blends_over_primary(void)
 		harness_test_failures++;
 	}
 	/* Outside the cursor the primary is copied as is. */
-	CHECK_PIXEL(wla_image_pixel(dst, 0, 0), 0xff50c8ff);
-	CHECK_PIXEL(wla_image_pixel(dst, 3, 3), 0xff50c8ff);
-	CHECK_PIXEL(wla_image_pixel(dst, 3, 1), 0xff50c8ff);
+	CHECK_PIXELS(dst, { 0, 0, 0xff50c8ff }, { 3, 3, 0xff50c8ff }, { 3, 1, 0xff50c8ff });
 
 	wla_image_destroy(dst);
 	wla_image_destroy(cursor);
@@ -134,22 +137,13 @@ static void test_overlay_cropped_and_scaled(void)
 	l.src_h = 2 << 16;
 	l.dst_w = 8;
 	l.dst_h = 8;
-	struct wla_image *dst = wla_image_create(16, 16);
-	CHECK(wla_compose(dst, &l, 1));
+	struct wla_image *dst = compose_layer(&l, 16, 16);
 
-	CHECK_PIXEL(wla_image_pixel(dst, 4, 4), 0xffff0000);
-	CHECK_PIXEL(wla_image_pixel(dst, 7, 7), 0xffff0000);
-	CHECK_PIXEL(wla_image_pixel(dst, 8, 4), 0xff00ff00);
-	CHECK_PIXEL(wla_image_pixel(dst, 11, 7), 0xff00ff00);
-	CHECK_PIXEL(wla_image_pixel(dst, 4, 8), 0xff0000ff);
-	CHECK_PIXEL(wla_image_pixel(dst, 7, 11), 0xff0000ff);
-	CHECK_PIXEL(wla_image_pixel(dst, 8, 8), 0xffffffff);
-	CHECK_PIXEL(wla_image_pixel(dst, 11, 11), 0xffffffff);
+	CHECK_PIXELS(dst, { 4, 4, 0xffff0000 }, { 7, 7, 0xffff0000 }, { 8, 4, 0xff00ff00 },
+		{ 11, 7, 0xff00ff00 }, { 4, 8, 0xff0000ff }, { 7, 11, 0xff0000ff },
+		{ 8, 8, 0xffffffff }, { 11, 11, 0xffffffff });
 	/* Just outside the destination rectangle. */
-	CHECK_PIXEL(wla_image_pixel(dst, 3, 4), BLACK);
-	CHECK_PIXEL(wla_image_pixel(dst, 4, 3), BLACK);
-	CHECK_PIXEL(wla_image_pixel(dst, 12, 11), BLACK);
-	CHECK_PIXEL(wla_image_pixel(dst, 11, 12), BLACK);
+	CHECK_PIXELS(dst, { 3, 4, BLACK }, { 4, 3, BLACK }, { 12, 11, BLACK }, { 11, 12, BLACK });
 
 	wla_image_destroy(dst);
 	wla_image_destroy(fb);
@@ -171,8 +165,7 @@ static void test_overlay_fractional_source_offset(void)
 	l.src_h = 0x30000;
 	l.dst_w = 8;
 	l.dst_h = 3;
-	struct wla_image *dst = wla_image_create(8, 3);
-	CHECK(wla_compose(dst, &l, 1));
+	struct wla_image *dst = compose_layer(&l, 8, 3);
 	for (uint32_t v = 0; v < 3; v++) {
 		for (uint32_t u = 0; u < 8; u++) {
 			CHECK_PIXEL(wla_image_pixel(dst, u, v), unique(col[u], v) | BLACK);
@@ -189,12 +182,9 @@ static void test_overlay_downscaled(void)
 	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
 	l.dst_w = 2;
 	l.dst_h = 2;
-	struct wla_image *dst = wla_image_create(2, 2);
-	CHECK(wla_compose(dst, &l, 1));
-	CHECK_PIXEL(wla_image_pixel(dst, 0, 0), unique(1, 1) | BLACK);
-	CHECK_PIXEL(wla_image_pixel(dst, 1, 0), unique(4, 1) | BLACK);
-	CHECK_PIXEL(wla_image_pixel(dst, 0, 1), unique(1, 4) | BLACK);
-	CHECK_PIXEL(wla_image_pixel(dst, 1, 1), unique(4, 4) | BLACK);
+	struct wla_image *dst = compose_layer(&l, 2, 2);
+	CHECK_PIXELS(dst, { 0, 0, unique(1, 1) | BLACK }, { 1, 0, unique(4, 1) | BLACK },
+		{ 0, 1, unique(1, 4) | BLACK }, { 1, 1, unique(4, 4) | BLACK });
 	wla_image_destroy(dst);
 	wla_image_destroy(fb);
 }
@@ -218,16 +208,13 @@ static void test_z_order_topmost_wins(void)
 	CHECK_PIXEL(wla_image_pixel(dst, 5, 5), 0xff0000ff); /* all three */
 	CHECK_PIXEL(wla_image_pixel(dst, 7, 7), 0xff0000ff); /* green and blue */
 	CHECK_PIXEL(wla_image_pixel(dst, 9, 9), 0xff0000ff); /* blue only */
-	CHECK_PIXEL(wla_image_pixel(dst, 11, 11), BLACK);
-	CHECK_PIXEL(wla_image_pixel(dst, 0, 11), BLACK);
+	CHECK_PIXELS(dst, { 11, 11, BLACK }, { 0, 11, BLACK });
 
 	/* The same layers in the opposite order: red is now on top everywhere it is. */
 	struct wla_compose_layer reversed[] = { layers[2], layers[1], layers[0] };
 	CHECK(wla_compose(dst, reversed, 3));
-	CHECK_PIXEL(wla_image_pixel(dst, 5, 5), 0xffff0000);
-	CHECK_PIXEL(wla_image_pixel(dst, 3, 3), 0xffff0000);
-	CHECK_PIXEL(wla_image_pixel(dst, 7, 7), 0xff00ff00);
-	CHECK_PIXEL(wla_image_pixel(dst, 9, 9), 0xff0000ff);
+	CHECK_PIXELS(dst, { 5, 5, 0xffff0000 }, { 3, 3, 0xffff0000 }, { 7, 7, 0xff00ff00 },
+		{ 9, 9, 0xff0000ff });
 
 	wla_image_destroy(dst);
 	wla_image_destroy(b);
@@ -382,18 +369,10 @@ static void test_clipping_scaled_layer_keeps_source_offset(void)
 	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, -3, -3);
 	l.dst_w = 8;
 	l.dst_h = 8;
-	struct wla_image *dst = wla_image_create(8, 8);
-	CHECK(wla_compose(dst, &l, 1));
-	CHECK_PIXEL(wla_image_pixel(dst, 0, 0), 0xffff0000);
-	CHECK_PIXEL(wla_image_pixel(dst, 1, 0), 0xff00ff00);
-	CHECK_PIXEL(wla_image_pixel(dst, 4, 0), 0xff00ff00);
-	CHECK_PIXEL(wla_image_pixel(dst, 0, 1), 0xff0000ff);
-	CHECK_PIXEL(wla_image_pixel(dst, 0, 4), 0xff0000ff);
-	CHECK_PIXEL(wla_image_pixel(dst, 1, 1), 0xffffffff);
-	CHECK_PIXEL(wla_image_pixel(dst, 4, 4), 0xffffffff);
-	CHECK_PIXEL(wla_image_pixel(dst, 5, 0), BLACK);
-	CHECK_PIXEL(wla_image_pixel(dst, 0, 5), BLACK);
-	CHECK_PIXEL(wla_image_pixel(dst, 5, 5), BLACK);
+	struct wla_image *dst = compose_layer(&l, 8, 8);
+	CHECK_PIXELS(dst, { 0, 0, 0xffff0000 }, { 1, 0, 0xff00ff00 }, { 4, 0, 0xff00ff00 },
+		{ 0, 1, 0xff0000ff }, { 0, 4, 0xff0000ff }, { 1, 1, 0xffffffff },
+		{ 4, 4, 0xffffffff }, { 5, 0, BLACK }, { 0, 5, BLACK }, { 5, 5, BLACK });
 	wla_image_destroy(dst);
 	wla_image_destroy(fb);
 }
@@ -405,8 +384,7 @@ static void test_clipping_far_into_a_large_layer(void)
 	struct wla_image *fb = unique_fb(4, 1);
 	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, -31996, 0);
 	l.dst_w = 32000;
-	struct wla_image *dst = wla_image_create(4, 1);
-	CHECK(wla_compose(dst, &l, 1));
+	struct wla_image *dst = compose_layer(&l, 4, 1);
 	for (uint32_t x = 0; x < 4; x++) {
 		CHECK_PIXEL(wla_image_pixel(dst, x, 0), unique(3, 0) | BLACK);
 	}
@@ -448,8 +426,7 @@ static void test_extreme_magnification_samples_inside_the_crop(void)
 	l.src_x = 1 << 16;
 	l.src_w = 1;
 	l.dst_w = 100;
-	struct wla_image *dst = wla_image_create(100, 3);
-	CHECK(wla_compose(dst, &l, 1));
+	struct wla_image *dst = compose_layer(&l, 100, 3);
 	check_span(dst, 0, 100, 1, unique(1, 1) | BLACK);
 
 	/* The same vertically, with the crop in the last 1/65536 of row 1. */
@@ -475,8 +452,7 @@ static void test_a_crop_across_a_pixel_edge_shows_both_sides(void)
 	l.src_x = (1 << 16) - 50;
 	l.src_w = 100;
 	l.dst_w = 100;
-	struct wla_image *dst = wla_image_create(100, 1);
-	CHECK(wla_compose(dst, &l, 1));
+	struct wla_image *dst = compose_layer(&l, 100, 1);
 	check_span(dst, 0, 50, 0, unique(0, 0) | BLACK);
 	check_span(dst, 50, 100, 0, unique(1, 0) | BLACK);
 	wla_image_destroy(dst);
@@ -580,8 +556,7 @@ static void test_unscaled_layers_of_the_largest_fbs_are_drawn(void)
 			.src_x = cases[c].src_x << 16, .src_y = cases[c].src_y << 16,
 			.src_w = w << 16, .src_h = h << 16, .dst_w = w, .dst_h = h,
 		};
-		struct wla_image *dst = wla_image_create(w, h);
-		CHECK(wla_compose(dst, &l, 1));
+		struct wla_image *dst = compose_layer(&l, w, h);
 		for (uint32_t y = 0; y < h; y++) {
 			check_span(dst, 0, w, y, WHITE | BLACK);
 		}
@@ -595,8 +570,7 @@ static void test_empty_dst_rect_draws_nothing(void)
 	struct wla_image *fb = solid_fb(2, 2, WHITE);
 	struct wla_compose_layer l = whole_layer(fb, DRM_FORMAT_XRGB8888, 0, 0);
 	l.dst_w = 0;
-	struct wla_image *dst = wla_image_create(2, 2);
-	CHECK(wla_compose(dst, &l, 1));
+	struct wla_image *dst = compose_layer(&l, 2, 2);
 	CHECK_PIXEL(wla_image_pixel(dst, 0, 0), BLACK);
 	wla_image_destroy(dst);
 	wla_image_destroy(fb);
