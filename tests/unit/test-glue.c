@@ -636,6 +636,18 @@ static void crtcs_are_matched_to_connectors_and_one_left_over_is_skipped(void)
 	gf_finish(&f);
 }
 
+/* A 16x16 cursor image of color on o with its hotspot at (hx, hy), set
+ * through the output's impl as wlroots sets it, the test's reference
+ * dropped at once (gone: as test_buffer_create); set_cursor's result. */
+static bool set_cursor_image(struct gf_output *o, uint32_t color, int32_t hx, int32_t hy,
+	bool *gone)
+{
+	struct test_buffer *cur = test_buffer_create(16, 16, DRM_FORMAT_ARGB8888, color, gone);
+	bool ok = o->output->impl->set_cursor(o->output, &cur->base, hx, hy);
+	wlr_buffer_drop(&cur->base);
+	return ok;
+}
+
 /*
  * Cursor moves on a screen nobody redraws: the first goes as a state of
  * its own, the next ones wait behind it (it has no present event) and go
@@ -650,10 +662,7 @@ static void cursor_moves_behind_a_cursor_state_reach_the_screen(void)
 	CHECK(enable(o));
 	CHECK(wait_until(&f, &o->presented, 1));
 	CHECK(WAIT(&f, settled(o)));
-	struct test_buffer *cur = test_buffer_create(16, 16, DRM_FORMAT_ARGB8888, 0xffffffff,
-		NULL);
-	CHECK(o->output->impl->set_cursor(o->output, &cur->base, 0, 0));
-	wlr_buffer_drop(&cur->base);
+	CHECK(set_cursor_image(o, 0xffffffff, 0, 0, NULL));
 	CHECK(WAIT(&f, settled(o)));
 	CHECK(o->output->impl->move_cursor(o->output, 10, 12));
 	CHECK_INT(out->crtc->queued, 1);
@@ -686,10 +695,7 @@ static void the_cursor_plane_follows_the_output_transform(void)
 	wlr_output_set_transform(o->output, WL_OUTPUT_TRANSFORM_90);
 	CHECK(enable(o));
 	CHECK(wait_until(&f, &o->presented, 1));
-	struct test_buffer *cur = test_buffer_create(16, 16, DRM_FORMAT_ARGB8888, 0xffffffff,
-		NULL);
-	CHECK(o->output->impl->set_cursor(o->output, &cur->base, 2, 3));
-	wlr_buffer_drop(&cur->base);
+	CHECK(set_cursor_image(o, 0xffffffff, 2, 3, NULL));
 	/* Output space is H wide and W high; the mode W wide and H high. */
 	CHECK(o->output->impl->move_cursor(o->output, 10, 20));
 	CHECK(WAIT(&f, settled(o)));
@@ -785,10 +791,7 @@ static void the_cursor_image_outlives_an_output_off_and_on(void)
 	CHECK(WAIT(&f, cur_gone));
 	CHECK_INT(backend->cursor_locks, 0);
 	bool cur2_gone = false;
-	struct test_buffer *cur2 = test_buffer_create(16, 16, DRM_FORMAT_ARGB8888, 0xff00ff00,
-		&cur2_gone);
-	CHECK(o->output->impl->set_cursor(o->output, &cur2->base, 0, 0));
-	wlr_buffer_drop(&cur2->base);
+	CHECK(set_cursor_image(o, 0xff00ff00, 0, 0, &cur2_gone));
 	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
 	CHECK_INT(backend->cursor_locks, 1);
 	CHECK(!cur2_gone);
