@@ -17,6 +17,7 @@
 #include "harness.h"
 #include "kms-helpers.h"
 #include "lib/capture.h"
+#include "lib/dri-card.h"
 #include "util.h"
 #include "wlatomic/capture.h"
 #include "wlatomic/config.h"
@@ -141,6 +142,17 @@ static void fixture_finish(struct fixture *f)
 	}
 }
 
+/* fixture_init, a failure of the test if it fails (then nothing is left). */
+static bool fixture_start(struct fixture *f)
+{
+	if (fixture_init(f)) {
+		return true;
+	}
+	CHECK(!"fixture");
+	fixture_finish(f);
+	return false;
+}
+
 static struct wla_plane *vdc_plane(struct fixture *f, enum role role)
 {
 	switch (role) {
@@ -208,9 +220,7 @@ static int channel_diff(uint32_t a, uint32_t b)
 static void compare_case(const char *name, const struct layer *layers, size_t n)
 {
 	struct fixture f;
-	if (!fixture_init(&f)) {
-		CHECK(!"fixture");
-		fixture_finish(&f);
+	if (!fixture_start(&f)) {
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -297,64 +307,48 @@ static void compare_case(const char *name, const struct layer *layers, size_t n)
 
 #define W 1024
 #define H 768
+/* Every case's primary plane: the whole screen of paint_bg. */
+#define BACKGROUND_LAYER { PRIMARY, W, H, DRM_FORMAT_XRGB8888, paint_bg, 0, 0, W, H, 0, 0, W, H }
 
-static void cursor_alpha(void)
-{
-	const struct layer layers[] = {
-		{ PRIMARY, W, H, DRM_FORMAT_XRGB8888, paint_bg, 0, 0, W, H, 0, 0, W, H },
-		{ CURSOR, 64, 64, DRM_FORMAT_ARGB8888, paint_cursor, 0, 0, 64, 64, 200, 150, 64, 64 },
-	};
-	compare_case("cursor-alpha", layers, WLA_ARRAY_SIZE(layers));
-}
+/* A case that compares the layers (after the background) composed by
+ * vkms and by the VDC under the name name. */
+#define COMPARE_TEST(fn, name, ...) \
+	static void fn(void) \
+	{ \
+		const struct layer layers[] = { BACKGROUND_LAYER, __VA_ARGS__ }; \
+		compare_case(name, layers, WLA_ARRAY_SIZE(layers)); \
+	}
 
-static void overlay_crop(void)
-{
-	const struct layer layers[] = {
-		{ PRIMARY, W, H, DRM_FORMAT_XRGB8888, paint_bg, 0, 0, W, H, 0, 0, W, H },
-		/* 128x96 out of the middle of a 256x256 fb */
-		{ OVERLAY0, 256, 256, DRM_FORMAT_XRGB8888, paint_bars, 40, 70, 128, 96, 300, 200,
-			128, 96 },
-	};
-	compare_case("overlay-crop", layers, WLA_ARRAY_SIZE(layers));
-}
+COMPARE_TEST(cursor_alpha, "cursor-alpha",
+	{ CURSOR, 64, 64, DRM_FORMAT_ARGB8888, paint_cursor, 0, 0, 64, 64, 200, 150, 64, 64 })
 
-static void z_order(void)
-{
-	const struct layer layers[] = {
-		{ PRIMARY, W, H, DRM_FORMAT_XRGB8888, paint_bg, 0, 0, W, H, 0, 0, W, H },
-		{ OVERLAY0, 300, 200, DRM_FORMAT_XRGB8888, paint_checker, 0, 0, 300, 200, 100, 100,
-			300, 200 },
-		{ OVERLAY1, 300, 200, DRM_FORMAT_ARGB8888, paint_translucent, 0, 0, 300, 200, 250,
-			180, 300, 200 },
-		{ CURSOR, 64, 64, DRM_FORMAT_ARGB8888, paint_cursor, 0, 0, 64, 64, 370, 250, 64, 64 },
-	};
-	compare_case("z-order", layers, WLA_ARRAY_SIZE(layers));
-}
+/* 128x96 out of the middle of a 256x256 fb */
+COMPARE_TEST(overlay_crop, "overlay-crop",
+	{ OVERLAY0, 256, 256, DRM_FORMAT_XRGB8888, paint_bars, 40, 70, 128, 96, 300, 200, 128,
+		96 })
 
-static void edge_clipping(void)
-{
-	const struct layer layers[] = {
-		{ PRIMARY, W, H, DRM_FORMAT_XRGB8888, paint_bg, 0, 0, W, H, 0, 0, W, H },
-		/* off the right and bottom edges */
-		{ OVERLAY0, 256, 256, DRM_FORMAT_XRGB8888, paint_checker, 0, 0, 256, 256, W - 100,
-			H - 60, 256, 256 },
-		/* off the left and top */
-		{ CURSOR, 64, 64, DRM_FORMAT_ARGB8888, paint_cursor, 0, 0, 64, 64, -20, -30, 64, 64 },
-	};
-	compare_case("edge-clipping", layers, WLA_ARRAY_SIZE(layers));
-}
+COMPARE_TEST(z_order, "z-order",
+	{ OVERLAY0, 300, 200, DRM_FORMAT_XRGB8888, paint_checker, 0, 0, 300, 200, 100, 100, 300,
+		200 },
+	{ OVERLAY1, 300, 200, DRM_FORMAT_ARGB8888, paint_translucent, 0, 0, 300, 200, 250, 180,
+		300, 200 },
+	{ CURSOR, 64, 64, DRM_FORMAT_ARGB8888, paint_cursor, 0, 0, 64, 64, 370, 250, 64, 64 })
+
+/* An overlay off the right and bottom edges, the cursor off the left and top. */
+COMPARE_TEST(edge_clipping, "edge-clipping",
+	{ OVERLAY0, 256, 256, DRM_FORMAT_XRGB8888, paint_checker, 0, 0, 256, 256, W - 100, H - 60,
+		256, 256 },
+	{ CURSOR, 64, 64, DRM_FORMAT_ARGB8888, paint_cursor, 0, 0, 64, 64, -20, -30, 64, 64 })
 
 /* vkms in 6.1 does not scale: TEST_ONLY says so; the VDC scales. */
 static void overlay_scaling(void)
 {
 	struct fixture f;
-	if (!fixture_init(&f)) {
-		CHECK(!"fixture");
-		fixture_finish(&f);
+	if (!fixture_start(&f)) {
 		return;
 	}
 	const struct layer layers[] = {
-		{ PRIMARY, W, H, DRM_FORMAT_XRGB8888, paint_bg, 0, 0, W, H, 0, 0, W, H },
+		BACKGROUND_LAYER,
 		{ OVERLAY0, 128, 128, DRM_FORMAT_XRGB8888, paint_checker, 0, 0, 128, 128, 100, 100,
 			256, 256 },
 	};
@@ -378,9 +372,7 @@ static void overlay_scaling(void)
 static void capture_refused(void)
 {
 	struct fixture f;
-	if (!fixture_init(&f)) {
-		CHECK(!"fixture");
-		fixture_finish(&f);
+	if (!fixture_start(&f)) {
 		return;
 	}
 	harness_log_clear();
@@ -393,13 +385,7 @@ static void capture_refused(void)
 int main(void)
 {
 	harness_init();
-	bool card = false;
-	for (int i = 0; i < 16 && !card; i++) {
-		char path[32];
-		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
-		card = access(path, F_OK) == 0;
-	}
-	if (!card) {
+	if (!test_have_dri_card()) {
 		harness_skip("no DRM card (/dev/dri/card*): the kernel tier runs this on vkms");
 	}
 	RUN_TEST(cursor_alpha);
