@@ -17,6 +17,7 @@
 #include <wlatomic/capture.h>
 #include <wlatomic/config.h>
 #include "harness.h"
+#include "lib/backend.h"
 #include "test-buffer.h"
 
 #define W 64
@@ -99,14 +100,11 @@ static bool df_init(struct df *f)
 	cfg.outputs[1] = cfg.outputs[0];
 	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
 	cfg.n_outputs = 2;
-	f->display = wl_display_create();
-	f->loop = wl_display_get_event_loop(f->display);
-	f->backend = wla_backend_create(f->display, &cfg);
+	f->new_output.notify = handle_new_output;
+	f->backend = test_backend_create(&f->display, &f->loop, &cfg, &f->new_output);
 	if (!f->backend) {
 		return false;
 	}
-	f->new_output.notify = handle_new_output;
-	wl_signal_add(&f->backend->events.new_output, &f->new_output);
 	f->buf = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff203040, &f->buf_gone);
 	return wlr_backend_start(f->backend) && f->n_outputs == 2;
 }
