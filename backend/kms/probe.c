@@ -12,6 +12,7 @@
 #include <wlr/util/log.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
+#include "backend/edid.h"
 #include "kms-private.h"
 #include "util.h"
 
@@ -272,7 +273,47 @@ static struct wla_kms_connector *add_connector(struct wla_kms *kms,
 	return kc;
 }
 
-/* Read one connector's status, size and modes into kc. */
+/* The monitor's make, model and serial from the connector's EDID blob; a
+ * missing or broken one leaves them empty, with one debug line. */
+static void read_edid(struct wla_kms *kms, struct wla_kms_connector *kc)
+{
+	kc->base.make[0] = kc->base.model[0] = kc->base.serial[0] = '\0';
+	uint32_t prop = 0;
+	uint64_t blob_id = 0;
+	struct prop_want want[] = {
+		{ "EDID", &prop, &blob_id },
+	};
+	if (!wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR, want, 1) ||
+			!prop || !blob_id) {
+		wla_kms_obj_log(kms, kc, WLR_DEBUG, "no EDID: named after the card");
+		return;
+	}
+	drmModePropertyBlobRes *blob = drmModeGetPropertyBlob(kms->fd, (uint32_t)blob_id);
+	if (!blob) {
+		wla_kms_obj_log_errno(kms, kc, WLR_DEBUG, "EDID blob %" PRIu64 " unreadable: "
+			"named after the card", blob_id);
+		return;
+	}
+	struct wla_edid_info info;
+	char why[128];
+	if (!wla_edid_parse(blob->data, blob->length, &info, why, sizeof(why))) {
+		wla_kms_obj_log(kms, kc, WLR_DEBUG, "EDID blob %" PRIu64 " broken (%s): named "
+			"after the card", blob_id, why);
+	} else {
+		snprintf(kc->base.make, sizeof(kc->base.make), "%s", info.make);
+		snprintf(kc->base.model, sizeof(kc->base.model), "%s", info.model);
+		snprintf(kc->base.serial, sizeof(kc->base.serial), "%s", info.serial);
+		if (!kc->base.phys_width_mm || !kc->base.phys_height_mm) {
+			kc->base.phys_width_mm = info.phys_width_mm;
+			kc->base.phys_height_mm = info.phys_height_mm;
+		}
+		wla_kms_obj_log(kms, kc, WLR_DEBUG, "EDID: make \"%s\" (%s), model \"%s\", "
+			"serial \"%s\"", info.make, info.pnp_id, info.model, info.serial);
+	}
+	drmModeFreePropertyBlob(blob);
+}
+
+/* Read one connector's status, size, monitor and modes into kc. */
 static void read_connector(struct wla_kms *kms, struct wla_kms_connector *kc,
 	const drmModeConnector *conn, int status_override)
 {
@@ -281,6 +322,7 @@ static void read_connector(struct wla_kms *kms, struct wla_kms_connector *kc,
 	kc->base.status = connected ? WLA_CONNECTOR_CONNECTED : WLA_CONNECTOR_DISCONNECTED;
 	kc->base.phys_width_mm = conn->mmWidth;
 	kc->base.phys_height_mm = conn->mmHeight;
+	read_edid(kms, kc);
 	if (!update_modes(kms, kc, conn)) {
 		wla_kms_log(kms, WLR_ERROR, "out of memory for the modes of %s",
 			kc->base.name);

@@ -1041,12 +1041,27 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 		return NULL;
 	}
 	wlr_output_set_name(wo, conn->name);
-	char description[128];
-	snprintf(description, sizeof(description), "wlatomic %s display %s", dev->name,
-		conn->name);
+	/* As wlroots' DRM backend names an output: make, model and serial
+	 * from the monitor (its EDID), which sway's output configuration and
+	 * kanshi match; where the driver knows none, wlatomic and the device. */
+	char description[160];
+	if (conn->make[0]) {
+		/* wlr_output's fields are shorter: cut, as wlroots cuts. */
+		snprintf(wo->make, sizeof(wo->make), "%.*s", (int)sizeof(wo->make) - 1,
+			conn->make);
+		snprintf(wo->model, sizeof(wo->model), "%.*s", (int)sizeof(wo->model) - 1,
+			conn->model);
+		snprintf(wo->serial, sizeof(wo->serial), "%.*s", (int)sizeof(wo->serial) - 1,
+			conn->serial);
+		snprintf(description, sizeof(description), "%s %s%s%s (%s)", wo->make, wo->model,
+			wo->serial[0] ? " " : "", wo->serial, conn->name);
+	} else {
+		snprintf(wo->make, sizeof(wo->make), "wlatomic");
+		snprintf(wo->model, sizeof(wo->model), "%s", dev->name);
+		snprintf(description, sizeof(description), "wlatomic %s display %s", dev->name,
+			conn->name);
+	}
 	wlr_output_set_description(wo, description);
-	snprintf(wo->make, sizeof(wo->make), "wlatomic");
-	snprintf(wo->model, sizeof(wo->model), "%s", dev->name);
 	wo->phys_width = (int32_t)conn->phys_width_mm;
 	wo->phys_height = (int32_t)conn->phys_height_mm;
 

@@ -288,6 +288,9 @@ struct wla_connector {
 	size_t n_modes;
 	uint32_t possible_crtcs;
 	uint32_t phys_width_mm, phys_height_mm;
+	/* Who made the monitor, as the driver knows it (KMS: its EDID, the VDC:
+	 * the configuration); empty where it does not. */
+	char make[64], model[32], serial[32];
 	struct wla_connector_state *state;
 	struct wla_atomic_state *commit;
 	uint64_t swaps;
