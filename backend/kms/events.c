@@ -74,15 +74,12 @@ static void own_commit_done(struct wla_kms *kms, struct wla_kms_crtc *kc)
 }
 
 /* A page-flip event's 32-bit sequence as the 64-bit one of the CRTC's
- * counters (drmCrtcGetSequence's): the nearest with those low bits to the
- * kernel's counter now (or the last one seen), so that it goes on past
- * 2^32 vblanks. */
-static uint64_t widen_seq(struct wla_kms *kms, struct wla_kms_crtc *kc, uint32_t seq32)
+ * counters (drmCrtcGetSequence's, kseq when the kernel answered): the
+ * nearest with those low bits to the kernel's counter now (or the last one
+ * seen), so that it goes on past 2^32 vblanks. */
+static uint64_t widen_seq(struct wla_kms_crtc *kc, uint32_t seq32, const uint64_t *kseq)
 {
-	uint64_t last = kc->counters.seq, kseq = 0, kns = 0;
-	if (drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) == 0 && kns > 0) {
-		last = kseq; /* the kernel's, at or just past the event's */
-	}
+	uint64_t last = kseq ? *kseq : kc->counters.seq;
 	uint64_t seq = (last & ~(uint64_t)UINT32_MAX) | seq32;
 	if (seq + (UINT64_C(1) << 31) < last) {
 		seq += UINT64_C(1) << 32;
@@ -90,6 +87,22 @@ static uint64_t widen_seq(struct wla_kms *kms, struct wla_kms_crtc *kc, uint32_t
 		seq -= UINT64_C(1) << 32;
 	}
 	return seq;
+}
+
+/* On a card without vblank interrupts (virtio-gpu, qxl, cirrus, bochs) the
+ * kernel completes a flip when the card is done, stamps it with its clock
+ * and numbers it 0: the driver counts the CRTC's refresh cycles itself, on
+ * the mode's period from the last flip, at least one a flip. */
+static uint64_t counted_seq(const struct wla_kms_crtc *kc, uint64_t when_ns)
+{
+	if (!kc->have_vblank) {
+		return kc->counters.seq + 1;
+	}
+	uint64_t n = 1;
+	if (kc->period_ns && when_ns > kc->last_vblank_ns) {
+		n = (when_ns - kc->last_vblank_ns + kc->period_ns / 2) / kc->period_ns;
+	}
+	return kc->last_vblank_seq + (n ? n : 1);
 }
 
 static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned tv_usec,
@@ -124,7 +137,23 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 	kc->armed_serial = 0;
 	uint64_t when_ns = (uint64_t)tv_sec * 1000000000u + (uint64_t)tv_usec * 1000u;
 	struct wla_vblank_counters *c = &kc->counters;
-	uint64_t seq = widen_seq(kms, kc, seq32);
+	uint64_t kseq = 0, kns = 0;
+	bool kernel_counts = false;
+	/* The kernel's 64-bit counter once an enable, for the first event's
+	 * high bits (or to learn the card has none); later events widen from
+	 * the last one, an ioctl less a frame. */
+	if (!kc->no_vblank && !kc->have_vblank) {
+		if (drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) == 0) {
+			kernel_counts = kns > 0;
+		} else if (errno == EOPNOTSUPP) {
+			kc->no_vblank = true;
+			wla_kms_obj_log(kms, kc, WLR_INFO, "no vblank events "
+				"(drmCrtcGetSequence: %s): the driver counts its refresh "
+				"cycles, its presents carry no vsync", strerror(EOPNOTSUPP));
+		}
+	}
+	uint64_t seq = kc->no_vblank ? counted_seq(kc, when_ns) :
+		widen_seq(kc, seq32, kernel_counts ? &kseq : NULL);
 	if (!kc->have_vblank) {
 		/* The vblank that latched the enable is the CRTC's first. */
 		kc->first_seq = seq - 1;
@@ -140,10 +169,13 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 		.tv_sec = tv_sec,
 		.tv_nsec = (long)tv_usec * 1000,
 	};
-	uint32_t flags = WLA_PRESENT_VSYNC | WLA_PRESENT_HW_COMPLETION |
-		(kms->monotonic ? WLA_PRESENT_HW_CLOCK : 0) |
-		/* The card scanned the committed buffers out themselves. */
-		WLA_PRESENT_ZERO_COPY;
+	/* The card scanned the committed buffers out themselves. */
+	uint32_t flags = WLA_PRESENT_ZERO_COPY;
+	if (!kc->no_vblank) {
+		/* The kernel's vblank: its counter and its time stamp. */
+		flags |= WLA_PRESENT_VSYNC | WLA_PRESENT_HW_COMPLETION |
+			(kms->monotonic ? WLA_PRESENT_HW_CLOCK : 0);
+	}
 	wla_crtc_handle_latch(&kc->base, seq, &when, kc->period_ns, flags);
 }
 
@@ -317,25 +349,34 @@ static void run_deferred(struct wla_kms *kms)
 	wla_kms_kick_captures(kms);
 }
 
-/* The last vblank of an active CRTC, from its events or the kernel. */
+/* The last vblank of an active CRTC: on the grid of its last page-flip
+ * event, the periods since counted (a partial one is not yet a cycle); the
+ * kernel's counter before the first event after an enable. */
 static bool last_vblank(struct wla_kms *kms, struct wla_kms_crtc *kc, uint64_t *seq,
 	uint64_t *ns)
 {
 	if (!kc->active) {
 		return false;
 	}
-	uint64_t kns = 0, kseq = 0;
-	if (drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) == 0 && kns > 0) {
+	if (!kc->have_vblank) {
+		uint64_t kns = 0, kseq = 0;
+		if (kc->no_vblank || drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) != 0 ||
+				kns == 0) {
+			return false;
+		}
 		*seq = kseq;
 		*ns = kns;
 		return true;
 	}
-	if (kc->have_vblank) {
-		*seq = kc->last_vblank_seq;
-		*ns = kc->last_vblank_ns;
-		return true;
+	*seq = kc->last_vblank_seq;
+	*ns = kc->last_vblank_ns;
+	uint64_t now = now_ns();
+	if (kc->period_ns && now > *ns) {
+		uint64_t k = (now - *ns) / kc->period_ns;
+		*seq += k;
+		*ns += k * kc->period_ns;
 	}
-	return false;
+	return true;
 }
 
 /* The first vblank at or after t after the last one seen (its page-flip

@@ -53,6 +53,9 @@ struct wla_kms_crtc {
 	struct wla_vblank_counters counters;
 	uint64_t first_seq;  /* the kernel's sequence when it was turned on */
 	bool have_vblank;
+	/* The card has no vblank events (drmCrtcGetSequence: EOPNOTSUPP):
+	 * the driver counts refresh cycles, on the mode's period. */
+	bool no_vblank;
 	uint64_t last_vblank_ns;
 	uint64_t last_vblank_seq;
 };

@@ -4,6 +4,7 @@
 # the job's command chrooted there and reports its status on the console as
 # "WLA-GUEST-EXIT <status>"; a setup failure is "WLA-GUEST-ERROR <what>".
 # Kernel command line: wla.vkms=off|PARAM=V,PARAM=V (vkms.ko's parameters),
+# wla.card=none|MODULE (the emulated card's driver, from the initramfs),
 # wla.gpio_lines=N (a gpio-sim chip "panel-gpio" of N lines; 0: none).
 # The job (tag wlajob, from run-guest.sh): cmd.sh, the command as a bash
 # script, and expose, host folders under /tmp or /run that the guest's own
@@ -30,11 +31,13 @@ mount -t devpts -o mode=0620,ptmxmode=0666 devpts /dev/pts || fail "mount /dev/p
 mount -t tmpfs -o mode=1777 shm /dev/shm || fail "mount /dev/shm"
 
 vkms=off
+card=none
 gpio_lines=0
 # shellcheck disable=SC2013 # the command line is words, none with spaces
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	wla.vkms=*) vkms=${arg#wla.vkms=} ;;
+	wla.card=*) card=${arg#wla.card=} ;;
 	wla.gpio_lines=*) gpio_lines=${arg#wla.gpio_lines=} ;;
 	esac
 done
@@ -48,6 +51,11 @@ if [ "$vkms" != off ]; then
 	# shellcheck disable=SC2046 # one word per parameter
 	insmod /lib/modules/vkms.ko $(echo "$vkms" | tr , ' ') || fail "insmod vkms.ko $vkms"
 	[ -c /dev/dri/card0 ] || fail "vkms loaded but no /dev/dri/card0"
+fi
+
+if [ "$card" != none ]; then
+	insmod "/lib/modules/$card.ko" || fail "insmod $card.ko"
+	[ -c /dev/dri/card0 ] || fail "$card loaded but no /dev/dri/card0"
 fi
 
 if [ "$gpio_lines" -gt 0 ]; then

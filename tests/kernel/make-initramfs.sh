@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the real-kernel tier's initramfs: busybox-static, guest-init.sh as
 # /init, Debian's modules the guest needs (in dependency order, listed in
-# /lib/modules/load.list) and our vkms.ko and gpio-sim-mod.ko.
+# /lib/modules/load.list), the emulated cards' drivers (loaded on request,
+# their dependencies in load.list) and our vkms.ko and gpio-sim-mod.ko.
 # Usage: make-initramfs.sh OUT KVER MODDIR   (MODDIR: from build-modules.sh)
 # Does nothing when OUT is newer than every input.
 set -euo pipefail
@@ -17,6 +18,9 @@ here=$(dirname "$(readlink -f "$0")")
 busybox=${WLA_BUSYBOX:-/bin/busybox}
 # virtio-pci and 9p carry the host's root; the rest is what tests drive.
 modules=(virtio_pci 9pnet_virtio 9p configfs drm drm_kms_helper drm_shmem_helper uinput evdev)
+# The drivers of the cards qemu emulates (run-guest.sh --card): their
+# dependencies load at boot, each driver only when its card is asked for.
+cards=(virtio-gpu qxl cirrus bochs)
 
 inputs=("$here/make-initramfs.sh" "$here/guest-init.sh" "$moddir/vkms.ko"
 	"$moddir/gpio-sim-mod.ko" "/lib/modules/$kver/modules.dep" "$busybox")
@@ -53,7 +57,10 @@ install -m 0755 "$here/guest-init.sh" "$root/init"
 
 # modprobe prints "insmod PATH [OPTIONS]" per module, dependencies first;
 # modules shared by several (drm) are loaded once, at their first place.
-paths=$(for m in "${modules[@]}"; do
+card_paths=$(for m in "${cards[@]}"; do
+	modprobe --show-depends -S "$kver" "$m" | awk '$1 == "insmod" { p = $2 } END { print p }'
+done)
+paths=$(for m in "${modules[@]}" "${cards[@]}"; do
 	modprobe --show-depends -S "$kver" "$m" || exit 1
 done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
 for path in $paths; do
@@ -64,7 +71,9 @@ for path in $paths; do
 	*.ko.gz) gzip -dc "$path" >"$root/lib/modules/${name%.gz}" ;;
 	*) cp "$path" "$root/lib/modules/$name" ;;
 	esac
-	echo "${name%.ko*}.ko" >>"$root/lib/modules/load.list"
+	if ! grep -qxF "$path" <<<"$card_paths"; then
+		echo "${name%.ko*}.ko" >>"$root/lib/modules/load.list"
+	fi
 done
 cp "$moddir/vkms.ko" "$moddir/gpio-sim-mod.ko" "$root/lib/modules/"
 

@@ -8,6 +8,12 @@
 #   --vkms PARAMS      vkms.ko parameters, space- or comma-separated
 #                      (default enable_cursor=1,enable_overlay=1,enable_writeback=1)
 #   --no-vkms          do not load vkms
+#   --card CARD        the guest's DRM card: vkms (the default), virtio-gpu
+#                      (one head, with an EDID), virtio-gpu-2 (two heads; qemu
+#                      connects the second only for a display, so the kernel
+#                      forces it on with video=),
+#                      qxl (-vga qxl), cirrus (-vga cirrus) or bochs
+#                      (-vga std); any card but vkms comes without vkms
 #   --gpio-sim N       a gpio-sim chip labelled panel-gpio with N lines
 #   --mem MB           guest memory (default $WLA_GUEST_MEM, else 4096)
 #   --accel tcg|kvm    default $WLA_GUEST_ACCEL, else tcg (KVM hangs nested)
@@ -30,6 +36,7 @@ tail_lines=120
 
 timeout=300
 vkms=enable_cursor=1,enable_overlay=1,enable_writeback=1
+card=vkms
 gpio_lines=0
 mem=${WLA_GUEST_MEM:-4096}
 accel=${WLA_GUEST_ACCEL:-tcg}
@@ -48,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift 2 ;;
 	--vkms) vkms=$(echo "$2" | tr -s ' ' ','); shift 2 ;;
 	--no-vkms) vkms=off; shift ;;
+	--card) card=$2; shift 2 ;;
 	--gpio-sim) gpio_lines=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	--accel) accel=$2; shift 2 ;;
@@ -69,6 +77,27 @@ case $accel in
 tcg | kvm) ;;
 *) usage ;;
 esac
+# The card: qemu's device and the guest's driver module (guest-init.sh).
+card_args=()
+card_module=none
+card_cmdline=""
+case $card in
+vkms) ;;
+virtio-gpu)
+	card_args=(-device virtio-gpu-pci,edid=on,xres=1024,yres=768)
+	card_module=virtio-gpu ;;
+virtio-gpu-2)
+	card_args=(-device virtio-gpu-pci,max_outputs=2,edid=on,xres=1024,yres=768)
+	card_cmdline=" video=Virtual-2:1024x768@60e"
+	card_module=virtio-gpu ;;
+qxl) card_args=(-vga qxl); card_module=qxl ;;
+cirrus) card_args=(-vga cirrus); card_module=cirrus ;;
+bochs) card_args=(-vga std); card_module=bochs ;;
+*) usage ;;
+esac
+if [ "$card" != vkms ]; then
+	vkms=off
+fi
 
 skip() {
 	echo "guest: skipped: $*"
@@ -246,11 +275,16 @@ virtfs() { # PATH TAG: a read-only 9p export (qemu wants commas doubled)
 }
 qemu_args=(
 	-accel "$accel" -m "$mem" -smp 2
-	-nographic -no-reboot -vga none -nic none
+	-nographic -no-reboot -nic none
 	-kernel "$kernel" -initrd "$initramfs"
-	-append "console=ttyS0 loglevel=5 nokaslr panic=-1 edd=off wla.vkms=$vkms wla.gpio_lines=$gpio_lines"
+	-append "console=ttyS0 loglevel=5 nokaslr panic=-1 edd=off wla.vkms=$vkms wla.card=$card_module wla.gpio_lines=$gpio_lines$card_cmdline"
 	-virtfs "$(virtfs / host)" -virtfs "$(virtfs "$job" wlajob)"
 )
+if [ ${#card_args[@]} -eq 0 ]; then
+	qemu_args+=(-vga none)
+else
+	qemu_args+=("${card_args[@]}")
+fi
 if [ -n "$monitor" ]; then
 	# qemu wants commas doubled here too.
 	qemu_args+=(-monitor "unix:${monitor//,/,,},server=on,wait=off")

@@ -1,0 +1,105 @@
+#!/bin/bash
+# Run in the guest on an emulated card (run-guest.sh --card): the test
+# fixture on wlatomic's KMS driver with the pattern client until the first
+# output presented FRAMES frames. Every head the card has lights and
+# presents, with honest counters: vblanks counted once a refresh cycle
+# (never wrapped below zero on a card without vblank events), sequence
+# numbers that follow the clock, VSYNC on the presents only where the
+# kernel has vblank events (VSYNC=1, vkms) and on none where it has not
+# (VSYNC=0: virtio-gpu, qxl, cirrus, bochs). drm_info, from outside our
+# process, shows each head's CRTC active with a framebuffer meanwhile. Each
+# output is made by MAKE: the manufacturer its EDID names (qemu's: Red Hat),
+# or wlatomic where the card gives no EDID.
+# Usage: test-kms-card.sh TINYWL_MEASURED PATTERN_CLIENT HEADS FRAMES VSYNC MAKE
+set -euo pipefail
+. "$(dirname "$0")/../integration/lib.sh"
+TINYWL=$1 CLIENT=$2 HEADS=$3 FRAMES=$4 VSYNC=$5 MAKE=$6
+setup
+[ -e /dev/dri/card0 ] || skip "no /dev/dri/card0: run through run-guest.sh --card"
+command -v drm_info >/dev/null || skip "no drm_info (package drm-info)"
+TINYWL_TIMEOUT=240
+export WLA_DRIVER=kms WLR_RENDERER=pixman WLA_CONTROL=off
+echo "card: $(basename "$(readlink -f /sys/class/drm/card0/device/driver)")"
+
+# drm_info's view while tinywl runs: HEADS active CRTCs, each with a plane
+# showing a framebuffer. Polled once tinywl has its Wayland socket (it opened
+# the card, as its DRM master, before: the first opener of a card is its
+# master) until seen (tinywl turns them off at exit).
+lit() {
+	drm_info -j /dev/dri/card0 >"$TEST_DIR/drm_info.json" 2>/dev/null || return 1
+	/usr/bin/python3 - "$TEST_DIR/drm_info.json" "$HEADS" <<-'PY'
+	import json, sys
+	dev = list(json.load(open(sys.argv[1])).values())[0]
+	active = {c['id'] for c in dev['crtcs'] if c['properties']['ACTIVE']['value']}
+	shown = {p['properties']['CRTC_ID']['value'] for p in dev['planes']
+	         if p['properties']['FB_ID']['value'] and p['properties']['CRTC_ID']['value']}
+	lit = active & shown
+	print(f"drm_info: {dev['driver']['name']}: {len(dev['crtcs'])} crtcs, active {sorted(active)},"
+	      f" with a framebuffer {sorted(lit)}")
+	sys.exit(0 if len(lit) >= int(sys.argv[2]) else 1)
+	PY
+}
+(
+	if wait_until 200 'compgen -G "$XDG_RUNTIME_DIR/wayland-*" >/dev/null' &&
+		wait_until 200 'lit >"$TEST_DIR/lit.out"'; then
+		echo ok >"$TEST_DIR/lit.status"
+	fi
+) &
+watcher=$!
+
+run_tinywl "$TINYWL" -s "$(shell_quote "$CLIENT") --frames 1000000" \
+	--exit-after-frames "$FRAMES"
+expect_status 0
+wait "$watcher" || true
+cat "$TEST_DIR/lit.out" 2>/dev/null || true
+[ -f "$TEST_DIR/lit.status" ] || fail "drm_info never showed $HEADS lit CRTCs with a framebuffer"
+
+n=$(grep -c '^tinywl: output ' "$TEST_DIR/stdout" || true)
+[ "$n" -eq "$HEADS" ] || fail "$n outputs announced, expected $HEADS"
+n=$(grep -cF "make=\"$MAKE\"" "$TEST_DIR/stdout" || true)
+[ "$n" -eq "$HEADS" ] || fail "$n of $HEADS outputs made by \"$MAKE\""
+grep '^tinywl: stats ' "$TEST_DIR/stdout" >"$TEST_DIR/stats" || fail "no stats lines"
+n=$(wc -l <"$TEST_DIR/stats")
+[ "$n" -eq "$HEADS" ] || fail "$n outputs, expected $HEADS"
+first=true
+while read -r line; do
+	field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
+	name=$(field output) presented=$(field frames_presented) vblanks=$(field vblanks)
+	missed=$(field missed_vblanks) refused=$(field refused) seq_errors=$(field seq_errors)
+	unmatched=$(field unmatched_presents) failures=$(field commit_failures)
+	vsync=$(field vsync_presents) mean=$(field interval_mean_us) period=$(field period_us)
+	echo "$name: presented=$presented vblanks=$vblanks missed=$missed vsync=$vsync" \
+		"seq_errors=$seq_errors interval_mean_us=$mean period_us=$period"
+	if $first; then
+		[ "$presented" -ge "$FRAMES" ] || fail "$name: only $presented frames presented"
+		first=false
+	else
+		[ "$presented" -ge $((FRAMES / 4)) ] || fail "$name: only $presented frames presented"
+	fi
+	[ "$refused" -eq 0 ] || fail "$name: $refused commits refused"
+	[ "$failures" -eq 0 ] || fail "$name: $failures commits failed"
+	[ "$unmatched" -eq 0 ] || fail "$name: $unmatched presents naming no commit"
+	[ "$seq_errors" = 0 ] || fail "$name: seq_errors=$seq_errors (sequences off the clock)"
+	# At least one refresh cycle a presented frame; at most one a frame
+	# plus the cycles the frames spanned (the mode's period from its
+	# refresh), and a few around start and exit.
+	awk -v v="$vblanks" -v p="$presented" -v m="$mean" -v per="$period" \
+		'BEGIN { exit !(v >= p && v <= p + (p * m) / per * 1.05 + 120) }' ||
+		fail "$name: $vblanks vblanks for $presented frames $mean us apart"
+	[ "$missed" -le "$vblanks" ] || fail "$name: $missed missed vblanks of $vblanks"
+	if [ "$VSYNC" -eq 1 ]; then
+		[ "$vsync" -eq "$presented" ] || fail "$name: $vsync of $presented presents flagged VSYNC"
+	else
+		[ "$vsync" -eq 0 ] || fail "$name: $vsync presents flagged VSYNC on a card without vblanks"
+	fi
+done <"$TEST_DIR/stats"
+# What the driver expects (wlroots' probe of a bufferless enable, refused by
+# a card that must scan out a buffer) is no error.
+if grep -E '\[ERROR\] \[[^]]*backend/' "$TEST_DIR/stderr"; then
+	fail "wlatomic logged errors"
+fi
+grep -q '^tinywl: buffer_locks=0$' "$TEST_DIR/stdout" || fail "buffer locks left at exit"
+if grep -q 'DRM fbs still there' "$TEST_DIR/stderr"; then
+	fail "DRM framebuffers left at exit"
+fi
+echo "PASS"
