@@ -40,8 +40,23 @@ void wla_fb_put(struct wla_fb *fb)
 	assert(fb->refs > 0);
 	if (--fb->refs == 0) {
 		assert(fb->prepared == 0);
+		wla_fb_release_import(fb);
 		fb->funcs->destroy(fb);
 	}
+}
+
+void wla_fb_release_import(struct wla_fb *fb)
+{
+	struct wla_device *dev = fb->import_dev;
+	if (!dev) {
+		return;
+	}
+	assert(fb->prepared == 0);
+	if (fb->import && dev->funcs && dev->funcs->release_fb) {
+		dev->funcs->release_fb(dev, fb);
+	}
+	fb->import = NULL;
+	fb->import_dev = NULL;
 }
 
 struct wla_crtc_state *wla_crtc_state_duplicate(const struct wla_crtc_state *state)
@@ -89,9 +104,14 @@ int wla_plane_state_prepare_fb(struct wla_device *dev, struct wla_plane_state *p
 	if (ret < 0) {
 		return ret;
 	}
+	if (fb->prepared == 0 && fb->import_dev && fb->import_dev != dev) {
+		/* Kept by another device: it goes there first. */
+		wla_fb_release_import(fb);
+	}
 	if (fb->prepared == 0 && dev->funcs && dev->funcs->prepare_fb) {
 		/* The driver imports once per fb, for as long as any state
-		 * holds it prepared. */
+		 * holds it prepared, or keeps the import of an earlier
+		 * scanout (fb->import already set: it reuses it). */
 		ret = dev->funcs->prepare_fb(dev, fb);
 		if (ret < 0) {
 			if (fb->funcs->cleanup) {
@@ -122,9 +142,14 @@ void wla_plane_state_cleanup_fb(struct wla_plane_state *ps)
 	ps->prepared = false;
 	if (--fb->prepared == 0 && fb->import_dev) {
 		struct wla_device *dev = fb->import_dev;
-		fb->import_dev = NULL;
 		if (dev->funcs && dev->funcs->cleanup_fb) {
 			dev->funcs->cleanup_fb(dev, fb);
+		}
+		/* What the driver left in fb->import it keeps for the next
+		 * scanout of the fb, until release_fb. */
+		if (!fb->import || !dev->funcs || !dev->funcs->release_fb) {
+			fb->import = NULL;
+			fb->import_dev = NULL;
 		}
 	}
 	/* cleanup may drop the last lock of a client buffer; the plane state's

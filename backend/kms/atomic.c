@@ -62,16 +62,16 @@ static void add_plane(struct kms_req *r, struct wla_kms_plane *kp,
 	}
 	uint32_t fb_id = 0;
 	struct kms_fb *import = ps->fb->import_dev == &r->kms->dev ? ps->fb->import : NULL;
-	if (import) {
-		fb_id = import->fb_id;
-	} else if (test) {
-		int ret = wla_kms_add_fb(r->kms, ps->fb, &fb_id);
-		if (ret < 0) {
-			r->err = r->err ? r->err : ret;
+	if (!import && test) {
+		/* Kept on the fb: its prepare_fb finds it. */
+		import = wla_kms_import_fb(r->kms, ps->fb);
+		if (!import) {
+			r->err = r->err ? r->err : -EINVAL;
 			return;
 		}
-		r->temp_owner[r->n_temp] = ps->fb;
-		r->temp_fbs[r->n_temp++] = fb_id;
+	}
+	if (import) {
+		fb_id = import->fb_id;
 	} else {
 		wla_kms_log(r->kms, WLR_ERROR, "plane %s: fb %p was not prepared",
 			kp->base.name, (void *)ps->fb);
@@ -131,9 +131,6 @@ static void build_request(struct kms_req *r, struct wla_atomic_state *state, uin
 
 void wla_kms_finish_request(struct kms_req *r)
 {
-	for (size_t i = 0; i < r->n_temp; i++) {
-		wla_kms_remove_fb(r->kms, r->temp_fbs[i]);
-	}
 	drmModeAtomicFree(r->req);
 }
 
@@ -286,9 +283,6 @@ static int test_state(struct wla_kms *kms, struct wla_atomic_state *state, bool 
 			}
 		}
 	}
-	if (ret == 0) {
-		wla_kms_stash_temps(&r);
-	}
 	wla_kms_finish_request(&r);
 	return ret;
 }
@@ -310,7 +304,6 @@ int wla_kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *state)
 			"state of %s is refused", describe_state(state, objs, sizeof(objs)));
 		return -ENODEV;
 	}
-	wla_kms_clear_stash(kms);
 	bool wb_routed = false;
 	int ret = test_state(kms, state, true, &wb_routed, !kms->writeback.usable,
 		only_fbs_change(state, state_mask(state)));

@@ -1,7 +1,11 @@
 /*
  * Framebuffers of the KMS driver: a wla_fb's dmabuf imported as a DRM
- * framebuffer (prepare_fb) and removed (cleanup_fb), and the stash of those
- * a passed TEST_ONLY made for the prepare_fb of the same commit.
+ * framebuffer once, and kept for as long as the buffer lives (as wlroots
+ * keeps one per wlr_buffer): a buffer scanned out again, as a swapchain's
+ * are every few frames, costs no PRIME import and no AddFB. The import is
+ * made by the first TEST_ONLY or prepare_fb that needs it, kept across
+ * cleanup_fb, and removed by release_fb (the buffer goes), or with the
+ * driver.
  */
 #include <drm_fourcc.h>
 #include <errno.h>
@@ -12,8 +16,6 @@
 #include <xf86drm.h>
 #include <xf86drmMode.h>
 #include "kms-private.h"
-
-static uint32_t take_stashed(struct wla_kms *kms, const struct wla_fb *fb);
 
 static void close_handles(struct wla_kms *kms, const uint32_t *handles, int n)
 {
@@ -30,7 +32,7 @@ static void close_handles(struct wla_kms *kms, const uint32_t *handles, int n)
 
 /* A DRM framebuffer of fb's dmabuf: 0 or a negative errno (logged at debug
  * level for a buffer that is no dmabuf: the compositor composites it). */
-int wla_kms_add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id)
+static int add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id)
 {
 	struct wla_dmabuf dmabuf;
 	if (!fb->funcs->get_dmabuf || !fb->funcs->get_dmabuf(fb, &dmabuf)) {
@@ -76,7 +78,7 @@ int wla_kms_add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id)
 	return ret;
 }
 
-void wla_kms_remove_fb(struct wla_kms *kms, uint32_t fb_id)
+static void remove_fb(struct wla_kms *kms, uint32_t fb_id)
 {
 	if (drmModeRmFB(kms->fd, fb_id) != 0 && !kms->lost) {
 		wla_kms_log_errno(kms, WLR_ERROR, "RmFB %" PRIu32, fb_id);
@@ -85,74 +87,79 @@ void wla_kms_remove_fb(struct wla_kms *kms, uint32_t fb_id)
 	kms->live_fbs--;
 }
 
+struct kms_fb *wla_kms_import_fb(struct wla_kms *kms, struct wla_fb *fb)
+{
+	if (fb->import_dev == &kms->dev && fb->import) {
+		return fb->import;
+	}
+	if (fb->import_dev) {
+		if (fb->prepared > 0) {
+			wla_kms_log(kms, WLR_ERROR, "fb %p is scanned out by device %s: not "
+				"imported", (void *)fb, fb->import_dev->name);
+			return NULL;
+		}
+		wla_fb_release_import(fb);
+	}
+	struct kms_fb *import = calloc(1, sizeof(*import));
+	if (!import) {
+		wla_kms_log(kms, WLR_ERROR, "out of memory for an fb import");
+		return NULL;
+	}
+	if (add_fb(kms, fb, &import->fb_id) < 0) {
+		free(import);
+		return NULL;
+	}
+	import->fb = fb;
+	wl_list_insert(&kms->imports, &import->link);
+	/* Kept on the fb until release_fb, whichever device call made it. */
+	fb->import = import;
+	fb->import_dev = &kms->dev;
+	return import;
+}
+
 int wla_kms_prepare_fb(struct wla_device *dev, struct wla_fb *fb)
 {
 	struct wla_kms *kms = wla_kms_from_device(dev);
 	if (kms->lost) {
 		return -ENODEV;
 	}
-	struct kms_fb *import = calloc(1, sizeof(*import));
-	if (!import) {
-		wla_kms_log(kms, WLR_ERROR, "out of memory for an fb import");
-		return -ENOMEM;
+	if (fb->import) {
+		kms->fbs_reused++;
+	} else if (!wla_kms_import_fb(kms, fb)) {
+		return -EINVAL;
 	}
-	import->fb_id = take_stashed(kms, fb);
-	int ret = import->fb_id ? 0 : wla_kms_add_fb(kms, fb, &import->fb_id);
-	if (ret < 0) {
-		free(import);
-		return ret;
-	}
-	fb->import = import;
+	kms->scanout_fbs++;
 	return 0;
 }
 
 void wla_kms_cleanup_fb(struct wla_device *dev, struct wla_fb *fb)
 {
 	struct wla_kms *kms = wla_kms_from_device(dev);
+	/* The import stays for the fb's next scanout. */
+	if (fb->import) {
+		kms->scanout_fbs--;
+	}
+}
+
+void wla_kms_release_fb(struct wla_device *dev, struct wla_fb *fb)
+{
+	struct wla_kms *kms = wla_kms_from_device(dev);
 	struct kms_fb *import = fb->import;
 	if (!import) {
 		return;
 	}
-	wla_kms_remove_fb(kms, import->fb_id);
+	remove_fb(kms, import->fb_id);
+	wl_list_remove(&import->link);
 	free(import);
 	fb->import = NULL;
 }
 
-/* The framebuffers a passed TEST_ONLY made are kept for the prepare_fb
- * that follows in the same commit (one import per buffer and frame, not
- * two); what no prepare took (a state only tested, or refused after the
- * check) goes at the next check. */
-void wla_kms_clear_stash(struct wla_kms *kms)
+void wla_kms_release_imports(struct wla_kms *kms)
 {
-	for (size_t i = 0; i < kms->n_stash; i++) {
-		wla_kms_remove_fb(kms, kms->stash[i].fb_id);
-	}
-	kms->n_stash = 0;
-}
-
-void wla_kms_stash_temps(struct kms_req *r)
-{
-	struct wla_kms *kms = r->kms;
-	for (size_t i = 0; i < r->n_temp; i++) {
-		if (kms->n_stash < WLA_MAX_PLANES) {
-			kms->stash[kms->n_stash].fb = r->temp_owner[i];
-			kms->stash[kms->n_stash++].fb_id = r->temp_fbs[i];
-		} else {
-			wla_kms_remove_fb(kms, r->temp_fbs[i]);
+	struct kms_fb *import, *tmp;
+	wl_list_for_each_safe(import, tmp, &kms->imports, link) {
+		if (import->fb->prepared == 0) {
+			wla_fb_release_import(import->fb);
 		}
 	}
-	r->n_temp = 0;
-}
-
-/* The fb id a check made for fb, taken out of the stash; 0 if none. */
-static uint32_t take_stashed(struct wla_kms *kms, const struct wla_fb *fb)
-{
-	for (size_t i = 0; i < kms->n_stash; i++) {
-		if (kms->stash[i].fb == fb) {
-			uint32_t fb_id = kms->stash[i].fb_id;
-			kms->stash[i] = kms->stash[--kms->n_stash];
-			return fb_id;
-		}
-	}
-	return 0;
 }

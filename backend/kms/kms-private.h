@@ -37,9 +37,12 @@ struct wla_kms_blob {
 	uint32_t id;
 };
 
-/* The driver's import of a wla_fb: a DRM framebuffer. */
+/* The driver's import of a wla_fb: a DRM framebuffer, kept while the fb
+ * lives (fb.c). */
 struct kms_fb {
 	uint32_t fb_id;
+	struct wla_fb *fb;
+	struct wl_list link; /* struct wla_kms.imports */
 };
 
 struct prop_want {
@@ -74,10 +77,6 @@ struct kms_req {
 	struct wla_kms *kms;
 	drmModeAtomicReq *req;
 	int err;
-	/* Framebuffers made for a TEST_ONLY only. */
-	uint32_t temp_fbs[WLA_MAX_PLANES];
-	struct wla_fb *temp_owner[WLA_MAX_PLANES];
-	size_t n_temp;
 	/* The writeback connector attached (crtc id) or detached (0). */
 	bool wb_routes;
 	uint32_t wb_crtc;
@@ -101,12 +100,14 @@ bool wla_kms_mode_from_drm(const drmModeModeInfo *info, struct wla_mode *mode);
 uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode);
 
 /* fb.c */
-int wla_kms_add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id);
-void wla_kms_remove_fb(struct wla_kms *kms, uint32_t fb_id);
+/* fb's import on this card, made now if it has none (for a TEST_ONLY or a
+ * prepare_fb); NULL, logged, if the card cannot take it. */
+struct kms_fb *wla_kms_import_fb(struct wla_kms *kms, struct wla_fb *fb);
 int wla_kms_prepare_fb(struct wla_device *dev, struct wla_fb *fb);
 void wla_kms_cleanup_fb(struct wla_device *dev, struct wla_fb *fb);
-void wla_kms_clear_stash(struct wla_kms *kms);
-void wla_kms_stash_temps(struct kms_req *r);
+void wla_kms_release_fb(struct wla_device *dev, struct wla_fb *fb);
+/* Every import kept of an fb not scanned out (the driver goes). */
+void wla_kms_release_imports(struct wla_kms *kms);
 
 /* atomic.c */
 void wla_kms_add_prop(struct kms_req *r, const char *what, uint32_t obj, uint32_t prop,

@@ -71,6 +71,7 @@ static const struct wla_driver_funcs kms_funcs = {
 	.atomic_check = wla_kms_atomic_check,
 	.prepare_fb = wla_kms_prepare_fb,
 	.cleanup_fb = wla_kms_cleanup_fb,
+	.release_fb = wla_kms_release_fb,
 	.commit_tail = wla_kms_commit_tail,
 	.sync = wla_kms_sync,
 	.deliver = wla_kms_deliver,
@@ -156,6 +157,7 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card
 	kms->dev.custom_timing = WLA_CUSTOM_CVT;
 	kms->dev.capture_funcs = &kms_capture_funcs;
 	kms->dev.drm_fd = kms->fd;
+	wl_list_init(&kms->imports);
 	wl_list_init(&kms->captures);
 	wl_list_init(&kms->failed_captures);
 	kms->loop = loop;
@@ -243,7 +245,6 @@ void wla_kms_destroy(struct wla_kms *kms)
 		wla_crtc_drop_events(&kms->crtcs[c].base);
 		wla_device_remove_crtc(&kms->dev, &kms->crtcs[c].base);
 	}
-	wla_kms_clear_stash(kms);
 	/* Captures in flight end as failed. */
 	wla_kms_fail_captures(kms, NULL);
 	if (kms->wb_job) {
@@ -252,6 +253,8 @@ void wla_kms_destroy(struct wla_kms *kms)
 		wla_kms_job_free(kms->wb_job);
 	}
 	wla_kms_deliver_failed(kms);
+	/* The imports kept of fbs that outlive the driver. */
+	wla_kms_release_imports(kms);
 	if (kms->live_fbs) {
 		wla_kms_log(kms, WLR_ERROR, "%d DRM fbs still there at destroy",
 			kms->live_fbs);

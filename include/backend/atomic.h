@@ -108,7 +108,10 @@ struct wla_fb {
 	int prepared;      /* scanout references currently held */
 	/* The driver's import (a DRM fb id, CPU access), made by its
 	 * prepare_fb when prepared goes from 0 to 1 and dropped by cleanup_fb
-	 * when it goes back to 0. */
+	 * when it goes back to 0, unless the driver keeps it for the fb's next
+	 * scanout (cleanup_fb leaves import set; a driver with release_fb):
+	 * then it goes with the fb (its last reference), when another device
+	 * prepares it, or with the device. */
 	struct wla_device *import_dev;
 	void *import;
 };
@@ -117,8 +120,13 @@ struct wla_fb {
 void wla_fb_init(struct wla_fb *fb, const struct wla_fb_funcs *funcs, uint32_t width,
 	uint32_t height, uint32_t format);
 struct wla_fb *wla_fb_get(struct wla_fb *fb);
-/* Drop a wrapper reference; the last one calls funcs->destroy. */
+/* Drop a wrapper reference; the last one releases a kept import and calls
+ * funcs->destroy. */
 void wla_fb_put(struct wla_fb *fb);
+/* Release the import a driver kept of an fb no state holds prepared
+ * (release_fb); a driver calls it for every fb it keeps when its device
+ * goes. */
+void wla_fb_release_import(struct wla_fb *fb);
 
 /* Object states */
 
@@ -334,8 +342,15 @@ struct wla_driver_funcs {
 	/* Import fb for scanout (its first scanout reference): set
 	 * fb->import. 0 or a negative errno, logged. */
 	int (*prepare_fb)(struct wla_device *dev, struct wla_fb *fb);
-	/* Drop the import (its last scanout reference went). */
+	/* Its last scanout reference went: drop the import, or keep it for
+	 * the fb's next scanout (leave fb->import set; then release_fb is
+	 * required). */
 	void (*cleanup_fb)(struct wla_device *dev, struct wla_fb *fb);
+	/* Optional: drop an import cleanup_fb kept (the fb goes, or another
+	 * device prepares it; KMS: its DRM framebuffer, kept per buffer as
+	 * wlroots keeps them, so that a buffer scanned out again costs no
+	 * import). */
+	void (*release_fb)(struct wla_device *dev, struct wla_fb *fb);
 	/*
 	 * Program a swapped state for the next latch, in one operation: every
 	 * CRTC entry with `program` set (wla_for_each_crtc_in_state), turned

@@ -131,13 +131,9 @@ struct wla_kms {
 	uint64_t serial;     /* of the last commit that asked for events */
 	struct wla_kms_flip flips[WLA_KMS_FLIPS];
 	size_t next_flip;
-	/* DRM fbs a passed TEST_ONLY made, for the prepare_fb of the same
-	 * commit (cleared at the next check). */
-	struct {
-		const struct wla_fb *fb;
-		uint32_t fb_id;
-	} stash[WLA_MAX_PLANES];
-	size_t n_stash;
+	/* Imports of fbs (backend/kms/fb.c: struct kms_fb.link), each a DRM
+	 * framebuffer kept while its fb lives. */
+	struct wl_list imports;
 	/* Mode blobs made for MODE_ID, kept until destroy. */
 	struct wla_kms_blob *blobs;
 	size_t n_blobs;
@@ -154,9 +150,12 @@ struct wla_kms {
 	bool destroying;
 	/* Counters for tests and the benchmark. */
 	uint64_t commits, test_commits, refused, fbs_added, fbs_removed;
+	/* prepare_fb calls that found the fb's import kept. */
+	uint64_t fbs_reused;
 	/* Checks that sent no TEST_ONLY: only framebuffers changed. */
 	uint64_t tests_skipped;
-	int live_fbs; /* DRM fb ids made by prepare_fb and not yet removed */
+	int live_fbs;    /* DRM fbs made and not yet removed (kept ones too) */
+	int scanout_fbs; /* of those, the ones prepared (a state scans out) */
 	/* Fault injection for tests: the next commit (not TEST_ONLY) fails
 	 * with this errno, as if the kernel had refused it. */
 	int fail_commit;

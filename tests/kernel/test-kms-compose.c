@@ -363,7 +363,7 @@ static void overlay_scaling(void)
 	CHECK_LOGGED("the kernel refused the state", f.kplanes[OVERLAY0]->name, "errno 34");
 	CHECK_INT(commit_layers(&f, 1, &f.vdc->dev, &f.out->crtc, &f.out->connector, layers, 2,
 		true), 0);
-	CHECK_INT(f.kms->live_fbs, 0);
+	CHECK_INT(f.kms->scanout_fbs, 0);
 	fixture_finish(&f);
 	CHECK_INT(live_dumbs, 0);
 }

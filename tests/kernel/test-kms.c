@@ -204,7 +204,8 @@ static void enumeration(void)
 }
 
 /* The preferred mode on, then page flips each committed as the previous
- * one latched: one vblank apart, sequence +1, fbs released on time. */
+ * one latched: one vblank apart, sequence +1, fbs released on time, each
+ * buffer imported once (its DRM framebuffer kept until the buffer goes). */
 static void modeset_and_flips(void)
 {
 	if (!setup_output()) {
@@ -220,7 +221,7 @@ static void modeset_and_flips(void)
 	CHECK(wait_events(1));
 	CHECK(events[0].presented);
 	CHECK(events[0].flags & WLA_PRESENT_VSYNC);
-	CHECK_INT(kms->live_fbs, 1);
+	CHECK_INT(kms->scanout_fbs, 1);
 	uint32_t fb_id, crtc_id;
 	kernel_plane(crtc->primary, &fb_id, &crtc_id);
 	CHECK_INT(crtc_id, wla_kms_crtc_from_crtc(crtc)->id);
@@ -236,13 +237,17 @@ static void modeset_and_flips(void)
 	uint64_t tests0 = kms->test_commits, skipped0 = kms->tests_skipped;
 	for (int i = 1; i <= flips; i++) {
 		struct dumb_fb *next = fbs[i % 3], *prev = fbs[(i + 2) % 3];
-		uint64_t added = kms->fbs_added;
+		uint64_t added = kms->fbs_added, reused = kms->fbs_reused;
 		CHECK_INT(commit_primary(&next->base, (uint64_t)i + 1), 0);
-		/* One import per frame: the TEST_ONLY's fb is the one prepared. */
-		CHECK_INT(kms->fbs_added - added, 1);
+		/* One import per buffer: its first flip imports it (the
+		 * TEST_ONLY, whose import the prepare finds), the later ones
+		 * find the import kept. */
+		CHECK_INT(kms->fbs_added - added, i < 3 ? 1 : 0);
+		CHECK_INT(kms->fbs_reused - reused, 1);
+		CHECK_INT(kms->live_fbs, i < 3 ? i + 1 : 3);
 		/* The fb on screen stays imported until this flip latched. */
 		CHECK(prev->base.prepared == 1 && prev->base.import != NULL);
-		CHECK_INT(kms->live_fbs, 2);
+		CHECK_INT(kms->scanout_fbs, 2);
 		if (!wait_events(1)) {
 			CHECK(!"no page-flip event");
 			break;
@@ -267,8 +272,9 @@ static void modeset_and_flips(void)
 		}
 		next_vblank += dseq == 1;
 		CHECK_INT(prev->base.prepared, 0);
-		CHECK(prev->base.import == NULL);
-		CHECK_INT(kms->live_fbs, 1);
+		/* Off the screen, kept for its next flip. */
+		CHECK(prev->base.import != NULL);
+		CHECK_INT(kms->scanout_fbs, 1);
 		kernel_plane(crtc->primary, &fb_id, &crtc_id);
 		CHECK_INT(fb_id, ((uint32_t *)next->base.import)[0]);
 	}
@@ -296,12 +302,20 @@ static void modeset_and_flips(void)
 	CHECK(measured > period * 99 / 100 && measured < period * 101 / 100);
 
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	kernel_plane(crtc->primary, &fb_id, &crtc_id);
 	CHECK_INT(fb_id, 0);
+	/* The imports go with their buffers, not before. */
+	CHECK_INT(kms->live_fbs, 3);
 	for (int i = 0; i < 3; i++) {
 		CHECK_INT(fbs[i]->prepares, fbs[i]->cleanups);
+		uint32_t kept = ((uint32_t *)fbs[i]->base.import)[0];
 		wla_fb_put(&fbs[i]->base);
+		CHECK_INT(kms->live_fbs, 2 - i);
+		/* The kernel's framebuffer is gone too. */
+		drmModeFB *gone = drmModeGetFB(kms->fd, kept);
+		CHECK(gone == NULL);
+		drmModeFreeFB(gone);
 	}
 	teardown();
 	CHECK_INT(kms == NULL, 1);
@@ -496,9 +510,9 @@ static void cursor_and_overlay(void)
 	}
 	kernel_plane(crtc->cursor, &fb_id, &crtc_id);
 	CHECK(fb_id != 0);
-	CHECK_INT(kms->live_fbs, overlay ? 3 : 2);
+	CHECK_INT(kms->scanout_fbs, overlay ? 3 : 2);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	wla_fb_put(&bg->base);
 	wla_fb_put(&cur->base);
 	wla_fb_put(&ov->base);
@@ -521,7 +535,7 @@ static void test_only_refusals(void)
 	CHECK_INT(ret, -EINVAL);
 	CHECK_LOGGED("the kernel refused the state", "TEST_ONLY", crtc->name,
 		crtc->primary->name, conn->base.name, "errno 22");
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	CHECK_INT(half->base.prepared, 0);
 	CHECK(!crtc->state->active);
 	/* The same fb scaled up to the whole screen: vkms 6.1 does not scale. */
@@ -541,7 +555,7 @@ static void test_only_refusals(void)
 	CHECK_INT(wla_atomic_check(state), -ERANGE);
 	CHECK_LOGGED("the kernel refused the state", crtc->primary->name, "errno 34");
 	wla_atomic_state_free(state);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	/* A mode the connector never listed, with an impossible clock. */
 	struct wla_mode bad = *mode;
 	bad.clock_khz = 1;
@@ -550,7 +564,7 @@ static void test_only_refusals(void)
 		(uint32_t)mode->height, DRM_FORMAT_XRGB8888, 0xff808080u);
 	harness_log_clear();
 	CHECK(wla_atomic_set_config(crtc, &conn->base, &bad, &full->base, 1) < 0);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	CHECK_INT(kms->dev.live_states, 0);
 	wla_fb_put(&half->base);
 	wla_fb_put(&full->base);
@@ -577,7 +591,7 @@ static void refused_mid_run(void)
 	CHECK_LOGGED(crtc->name, "could not program", "the crtc is off");
 	CHECK(!crtc->state->active);
 	CHECK(events[n_events - 1].failed);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	CHECK_INT(a->base.prepared + b->base.prepared, 0);
 	uint32_t fb_id, crtc_id;
 	kernel_plane(crtc->primary, &fb_id, &crtc_id);
@@ -587,7 +601,7 @@ static void refused_mid_run(void)
 	CHECK(wait_events(1));
 	CHECK(events[n_events - 1].presented);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	wla_fb_put(&a->base);
 	wla_fb_put(&b->base);
 	teardown();
@@ -661,7 +675,7 @@ static void unplug_while_on(void)
 	CHECK_INT(removed, 1);
 	CHECK(conn->base.status == WLA_CONNECTOR_DISCONNECTED);
 	CHECK(!crtc->state->active);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	CHECK_INT(a->base.prepared, 0);
 	CHECK_INT(b->base.prepared, 0);
 	CHECK_INT(kms->dev.live_states, 0);
@@ -716,12 +730,12 @@ static void device_lost(void)
 	CHECK_LOGGED(kms->path, "the device is gone", "No such device");
 	CHECK(!crtc->state->active);
 	CHECK(!events[n_events - 1].presented);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	CHECK_INT(kms->dev.live_states, 0);
 	harness_log_clear();
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 3), -ENODEV);
 	CHECK_LOGGED(kms->path, "the device is gone", "refused");
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	wla_fb_put(&a->base);
 	teardown();
 }
@@ -749,12 +763,12 @@ static void device_lost_while_dpms_off(void)
 	}
 	CHECK(crtc->state->enable && !crtc->state->active);
 	CHECK(conn->base.state->crtc == crtc);
-	CHECK_INT(kms->live_fbs, 1);
+	CHECK_INT(kms->scanout_fbs, 1);
 	wla_kms_device_lost(kms, -ENODEV);
 	CHECK(!crtc->state->enable);
 	CHECK(conn->base.state->crtc == NULL);
 	CHECK(crtc->primary->state->fb == NULL);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	CHECK_INT(kms->dev.live_states, 0);
 	wla_fb_put(&a->base);
 	teardown();
@@ -782,7 +796,7 @@ static void session_end_turns_the_outputs_off(void)
 	CHECK(!crtc->state->active);
 	CHECK(!kms->lost);
 	CHECK_INT(kms->fd, card->fd);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	uint32_t fb_id, crtc_id;
 	kernel_plane(crtc->primary, &fb_id, &crtc_id);
 	CHECK_INT(fb_id, 0);
@@ -839,7 +853,7 @@ static void capture_and_writeback(void)
 		CHECK(events[n_events - 1].presented);
 	}
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	wla_fb_put(&a->base);
 	teardown();
 }
@@ -876,7 +890,7 @@ static void device_lost_inside_latch(void)
 		lines += strstr(harness_log[i], "the device is gone") != NULL;
 	}
 	CHECK_INT(lines, 1);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	CHECK_INT(kms->dev.live_states, 0);
 	wla_fb_put(&a->base);
 	wla_fb_put(&b->base);
@@ -917,7 +931,7 @@ static void capture_on_a_static_output(void)
 	CHECK(got1);
 	CHECK(got2);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
-	CHECK_INT(kms->live_fbs, 0);
+	CHECK_INT(kms->scanout_fbs, 0);
 	wla_fb_put(&a->base);
 	wla_fb_put(&b->base);
 	teardown();

@@ -113,6 +113,88 @@ static void plane_state_prepare_takes_one_lock_and_cleanup_drops_it(void)
 	fixture_teardown(&f);
 }
 
+/* A driver that keeps its import of an fb past cleanup_fb (as KMS keeps a
+ * DRM framebuffer per buffer), and counts what the core asks of it. */
+struct keeper {
+	struct wla_device dev;
+	int prepares, cleanups, releases, imports;
+};
+
+static int keeper_prepare_fb(struct wla_device *dev, struct wla_fb *fb)
+{
+	struct keeper *k = wl_container_of(dev, k, dev);
+	k->prepares++;
+	if (!fb->import) {
+		fb->import = &k->imports; /* any pointer of the driver's */
+		k->imports++;
+	}
+	return 0;
+}
+
+static void keeper_cleanup_fb(struct wla_device *dev, struct wla_fb *fb)
+{
+	struct keeper *k = wl_container_of(dev, k, dev);
+	k->cleanups++;
+}
+
+static void keeper_release_fb(struct wla_device *dev, struct wla_fb *fb)
+{
+	struct keeper *k = wl_container_of(dev, k, dev);
+	CHECK(fb->import == &k->imports);
+	CHECK_INT(fb->prepared, 0);
+	k->releases++;
+	k->imports--;
+	fb->import = NULL;
+}
+
+static int keeper_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
+{
+	return 0;
+}
+
+static const struct wla_driver_funcs keeper_funcs = {
+	.prepare_fb = keeper_prepare_fb,
+	.cleanup_fb = keeper_cleanup_fb,
+	.release_fb = keeper_release_fb,
+	.commit_tail = keeper_commit_tail,
+};
+
+static void a_kept_import_serves_the_next_scanout_and_goes_with_the_fb(void)
+{
+	struct keeper a = { 0 }, b = { 0 };
+	wla_device_init(&a.dev, &keeper_funcs, "keeper-a");
+	wla_device_init(&b.dev, &keeper_funcs, "keeper-b");
+	struct fake_fb_probe probe_storage, *probe = &probe_storage;
+	struct wla_fb *fb = fake_fb_create(64, 64, DRM_FORMAT_XRGB8888, 0xff000000u, probe);
+	struct wla_plane_state ps = { .fb = fb };
+
+	/* Scanned out twice: one import, kept in between. */
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(wla_plane_state_prepare_fb(&a.dev, &ps), 0);
+		CHECK(fb->import_dev == &a.dev);
+		wla_plane_state_cleanup_fb(&ps);
+		CHECK(fb->import != NULL && fb->import_dev == &a.dev);
+	}
+	CHECK_INT(a.prepares, 2);
+	CHECK_INT(a.cleanups, 2);
+	CHECK_INT(a.imports, 1);
+	CHECK_INT(a.releases, 0);
+	CHECK_INT(probe->locks, 0);
+
+	/* Another device scans it out: a's import goes first. */
+	CHECK_INT(wla_plane_state_prepare_fb(&b.dev, &ps), 0);
+	CHECK_INT(a.releases, 1);
+	CHECK_INT(a.imports, 0);
+	CHECK(fb->import_dev == &b.dev);
+	wla_plane_state_cleanup_fb(&ps);
+
+	/* The fb goes (its last reference): b's import with it. */
+	wla_fb_put(fb);
+	CHECK_INT(b.releases, 1);
+	CHECK_INT(b.imports, 0);
+	CHECK(probe->destroyed);
+}
+
 static void connector_state_duplicate_copies_the_routing(void)
 {
 	struct fixture f;
@@ -1242,6 +1324,7 @@ int main(void)
 	RUN_TEST(crtc_state_duplicate_copies_and_resets_computed_fields);
 	RUN_TEST(plane_state_duplicate_takes_an_fb_reference_not_a_lock);
 	RUN_TEST(plane_state_prepare_takes_one_lock_and_cleanup_drops_it);
+	RUN_TEST(a_kept_import_serves_the_next_scanout_and_goes_with_the_fb);
 	RUN_TEST(connector_state_duplicate_copies_the_routing);
 	RUN_TEST(get_plane_state_pulls_in_the_planes_current_crtc);
 	RUN_TEST(get_plane_state_of_an_off_plane_pulls_in_no_crtc);
