@@ -67,23 +67,25 @@ bool wla_edid_parse(const uint8_t *data, size_t len, struct wla_edid_info *info,
 	for (int i = 0; i < 3; i++) {
 		letters_ok &= letters[i] >= 'A' && letters[i] <= 'Z';
 	}
-	if (!letters_ok) {
-		snprintf(why, why_len, "manufacturer id 0x%04x is not three letters", id);
-		return false;
+	/* No letters: no maker, the rest still stands (as wlroots). */
+	const char *name = letters_ok ? wla_pnp_name(letters) : NULL;
+	if (letters_ok) {
+		memcpy(info->pnp_id, letters, sizeof(letters));
 	}
-	memcpy(info->pnp_id, letters, sizeof(letters));
-	const char *name = wla_pnp_name(letters);
-	snprintf(info->make, sizeof(info->make), "%s", name ? name : letters);
+	snprintf(info->make, sizeof(info->make), "%s", name ? name :
+		letters_ok ? letters : "Unknown");
 
 	unsigned product = data[10] | (unsigned)data[11] << 8;
 	snprintf(info->model, sizeof(info->model), "0x%04X", product);
 	uint32_t serial = data[12] | (uint32_t)data[13] << 8 | (uint32_t)data[14] << 16 |
 		(uint32_t)data[15] << 24;
-	if (serial) {
-		snprintf(info->serial, sizeof(info->serial), "0x%08X", serial);
+	/* As wlroots prints it, 0 too (with all four bytes: 0.15 loses two). */
+	snprintf(info->serial, sizeof(info->serial), "0x%08X", serial);
+	/* One of the two 0: an aspect ratio (EDID 1.4), no size. */
+	if (data[21] && data[22]) {
+		info->phys_width_mm = data[21] * 10u;
+		info->phys_height_mm = data[22] * 10u;
 	}
-	info->phys_width_mm = data[21] * 10u;
-	info->phys_height_mm = data[22] * 10u;
 
 	/* The four 18-byte descriptors: a display descriptor starts 00 00 00,
 	 * then its tag. */

@@ -11,6 +11,8 @@ with open(sys.argv[1], encoding='utf-8', errors='replace') as f:
         if len(line) < 5 or line[3] != '\t' or not line[:3].isalpha():
             continue
         entries.setdefault(line[:3].upper(), line[4:].strip())
+if len(entries) < 100:
+    sys.exit('%s: only %d PNP ids: not hwdata\'s pnp.ids?' % (sys.argv[1], len(entries)))
 
 
 def c_string(text):

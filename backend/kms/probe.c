@@ -274,10 +274,13 @@ static struct wla_kms_connector *add_connector(struct wla_kms *kms,
 }
 
 /* The monitor's make, model and serial from the connector's EDID blob; a
- * missing or broken one leaves them empty, with one debug line. */
+ * missing or broken one names it "<Unknown>" as wlroots does, with one
+ * debug line. */
 static void read_edid(struct wla_kms *kms, struct wla_kms_connector *kc)
 {
-	kc->base.make[0] = kc->base.model[0] = kc->base.serial[0] = '\0';
+	snprintf(kc->base.make, sizeof(kc->base.make), "<Unknown>");
+	snprintf(kc->base.model, sizeof(kc->base.model), "<Unknown>");
+	kc->base.serial[0] = '\0';
 	uint32_t prop = 0;
 	uint64_t blob_id = 0;
 	struct prop_want want[] = {
@@ -285,20 +288,20 @@ static void read_edid(struct wla_kms *kms, struct wla_kms_connector *kc)
 	};
 	if (!wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR, want, 1) ||
 			!prop || !blob_id) {
-		wla_kms_obj_log(kms, kc, WLR_DEBUG, "no EDID: named after the card");
+		wla_kms_obj_log(kms, kc, WLR_DEBUG, "no EDID: make and model <Unknown>");
 		return;
 	}
 	drmModePropertyBlobRes *blob = drmModeGetPropertyBlob(kms->fd, (uint32_t)blob_id);
 	if (!blob) {
 		wla_kms_obj_log_errno(kms, kc, WLR_DEBUG, "EDID blob %" PRIu64 " unreadable: "
-			"named after the card", blob_id);
+			"make and model <Unknown>", blob_id);
 		return;
 	}
 	struct wla_edid_info info;
 	char why[128];
 	if (!wla_edid_parse(blob->data, blob->length, &info, why, sizeof(why))) {
-		wla_kms_obj_log(kms, kc, WLR_DEBUG, "EDID blob %" PRIu64 " broken (%s): named "
-			"after the card", blob_id, why);
+		wla_kms_obj_log(kms, kc, WLR_DEBUG, "EDID blob %" PRIu64 " broken (%s): make and "
+			"model <Unknown>", blob_id, why);
 	} else {
 		snprintf(kc->base.make, sizeof(kc->base.make), "%s", info.make);
 		snprintf(kc->base.model, sizeof(kc->base.model), "%s", info.model);

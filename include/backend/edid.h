@@ -12,13 +12,14 @@
 
 struct wla_edid_info {
 	/* The manufacturer's name from its PNP ID (hwdata's pnp.ids), or the
-	 * three letters where the table does not know them. */
+	 * three letters where the table does not know them; "Unknown" for an
+	 * id that is no letters (pnp_id then empty). */
 	char pnp_id[4];
 	char make[64];
 	/* The monitor name descriptor, else the product code as 0xPPPP. */
 	char model[32];
 	/* The serial number descriptor, else the serial number as 0xSSSSSSSS
-	 * (empty when it is 0). */
+	 * (0x00000000 too, as wlroots). */
 	char serial[32];
 	/* From the basic display parameters (cm, as mm); 0: not given. */
 	uint32_t phys_width_mm, phys_height_mm;
