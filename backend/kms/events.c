@@ -13,6 +13,9 @@
 #include <xf86drmMode.h>
 #include "kms-private.h"
 
+/* A vblank grid older than this is rebased on the kernel's counter. */
+#define KMS_GRID_RESYNC_NS 1000000000u
+
 static void run_deferred(struct wla_kms *kms);
 
 /* The slot a commit of serial passes the kernel, its events to come on the
@@ -145,11 +148,14 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 	if (!kc->no_vblank && !kc->have_vblank) {
 		if (drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) == 0) {
 			kernel_counts = kns > 0;
-		} else if (errno == EOPNOTSUPP) {
+		} else if (errno == EOPNOTSUPP || errno == EINVAL) {
+			/* EOPNOTSUPP since Linux 5.13, EINVAL before: no vblank
+			 * interrupts (the CRTC is on: it just flipped). */
+			int err = errno;
 			kc->no_vblank = true;
 			wla_kms_obj_log(kms, kc, WLR_INFO, "no vblank events "
 				"(drmCrtcGetSequence: %s): the driver counts its refresh "
-				"cycles, its presents carry no vsync", strerror(EOPNOTSUPP));
+				"cycles, its presents carry no vsync", strerror(err));
 		}
 	}
 	uint64_t seq = kc->no_vblank ? counted_seq(kc, when_ns) :
@@ -162,9 +168,11 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 	}
 	kc->last_vblank_ns = when_ns;
 	kc->last_vblank_seq = seq;
-	c->seq = seq;
+	if (seq > c->seq) {
+		c->seq = seq;
+		c->vblanks = seq - kc->first_seq;
+	}
 	c->settled_seq = seq;
-	c->vblanks = seq - kc->first_seq;
 	struct timespec when = {
 		.tv_sec = tv_sec,
 		.tv_nsec = (long)tv_usec * 1000,
@@ -351,26 +359,34 @@ static void run_deferred(struct wla_kms *kms)
 
 /* The last vblank of an active CRTC: on the grid of its last page-flip
  * event, the periods since counted (a partial one is not yet a cycle); the
- * kernel's counter before the first event after an enable. */
+ * kernel's counter before the first event after an enable, and once the
+ * last event is older than KMS_GRID_RESYNC_NS (the kernel turns vblank
+ * interrupts off when idle and starts them again on another phase; a
+ * display's clock drifts from the CPU's): the grid is rebased on it. */
 static bool last_vblank(struct wla_kms *kms, struct wla_kms_crtc *kc, uint64_t *seq,
 	uint64_t *ns)
 {
 	if (!kc->active) {
 		return false;
 	}
-	if (!kc->have_vblank) {
+	uint64_t now = now_ns();
+	if (!kc->no_vblank && (!kc->have_vblank || now > kc->last_vblank_ns + KMS_GRID_RESYNC_NS)) {
 		uint64_t kns = 0, kseq = 0;
-		if (kc->no_vblank || drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) != 0 ||
-				kns == 0) {
-			return false;
+		if (drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) == 0 && kns > 0) {
+			if (kc->have_vblank && kseq >= kc->last_vblank_seq && !kc->armed_serial) {
+				kc->last_vblank_seq = kseq;
+				kc->last_vblank_ns = kns;
+			}
+			*seq = kseq;
+			*ns = kns;
+			return true;
 		}
-		*seq = kseq;
-		*ns = kns;
-		return true;
+	}
+	if (!kc->have_vblank) {
+		return false;
 	}
 	*seq = kc->last_vblank_seq;
 	*ns = kc->last_vblank_ns;
-	uint64_t now = now_ns();
 	if (kc->period_ns && now > *ns) {
 		uint64_t k = (now - *ns) / kc->period_ns;
 		*seq += k;
@@ -405,7 +421,9 @@ bool wla_kms_vblank_counters(struct wla_device *dev, struct wla_crtc *crtc,
 	struct wla_kms *kms = wla_kms_from_device(dev);
 	struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(crtc);
 	uint64_t seq, ns;
-	if (kc->have_vblank && last_vblank(kms, kc, &seq, &ns) && seq >= kc->first_seq) {
+	/* Never backwards: a count on the clock may run one ahead of an
+	 * event read late. */
+	if (kc->have_vblank && last_vblank(kms, kc, &seq, &ns) && seq > kc->counters.seq) {
 		kc->counters.seq = seq;
 		kc->counters.vblanks = seq - kc->first_seq;
 		/* With a flip in flight its event may be unread: only the

@@ -94,7 +94,9 @@ struct kms_fb *wla_kms_import_fb(struct wla_kms *kms, struct wla_fb *fb)
 	}
 	if (fb->import_dev) {
 		if (fb->prepared > 0) {
-			wla_kms_log(kms, WLR_ERROR, "fb %p is scanned out by device %s: not "
+			/* A TEST_ONLY (maybe a probe) is refused; a prepare cannot
+			 * get here (the core refuses it first). */
+			wla_kms_log(kms, WLR_DEBUG, "fb %p is scanned out by device %s: not "
 				"imported", (void *)fb, fb->import_dev->name);
 			return NULL;
 		}
@@ -158,8 +160,17 @@ void wla_kms_release_imports(struct wla_kms *kms)
 {
 	struct kms_fb *import, *tmp;
 	wl_list_for_each_safe(import, tmp, &kms->imports, link) {
-		if (import->fb->prepared == 0) {
-			wla_fb_release_import(import->fb);
+		struct wla_fb *fb = import->fb;
+		if (fb->prepared == 0) {
+			wla_fb_release_import(fb);
+			continue;
 		}
+		/* Every state is gone before the driver: a scanout reference
+		 * left is a bug, but the fb must not point at a freed driver. */
+		wla_kms_log(kms, WLR_ERROR, "fb %p still prepared (%d) at destroy", (void *)fb,
+			fb->prepared);
+		wla_kms_release_fb(&kms->dev, fb);
+		kms->scanout_fbs--;
+		fb->import_dev = NULL;
 	}
 }

@@ -280,11 +280,11 @@ qemu_args=(
 	-append "console=ttyS0 loglevel=5 nokaslr panic=-1 edd=off wla.vkms=$vkms wla.card=$card_module wla.gpio_lines=$gpio_lines$card_cmdline"
 	-virtfs "$(virtfs / host)" -virtfs "$(virtfs "$job" wlajob)"
 )
-if [ ${#card_args[@]} -eq 0 ]; then
-	qemu_args+=(-vga none)
-else
-	qemu_args+=("${card_args[@]}")
-fi
+case $card in
+vkms) qemu_args+=(-vga none) ;;
+virtio-gpu | virtio-gpu-2) qemu_args+=(-vga none "${card_args[@]}") ;;
+*) qemu_args+=("${card_args[@]}") ;;
+esac
 if [ -n "$monitor" ]; then
 	# qemu wants commas doubled here too.
 	qemu_args+=(-monitor "unix:${monitor//,/,,},server=on,wait=off")

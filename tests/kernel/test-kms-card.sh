@@ -21,10 +21,6 @@ TINYWL_TIMEOUT=240
 export WLA_DRIVER=kms WLR_RENDERER=pixman WLA_CONTROL=off
 echo "card: $(basename "$(readlink -f /sys/class/drm/card0/device/driver)")"
 
-# drm_info's view while tinywl runs: HEADS active CRTCs, each with a plane
-# showing a framebuffer. Polled once tinywl has its Wayland socket (it opened
-# the card, as its DRM master, before: the first opener of a card is its
-# master) until seen (tinywl turns them off at exit).
 lit() {
 	drm_info -j /dev/dri/card0 >"$TEST_DIR/drm_info.json" 2>/dev/null || return 1
 	/usr/bin/python3 - "$TEST_DIR/drm_info.json" "$HEADS" <<-'PY'
@@ -39,18 +35,26 @@ lit() {
 	sys.exit(0 if len(lit) >= int(sys.argv[2]) else 1)
 	PY
 }
-(
-	if wait_until 200 'compgen -G "$XDG_RUNTIME_DIR/wayland-*" >/dev/null' &&
-		wait_until 200 'lit >"$TEST_DIR/lit.out"'; then
-		echo ok >"$TEST_DIR/lit.status"
-	fi
-) &
-watcher=$!
 
-run_tinywl "$TINYWL" -s "$(shell_quote "$CLIENT") --frames 1000000" \
-	--exit-after-frames "$FRAMES"
+# drm_info's view while tinywl runs: HEADS active CRTCs, each with a plane
+# showing a framebuffer. tinywl's startup command starts the client, polls
+# drm_info until it sees them (tinywl opened the card, as its DRM master,
+# before it runs the command: the first opener of a card is its master),
+# then waits for the client's FRAMES frames; tinywl exits when it ends.
+{
+	echo 'set -u'
+	echo ". $(shell_quote "$(dirname "$0")/../integration/lib.sh")"
+	echo "TEST_DIR=$(shell_quote "$TEST_DIR") HEADS=$HEADS"
+	declare -f lit
+	echo "$(shell_quote "$CLIENT") --frames $FRAMES &"
+	echo 'client=$!'
+	echo 'if wait_until 200 '"'"'lit >"$TEST_DIR/lit.out"'"'"'; then'
+	echo '	echo ok >"$TEST_DIR/lit.status"'
+	echo 'fi'
+	echo 'wait $client'
+} >"$TEST_DIR/startup.sh"
+run_tinywl "$TINYWL" -s "bash $(shell_quote "$TEST_DIR/startup.sh")"
 expect_status 0
-wait "$watcher" || true
 cat "$TEST_DIR/lit.out" 2>/dev/null || true
 [ -f "$TEST_DIR/lit.status" ] || fail "drm_info never showed $HEADS lit CRTCs with a framebuffer"
 
@@ -70,8 +74,10 @@ while read -r line; do
 	vsync=$(field vsync_presents) mean=$(field interval_mean_us) period=$(field period_us)
 	echo "$name: presented=$presented vblanks=$vblanks missed=$missed vsync=$vsync" \
 		"seq_errors=$seq_errors interval_mean_us=$mean period_us=$period"
+	# The client's frames on its output; the other heads' at least a
+	# quarter (their own pace, tinywl drawing what did not change).
 	if $first; then
-		[ "$presented" -ge "$FRAMES" ] || fail "$name: only $presented frames presented"
+		[ "$presented" -ge $((FRAMES * 9 / 10)) ] || fail "$name: only $presented frames presented"
 		first=false
 	else
 		[ "$presented" -ge $((FRAMES / 4)) ] || fail "$name: only $presented frames presented"
@@ -80,11 +86,12 @@ while read -r line; do
 	[ "$failures" -eq 0 ] || fail "$name: $failures commits failed"
 	[ "$unmatched" -eq 0 ] || fail "$name: $unmatched presents naming no commit"
 	[ "$seq_errors" = 0 ] || fail "$name: seq_errors=$seq_errors (sequences off the clock)"
-	# At least one refresh cycle a presented frame; at most one a frame
-	# plus the cycles the frames spanned (the mode's period from its
-	# refresh), and a few around start and exit.
+	# At least one refresh cycle a presented frame; at most the cycles
+	# the frames spanned (the mode's period) or one a frame where frames
+	# came faster, and a few around start and exit.
 	awk -v v="$vblanks" -v p="$presented" -v m="$mean" -v per="$period" \
-		'BEGIN { exit !(v >= p && v <= p + (p * m) / per * 1.05 + 120) }' ||
+		'BEGIN { s = p * m / per; if (p > s) s = p
+			exit !(v >= p && v <= s * 1.1 + 120) }' ||
 		fail "$name: $vblanks vblanks for $presented frames $mean us apart"
 	[ "$missed" -le "$vblanks" ] || fail "$name: $missed missed vblanks of $vblanks"
 	if [ "$VSYNC" -eq 1 ]; then
