@@ -177,8 +177,9 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 		.tv_sec = tv_sec,
 		.tv_nsec = (long)tv_usec * 1000,
 	};
-	/* The card scanned the committed buffers out themselves. */
-	uint32_t flags = WLA_PRESENT_ZERO_COPY;
+	/* The card scanned the committed buffers out themselves, unless it
+	 * scans out only copies in its own memory. */
+	uint32_t flags = kms->copy_scanout ? 0 : WLA_PRESENT_ZERO_COPY;
 	if (!kc->no_vblank) {
 		/* The kernel's vblank: its counter and its time stamp. */
 		flags |= WLA_PRESENT_VSYNC | WLA_PRESENT_HW_COMPLETION |

@@ -5,17 +5,21 @@
  * are every few frames, costs no PRIME import and no AddFB. The import is
  * made by the first TEST_ONLY or prepare_fb that needs it, kept across
  * cleanup_fb, and removed by release_fb (the buffer goes), or with the
- * driver.
+ * driver. A card without PRIME (bochs) scans out only its own memory: each
+ * fb gets a dumb buffer of the card, kept the same way, and its pixels are
+ * copied in at each prepare_fb.
  */
 #include <drm_fourcc.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <wlr/util/log.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
 #include "kms-private.h"
+#include "render/format.h"
 
 static void close_handles(struct wla_kms *kms, const uint32_t *handles, int n)
 {
@@ -78,6 +82,96 @@ static int add_fb(struct wla_kms *kms, struct wla_fb *fb, uint32_t *fb_id)
 	return ret;
 }
 
+/* A dumb buffer of the card for fb, mapped, with its DRM framebuffer: 0 or
+ * a negative errno, logged. */
+static int add_dumb_fb(struct wla_kms *kms, struct wla_fb *fb, struct kms_fb *import)
+{
+	const struct wla_format_info *info = wla_format_get(fb->format);
+	char name[16];
+	if (!info || !fb->funcs->begin_access) {
+		wla_kms_log(kms, WLR_DEBUG, "fb %p (%" PRIu32 "x%" PRIu32 " %s) cannot be "
+			"copied into a dumb buffer", (void *)fb, fb->width, fb->height,
+			wla_format_name(fb->format, name));
+		return -EINVAL;
+	}
+	struct drm_mode_create_dumb create = {
+		.width = fb->width,
+		.height = fb->height,
+		.bpp = info->bytes_per_pixel * 8,
+	};
+	if (drmIoctl(kms->fd, DRM_IOCTL_MODE_CREATE_DUMB, &create) != 0) {
+		int ret = -errno;
+		wla_kms_log(kms, WLR_ERROR, "fb %p: a dumb buffer of %" PRIu32 "x%" PRIu32
+			" at %" PRIu32 " bpp: %s", (void *)fb, fb->width, fb->height, create.bpp,
+			strerror(-ret));
+		return ret;
+	}
+	import->dumb_handle = create.handle;
+	import->dumb_pitch = create.pitch;
+	import->dumb_size = create.size;
+	int ret = 0;
+	struct drm_mode_map_dumb map = { .handle = create.handle };
+	if (drmIoctl(kms->fd, DRM_IOCTL_MODE_MAP_DUMB, &map) != 0) {
+		ret = -errno;
+		wla_kms_log(kms, WLR_ERROR, "fb %p: MAP_DUMB: %s", (void *)fb, strerror(-ret));
+	} else {
+		import->dumb_map = mmap(NULL, create.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			kms->fd, (off_t)map.offset);
+		if (import->dumb_map == MAP_FAILED) {
+			ret = -errno;
+			import->dumb_map = NULL;
+			wla_kms_log(kms, WLR_ERROR, "fb %p: mmap of its dumb buffer: %s",
+				(void *)fb, strerror(-ret));
+		}
+	}
+	if (ret == 0) {
+		uint32_t handles[4] = { create.handle }, pitches[4] = { create.pitch };
+		uint32_t offsets[4] = { 0 };
+		if (drmModeAddFB2(kms->fd, fb->width, fb->height, fb->format, handles, pitches,
+				offsets, &import->fb_id, 0) != 0) {
+			ret = -errno;
+			wla_kms_log(kms, WLR_ERROR, "fb %p: AddFB2 of its dumb buffer, %" PRIu32 "x%"
+				PRIu32 " %s: %s", (void *)fb, fb->width, fb->height,
+				wla_format_name(fb->format, name), strerror(-ret));
+		}
+	}
+	if (ret < 0) {
+		if (import->dumb_map) {
+			munmap(import->dumb_map, import->dumb_size);
+			import->dumb_map = NULL;
+		}
+		drmCloseBufferHandle(kms->fd, import->dumb_handle);
+		import->dumb_handle = 0;
+		return ret;
+	}
+	kms->fbs_added++;
+	kms->live_fbs++;
+	return 0;
+}
+
+/* The fb's pixels into its dumb buffer, row by row. */
+static int copy_into_dumb(struct wla_kms *kms, struct wla_fb *fb, struct kms_fb *import)
+{
+	const void *data;
+	uint32_t stride;
+	if (!fb->funcs->begin_access(fb, &data, &stride)) {
+		wla_kms_log(kms, WLR_ERROR, "fb %p: its pixels cannot be read for the copy "
+			"into the card's memory", (void *)fb);
+		return -EINVAL;
+	}
+	const struct wla_format_info *info = wla_format_get(fb->format);
+	size_t row = (size_t)fb->width * info->bytes_per_pixel;
+	for (uint32_t y = 0; y < fb->height; y++) {
+		memcpy((char *)import->dumb_map + (size_t)y * import->dumb_pitch,
+			(const char *)data + (size_t)y * stride, row);
+	}
+	if (fb->funcs->end_access) {
+		fb->funcs->end_access(fb);
+	}
+	kms->bytes_copied += row * fb->height;
+	return 0;
+}
+
 static void remove_fb(struct wla_kms *kms, uint32_t fb_id)
 {
 	if (drmModeRmFB(kms->fd, fb_id) != 0 && !kms->lost) {
@@ -107,7 +201,8 @@ struct kms_fb *wla_kms_import_fb(struct wla_kms *kms, struct wla_fb *fb)
 		wla_kms_log(kms, WLR_ERROR, "out of memory for an fb import");
 		return NULL;
 	}
-	if (add_fb(kms, fb, &import->fb_id) < 0) {
+	if ((kms->copy_scanout ? add_dumb_fb(kms, fb, import) :
+			add_fb(kms, fb, &import->fb_id)) < 0) {
 		free(import);
 		return NULL;
 	}
@@ -130,6 +225,14 @@ int wla_kms_prepare_fb(struct wla_device *dev, struct wla_fb *fb)
 	} else if (!wla_kms_import_fb(kms, fb)) {
 		return -EINVAL;
 	}
+	struct kms_fb *import = fb->import;
+	if (import->dumb_map) {
+		/* What it shows now, into the card's memory. */
+		int ret = copy_into_dumb(kms, fb, import);
+		if (ret < 0) {
+			return ret;
+		}
+	}
 	kms->scanout_fbs++;
 	return 0;
 }
@@ -151,6 +254,12 @@ void wla_kms_release_fb(struct wla_device *dev, struct wla_fb *fb)
 		return;
 	}
 	remove_fb(kms, import->fb_id);
+	if (import->dumb_map) {
+		munmap(import->dumb_map, import->dumb_size);
+	}
+	if (import->dumb_handle) {
+		drmCloseBufferHandle(kms->fd, import->dumb_handle);
+	}
 	wl_list_remove(&import->link);
 	free(import);
 	fb->import = NULL;

@@ -43,6 +43,11 @@ struct kms_fb {
 	uint32_t fb_id;
 	struct wla_fb *fb;
 	struct wl_list link; /* struct wla_kms.imports */
+	/* On a card without PRIME: the dumb buffer the fb's pixels are
+	 * copied into at each prepare, mapped. */
+	uint32_t dumb_handle, dumb_pitch;
+	void *dumb_map;
+	uint64_t dumb_size;
 };
 
 struct prop_want {

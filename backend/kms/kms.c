@@ -152,7 +152,22 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card
 	wla_device_init(&kms->dev, &kms_funcs, kms->path);
 	kms->dev.latch_slack_ns = KMS_COMMIT_SLACK_NS;
 	kms->dev.modeset_untimed = true;
-	kms->dev.buffer_caps = WLA_BUFFER_CAP_DMABUF;
+	uint64_t prime = 0;
+	if (drmGetCap(kms->fd, DRM_CAP_PRIME, &prime) != 0 ||
+			(prime & (DRM_PRIME_CAP_IMPORT | DRM_PRIME_CAP_EXPORT)) !=
+			(DRM_PRIME_CAP_IMPORT | DRM_PRIME_CAP_EXPORT)) {
+		/* Its buffers cannot leave it as dmabufs nor others come in
+		 * (bochs): compositors render into shared memory (wlroots then
+		 * picks its shm allocator), copied into the card's own dumb
+		 * buffers at each scanout. */
+		kms->copy_scanout = true;
+		kms->dev.buffer_caps = WLA_BUFFER_CAP_SHM | WLA_BUFFER_CAP_DATA_PTR;
+		wla_kms_log(kms, WLR_INFO, "no PRIME %s (DRM_CAP_PRIME 0x%" PRIx64 "): buffers "
+			"in shared memory, copied into the card's dumb buffers",
+			prime & DRM_PRIME_CAP_IMPORT ? "export" : "import", prime);
+	} else {
+		kms->dev.buffer_caps = WLA_BUFFER_CAP_DMABUF;
+	}
 	/* As a monitor would be given it; the kernel checks it with TEST_ONLY. */
 	kms->dev.custom_timing = WLA_CUSTOM_CVT;
 	kms->dev.capture_funcs = &kms_capture_funcs;

@@ -128,6 +128,10 @@ struct wla_kms {
 	bool has_writeback;
 	uint32_t cursor_width, cursor_height;
 	bool monotonic;      /* page-flip timestamps are CLOCK_MONOTONIC */
+	/* No PRIME (bochs): buffers are copied into dumb buffers of the card
+	 * at each scanout (backend/kms/fb.c). */
+	bool copy_scanout;
+	uint64_t bytes_copied;
 	uint64_t serial;     /* of the last commit that asked for events */
 	struct wla_kms_flip flips[WLA_KMS_FLIPS];
 	size_t next_flip;
