@@ -211,6 +211,48 @@ static int check_output_name(const char *origin, const char *name, size_t len)
 	return 0;
 }
 
+/* An [output]'s monitor names (keys make, model, serial). */
+#define N_MONITOR_FIELDS 3
+struct monitor_field {
+	const char *key;
+	char *field;
+	size_t size;
+};
+
+static void monitor_fields(struct wla_config_output *output, struct monitor_field *fields)
+{
+	fields[0] = (struct monitor_field){ "make", output->make, sizeof(output->make) };
+	fields[1] = (struct monitor_field){ "model", output->model, sizeof(output->model) };
+	fields[2] = (struct monitor_field){ "serial", output->serial, sizeof(output->serial) };
+}
+
+/* 1..size-1 printable ASCII characters (len of them, not NUL-terminated
+ * when it fills the field). */
+static int check_monitor_field(const char *origin, const char *key, const char *value,
+	size_t len, size_t size)
+{
+	bool ok = len >= 1 && len < size;
+	for (size_t c = 0; ok && c < len; c++) {
+		ok = value[c] >= 0x20 && value[c] < 0x7f;
+	}
+	if (!ok) {
+		wlr_log(WLR_ERROR, "config: %s: %s '%.*s': expected 1..%zu printable ASCII "
+			"characters (wlr_output's %s)", origin, key, (int)len, value, size - 1, key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_physical_size(const char *origin, const char *key, uint32_t w, uint32_t h)
+{
+	if (w < 1 || h < 1 || w > 10000 || h > 10000) {
+		wlr_log(WLR_ERROR, "config: %s: %s '%" PRIu32 "x%" PRIu32 "': expected "
+			"WIDTHxHEIGHT in mm, 1..10000 each", origin, key, w, h);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* label is the name the output has or will get. */
 static int check_has_mode(const char *origin, const char *label, size_t n_modes)
 {
@@ -531,6 +573,35 @@ static int set_output_key(struct text_parser *tp, const char *origin, size_t lin
 		}
 		memcpy(output->name, value, len + 1);
 		return 0;
+	}
+	struct monitor_field fields[N_MONITOR_FIELDS];
+	monitor_fields(output, fields);
+	for (size_t i = 0; i < N_MONITOR_FIELDS; i++) {
+		if (strcmp(key, fields[i].key) != 0) {
+			continue;
+		}
+		size_t len = strlen(value);
+		int ret = check_monitor_field(origin, key, value, len, fields[i].size);
+		if (ret == 0) {
+			memcpy(fields[i].field, value, len + 1);
+		}
+		return ret;
+	}
+	if (strcmp(key, "physical-size") == 0) {
+		unsigned w = 0, h = 0;
+		char extra;
+		if (sscanf(value, "%5ux%5u%c", &w, &h, &extra) != 2 || value[0] < '0' ||
+				value[0] > '9') {
+			wlr_log(WLR_ERROR, "config: %s: physical-size '%s': expected WIDTHxHEIGHT "
+				"in mm, 1..10000 each", origin, value);
+			return -EINVAL;
+		}
+		int ret = check_physical_size(origin, "physical-size", w, h);
+		if (ret == 0) {
+			output->phys_width_mm = w;
+			output->phys_height_mm = h;
+		}
+		return ret;
 	}
 	if (strcmp(key, "mode") == 0) {
 		if (output->n_modes == WLA_MAX_MODES) {
@@ -965,6 +1036,30 @@ static int validate_output(const struct wla_config *cfg, size_t i)
 	int ret = check_output_name(origin, output->name, len);
 	if (ret < 0) {
 		return ret;
+	}
+	struct monitor_field fields[N_MONITOR_FIELDS];
+	monitor_fields((struct wla_config_output *)output, fields);
+	for (size_t f = 0; f < N_MONITOR_FIELDS; f++) {
+		size_t flen = strnlen(fields[f].field, fields[f].size);
+		/* "" is the default: the backend's names. */
+		if (flen == 0) {
+			continue;
+		}
+		snprintf(origin, sizeof(origin), VALIDATE_ORIGIN ".outputs[%zu].%s", i,
+			fields[f].key);
+		ret = check_monitor_field(origin, fields[f].key, fields[f].field, flen,
+			fields[f].size);
+		if (ret < 0) {
+			return ret;
+		}
+	}
+	if (output->phys_width_mm || output->phys_height_mm) {
+		snprintf(origin, sizeof(origin), VALIDATE_ORIGIN ".outputs[%zu]", i);
+		ret = check_physical_size(origin, "phys_width_mm x phys_height_mm",
+			output->phys_width_mm, output->phys_height_mm);
+		if (ret < 0) {
+			return ret;
+		}
 	}
 	int dup = find_duplicate_name(cfg, i);
 	if (dup >= 0) {

@@ -1119,10 +1119,24 @@ struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_conf
 	vdc->dev.latch_slack_ns = (uint64_t)cfg->latch_slack_us * 1000;
 	for (size_t i = 0; i < cfg->n_outputs; i++) {
 		const struct wla_config_output *co = &cfg->outputs[i];
-		if (!add_output(vdc, co->name, co->modes, co->n_modes)) {
+		struct wla_vdc_output *out = add_output(vdc, co->name, co->modes, co->n_modes);
+		if (!out) {
 			wlr_log(WLR_ERROR, "vdc: cannot create output %s", co->name);
 			wla_vdc_destroy(vdc);
 			return NULL;
+		}
+		/* The virtual monitor's EDID, as the configuration names it. */
+		struct wla_connector *conn = &out->connector;
+		if (co->make[0] || co->model[0] || co->serial[0]) {
+			snprintf(conn->make, sizeof(conn->make), "%s", co->make[0] ? co->make :
+				"wlatomic");
+			snprintf(conn->model, sizeof(conn->model), "%s", co->model[0] ? co->model :
+				"virtual");
+			snprintf(conn->serial, sizeof(conn->serial), "%s", co->serial);
+		}
+		if (co->phys_width_mm) {
+			conn->phys_width_mm = co->phys_width_mm;
+			conn->phys_height_mm = co->phys_height_mm;
 		}
 	}
 	return vdc;

@@ -17,6 +17,10 @@
 #define WLA_MAX_MODES 16
 #define WLA_MAX_OVERLAY_PLANES 8
 #define WLA_OUTPUT_NAME_MAX 32
+/* The sizes of wlr_output's make, model and serial (with the NUL). */
+#define WLA_MONITOR_MAKE_MAX 56
+#define WLA_MONITOR_MODEL_MAX 16
+#define WLA_MONITOR_SERIAL_MAX 16
 #define WLA_MAX_FLIP_DEPTH 4
 #define WLA_MAX_LATCH_SLACK_US 10000
 #define WLA_DEFAULT_LATCH_SLACK_US 200
@@ -49,6 +53,13 @@ struct wla_config_output {
 	/* modes[0] is the preferred mode. */
 	struct wla_config_mode modes[WLA_MAX_MODES];
 	size_t n_modes;
+	/* The virtual monitor as its EDID would name it (keys make, model,
+	 * serial: as long as wlr_output's fields take, printable ASCII);
+	 * "": the backend's default names. */
+	char make[WLA_MONITOR_MAKE_MAX], model[WLA_MONITOR_MODEL_MAX],
+		serial[WLA_MONITOR_SERIAL_MAX];
+	/* physical-size = WxH in mm; 0: from the preferred mode at 96 DPI. */
+	uint32_t phys_width_mm, phys_height_mm;
 	/* The panel's GPIO power sequencing; all zero (chip[0] == 0): none. */
 	struct wla_config_panel panel;
 };

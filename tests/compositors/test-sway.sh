@@ -22,9 +22,26 @@ xwayland disable
 default_border none
 seat * hide_cursor 100
 CONF
-chmod 0644 "$TEST_DIR/sway.conf"
 sway_args=()
-if [ "$CASE" = dpms ] || [ "$CASE" = panel_exit ]; then
+has_panel=false
+if [ "$CASE" = monitor_names ]; then
+	# A virtual monitor named as its EDID would name it; sway's output
+	# configuration by that name applies (scale 2).
+	cat >"$TEST_DIR/wla.conf" <<-'CONF'
+	[output]
+	name = Virtual-1
+	mode = 1920x1080@60
+	mode = 1280x720@60
+	make = Dell Inc.
+	model = DELL U2720Q
+	serial = CN0ABC123
+	physical-size = 597x336
+	CONF
+	chmod 0644 "$TEST_DIR/wla.conf"
+	export WLA_CONFIG="$TEST_DIR/wla.conf"
+	echo 'output "Dell Inc. DELL U2720Q CN0ABC123" scale 2' >>"$TEST_DIR/sway.conf"
+elif [ "$CASE" = dpms ] || [ "$CASE" = panel_exit ]; then
+	has_panel=true
 	# Virtual-1 has a panel behind it, sequenced through the dry-run GPIO
 	# provider, which logs each set instead of driving a chip (physical
 	# levels: reset is active-low). Delays long enough to see each state
@@ -41,6 +58,7 @@ if [ "$CASE" = dpms ] || [ "$CASE" = panel_exit ]; then
 else
 	export WLA_OUTPUTS='1920x1080@60,1280x720@60'
 fi
+chmod 0644 "$TEST_DIR/sway.conf"
 start_compositor sway sway "${sway_args[@]}" -c "$TEST_DIR/sway.conf"
 wait_until 5 'SWAYSOCK=$(ls "$RUN"/sway-ipc.*.sock 2>/dev/null | head -n 1) && [ -n "$SWAYSOCK" ]' ||
 	true
@@ -78,7 +96,7 @@ _sample_once() {
 	[ "$state" = "$_sample_want" ]
 }
 
-if [ -n "${WLA_CONFIG:-}" ]; then
+if $has_panel; then
 	# The panel powers on before the CRTC is enabled.
 	sample_panel lit "$TEST_DIR/start.samples"
 fi
@@ -95,6 +113,17 @@ wait_until 5 '[ "$(list_field Virtual-1 enabled)" = 1 ]' ||
 	fail "the control socket says Virtual-1 is off"
 
 case $CASE in
+monitor_names)
+	for key in make model serial; do
+		echo "$key: $(output_json Virtual-1 $key)"
+	done
+	[ "$(output_json Virtual-1 make)" = '"Dell Inc."' ] &&
+		[ "$(output_json Virtual-1 model)" = '"DELL U2720Q"' ] &&
+		[ "$(output_json Virtual-1 serial)" = '"CN0ABC123"' ] ||
+		fail "sway names the output $(output_json Virtual-1 make) $(output_json Virtual-1 model) $(output_json Virtual-1 serial)"
+	wait_until 10 '[ "$(output_json Virtual-1 scale)" = 2.0 ]' ||
+		fail "the output configuration by name did not apply: scale $(output_json Virtual-1 scale)"
+	;;
 clients)
 	# foot shows its window; a screenshot by grim (screencopy) equals the
 	# control socket's capture of the same frame (sway draws no cursor

@@ -474,6 +474,54 @@ static void duplicate_output_name(void)
 	CHECK_ONE_ERROR("config: g.conf:3: name 'B': output already named 'A'");
 }
 
+static void monitor_names_and_size_of_an_output(void)
+{
+	struct wla_config cfg;
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "m.conf", "[output]\nmode = 1x1\n"
+		"make = Dell Inc.\nmodel = DELL U2720Q\nserial = CN0ABC123\n"
+		"physical-size = 597x336\n"), 0);
+	CHECK(strcmp(cfg.outputs[0].make, "Dell Inc.") == 0);
+	CHECK(strcmp(cfg.outputs[0].model, "DELL U2720Q") == 0);
+	CHECK(strcmp(cfg.outputs[0].serial, "CN0ABC123") == 0);
+	CHECK_INT(cfg.outputs[0].phys_width_mm, 597);
+	CHECK_INT(cfg.outputs[0].phys_height_mm, 336);
+	CHECK_INT(harness_log_n, 0);
+
+	static const struct {
+		const char *line, *message;
+	} bad[] = {
+		/* wlr_output's model holds 15 characters. */
+		{ "model = 0123456789abcdef", "model '0123456789abcdef': expected 1..15 printable" },
+		{ "serial = a\tb", "serial 'a\tb': expected 1..15 printable" },
+		{ "physical-size = 0x10", "physical-size '0x10': expected WIDTHxHEIGHT in mm" },
+		{ "physical-size = 10", "physical-size '10': expected WIDTHxHEIGHT in mm" },
+		{ "physical-size = 10x20mm", "physical-size '10x20mm'" },
+		{ "physical-size = 10001x20", "physical-size '10001x20'" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[128];
+		snprintf(text, sizeof(text), "[output]\nmode = 1x1\n%s\n", bad[i].line);
+		wla_config_init(&cfg);
+		harness_log_clear();
+		CHECK_INT(wla_config_parse_text(&cfg, "m.conf", text), -EINVAL);
+		CHECK_ONE_ERROR("config: m.conf:3: ", bad[i].message);
+	}
+
+	/* Filled in code: checked by wla_config_validate. */
+	wla_config_init(&cfg);
+	memset(cfg.outputs[0].model, 'x', sizeof(cfg.outputs[0].model));
+	harness_log_clear();
+	CHECK_INT(wla_config_validate(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("wla_config.outputs[0].model", "expected 1..15 printable");
+	wla_config_init(&cfg);
+	cfg.outputs[0].phys_width_mm = 10;
+	harness_log_clear();
+	CHECK_INT(wla_config_validate(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("wla_config.outputs[0]", "'10x0': expected WIDTHxHEIGHT in mm");
+}
+
 static void bad_output_name(void)
 {
 	static const char *const bad[] = {
@@ -1325,6 +1373,7 @@ int main(void)
 	RUN_TEST(too_many_outputs);
 	RUN_TEST(too_many_modes);
 	RUN_TEST(duplicate_output_name);
+	RUN_TEST(monitor_names_and_size_of_an_output);
 	RUN_TEST(bad_output_name);
 	RUN_TEST(overlong_line_is_refused);
 	RUN_TEST(file_is_loaded_with_its_path_in_messages);

@@ -234,6 +234,44 @@ static bool enable(struct gf_output *o)
 	return commit_next(o);
 }
 
+/* A virtual monitor named in the configuration is named so to the
+ * compositor, as a monitor's EDID names it on KMS; one without names keeps
+ * the backend's. */
+static void a_configured_monitor_names_the_output(void)
+{
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	snprintf(cfg.outputs[0].make, sizeof(cfg.outputs[0].make), "Dell Inc.");
+	snprintf(cfg.outputs[0].model, sizeof(cfg.outputs[0].model), "DELL U2720Q");
+	snprintf(cfg.outputs[0].serial, sizeof(cfg.outputs[0].serial), "CN0ABC123");
+	cfg.outputs[0].phys_width_mm = 597;
+	cfg.outputs[0].phys_height_mm = 336;
+	cfg.outputs[1] = cfg.outputs[0];
+	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
+	memset(cfg.outputs[1].make, 0, sizeof(cfg.outputs[1].make));
+	memset(cfg.outputs[1].model, 0, sizeof(cfg.outputs[1].model));
+	memset(cfg.outputs[1].serial, 0, sizeof(cfg.outputs[1].serial));
+	cfg.outputs[1].phys_width_mm = cfg.outputs[1].phys_height_mm = 0;
+	cfg.n_outputs = 2;
+	struct gf f;
+	CHECK(gf_init(&f, &cfg));
+	CHECK_INT(f.n_outputs, 2);
+	if (f.n_outputs == 2) {
+		struct wlr_output *a = f.outputs[0].output, *b = f.outputs[1].output;
+		CHECK(strcmp(a->make, "Dell Inc.") == 0);
+		CHECK(strcmp(a->model, "DELL U2720Q") == 0);
+		CHECK(strcmp(a->serial, "CN0ABC123") == 0);
+		CHECK(strcmp(a->description, "Dell Inc. DELL U2720Q CN0ABC123 (Virtual-1)") == 0);
+		CHECK_INT(a->phys_width, 597);
+		CHECK_INT(a->phys_height, 336);
+		CHECK(strcmp(b->make, "wlatomic") == 0);
+		CHECK(strcmp(b->serial, "") == 0);
+		/* 96 DPI of the preferred mode. */
+		CHECK_INT(b->phys_width, (W * 254 + 480) / 960);
+	}
+	gf_finish(&f);
+}
+
 static void a_plugged_connector_becomes_an_output_and_unplugging_releases_it(void)
 {
 	struct gf f;
@@ -385,6 +423,7 @@ static void a_listener_may_destroy_the_backend(void)
 		struct wla_config cfg;
 		gf_config(&cfg, 2, false);
 		cfg.outputs[1] = cfg.outputs[0];
+	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
 		snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
 		cfg.n_outputs = 2;
 		f.backend = test_backend_create(&f.display, &f.loop, &cfg, NULL);
@@ -863,6 +902,7 @@ static void a_refused_output_test_logs_no_error_and_a_commit_does(void)
 int main(void)
 {
 	harness_init();
+	RUN_TEST(a_configured_monitor_names_the_output);
 	RUN_TEST(a_plugged_connector_becomes_an_output_and_unplugging_releases_it);
 	RUN_TEST(mailbox_frame_events_are_paced_at_one_per_vblank);
 	RUN_TEST(framebuffer_wrappers_do_not_outlive_the_backend);
