@@ -587,6 +587,14 @@ static int set_output_key(struct text_parser *tp, const char *origin, size_t lin
 		}
 		return ret;
 	}
+	if (strcmp(key, "non-desktop") == 0) {
+		if (strcmp(value, "0") == 0 || strcmp(value, "1") == 0) {
+			output->non_desktop = value[0] == '1';
+			return 0;
+		}
+		wlr_log(WLR_ERROR, "config: %s: non-desktop '%s': expected 0 or 1", origin, value);
+		return -EINVAL;
+	}
 	if (strcmp(key, "physical-size") == 0) {
 		unsigned w = 0, h = 0;
 		char extra;

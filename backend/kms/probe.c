@@ -325,6 +325,13 @@ static void read_connector(struct wla_kms *kms, struct wla_kms_connector *kc,
 	kc->base.status = connected ? WLA_CONNECTOR_CONNECTED : WLA_CONNECTOR_DISCONNECTED;
 	kc->base.phys_width_mm = conn->mmWidth;
 	kc->base.phys_height_mm = conn->mmHeight;
+	uint32_t prop = 0;
+	uint64_t non_desktop = 0;
+	struct prop_want want[] = {
+		{ "non-desktop", &prop, &non_desktop },
+	};
+	kc->base.non_desktop = wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR,
+		want, 1) && prop && non_desktop;
 	read_edid(kms, kc);
 	if (!update_modes(kms, kc, conn)) {
 		wla_kms_log(kms, WLR_ERROR, "out of memory for the modes of %s",

@@ -1138,6 +1138,7 @@ struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_conf
 			conn->phys_width_mm = co->phys_width_mm;
 			conn->phys_height_mm = co->phys_height_mm;
 		}
+		conn->non_desktop = co->non_desktop;
 	}
 	return vdc;
 }

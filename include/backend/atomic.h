@@ -299,6 +299,9 @@ struct wla_connector {
 	/* Who made the monitor, as the driver knows it (KMS: its EDID, the VDC:
 	 * the configuration); empty where it does not. */
 	char make[64], model[32], serial[32];
+	/* A head-mounted display (KMS: the connector's non-desktop property):
+	 * the desktop does not extend to it, it gets no output. */
+	bool non_desktop;
 	struct wla_connector_state *state;
 	struct wla_atomic_state *commit;
 	uint64_t swaps;

@@ -60,6 +60,9 @@ struct wla_config_output {
 		serial[WLA_MONITOR_SERIAL_MAX];
 	/* physical-size = WxH in mm; 0: from the preferred mode at 96 DPI. */
 	uint32_t phys_width_mm, phys_height_mm;
+	/* non-desktop = 1: a head-mounted display, no desktop output (as the
+	 * kernel marks a VR headset's connector). */
+	bool non_desktop;
 	/* The panel's GPIO power sequencing; all zero (chip[0] == 0): none. */
 	struct wla_config_panel panel;
 };

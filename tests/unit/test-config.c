@@ -481,7 +481,8 @@ static void monitor_names_and_size_of_an_output(void)
 	harness_log_clear();
 	CHECK_INT(wla_config_parse_text(&cfg, "m.conf", "[output]\nmode = 1x1\n"
 		"make = Dell Inc.\nmodel = DELL U2720Q\nserial = CN0ABC123\n"
-		"physical-size = 597x336\n"), 0);
+		"physical-size = 597x336\nnon-desktop = 1\n"), 0);
+	CHECK(cfg.outputs[0].non_desktop);
 	CHECK(strcmp(cfg.outputs[0].make, "Dell Inc.") == 0);
 	CHECK(strcmp(cfg.outputs[0].model, "DELL U2720Q") == 0);
 	CHECK(strcmp(cfg.outputs[0].serial, "CN0ABC123") == 0);
@@ -499,6 +500,7 @@ static void monitor_names_and_size_of_an_output(void)
 		{ "physical-size = 10", "physical-size '10': expected WIDTHxHEIGHT in mm" },
 		{ "physical-size = 10x20mm", "physical-size '10x20mm'" },
 		{ "physical-size = 10001x20", "physical-size '10001x20'" },
+		{ "non-desktop = yes", "non-desktop 'yes': expected 0 or 1" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char text[128];

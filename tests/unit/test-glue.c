@@ -272,6 +272,24 @@ static void a_configured_monitor_names_the_output(void)
 	gf_finish(&f);
 }
 
+/* A head-mounted display's connector gets no output, and says why. */
+static void a_non_desktop_connector_gets_no_output(void)
+{
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	cfg.outputs[1] = cfg.outputs[0];
+	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
+	cfg.outputs[1].non_desktop = true;
+	cfg.n_outputs = 2;
+	struct gf f;
+	harness_log_clear();
+	CHECK(gf_init(&f, &cfg));
+	CHECK_INT(f.n_outputs, 1);
+	CHECK(f.n_outputs == 0 || strcmp(f.outputs[0].output->name, "Virtual-1") == 0);
+	CHECK_LOGGED("connector Virtual-2: non-desktop", "no output");
+	gf_finish(&f);
+}
+
 static void a_plugged_connector_becomes_an_output_and_unplugging_releases_it(void)
 {
 	struct gf f;
@@ -903,6 +921,7 @@ int main(void)
 {
 	harness_init();
 	RUN_TEST(a_configured_monitor_names_the_output);
+	RUN_TEST(a_non_desktop_connector_gets_no_output);
 	RUN_TEST(a_plugged_connector_becomes_an_output_and_unplugging_releases_it);
 	RUN_TEST(mailbox_frame_events_are_paced_at_one_per_vblank);
 	RUN_TEST(framebuffer_wrappers_do_not_outlive_the_backend);
