@@ -582,6 +582,11 @@ static int set_output_key(struct text_parser *tp, const char *origin, size_t lin
 		}
 		size_t len = strlen(value);
 		int ret = check_monitor_field(origin, key, value, len, fields[i].size);
+		if (ret == 0 && fields[i].field[0]) {
+			wlr_log(WLR_ERROR, "config: %s: %s '%s': output already has %s '%s'",
+				origin, key, value, key, fields[i].field);
+			ret = -EINVAL;
+		}
 		if (ret == 0) {
 			memcpy(fields[i].field, value, len + 1);
 		}
@@ -598,8 +603,12 @@ static int set_output_key(struct text_parser *tp, const char *origin, size_t lin
 	if (strcmp(key, "physical-size") == 0) {
 		unsigned w = 0, h = 0;
 		char extra;
-		if (sscanf(value, "%5ux%5u%c", &w, &h, &extra) != 2 || value[0] < '0' ||
-				value[0] > '9') {
+		/* Digits, x, digits: nothing else (sscanf alone skips blanks). */
+		size_t digits = strspn(value, "0123456789");
+		bool shape = digits > 0 && value[digits] == 'x' &&
+			strspn(value + digits + 1, "0123456789") == strlen(value + digits + 1) &&
+			value[digits + 1] != '\0';
+		if (!shape || sscanf(value, "%5ux%5u%c", &w, &h, &extra) != 2) {
 			wlr_log(WLR_ERROR, "config: %s: physical-size '%s': expected WIDTHxHEIGHT "
 				"in mm, 1..10000 each", origin, value);
 			return -EINVAL;

@@ -453,6 +453,9 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 			kc->counters.refresh_ns = kc->period_ns;
 			if (!kc->active) {
 				kc->have_vblank = false;
+				/* Asked again at the first event (an EINVAL may have
+				 * meant a CRTC whose vblanks were off). */
+				kc->no_vblank = false;
 			}
 			kc->active = true;
 		}

@@ -161,8 +161,9 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 	uint64_t seq = kc->no_vblank ? counted_seq(kc, when_ns) :
 		widen_seq(kc, seq32, kernel_counts ? &kseq : NULL);
 	if (!kc->have_vblank) {
-		/* The vblank that latched the enable is the CRTC's first. */
-		kc->first_seq = seq - 1;
+		/* The vblank that latched the enable is the first since; the
+		 * count goes on from the earlier enables'. */
+		kc->first_seq = seq - 1 >= c->vblanks ? seq - 1 - c->vblanks : 0;
 		kc->have_vblank = true;
 		wla_kms_obj_log(kms, kc, WLR_DEBUG, "first page-flip event after enable, seq %" PRIu64, seq);
 	}
@@ -172,7 +173,9 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 		c->seq = seq;
 		c->vblanks = seq - kc->first_seq;
 	}
-	c->settled_seq = seq;
+	if (seq > c->settled_seq) {
+		c->settled_seq = seq;
+	}
 	struct timespec when = {
 		.tv_sec = tv_sec,
 		.tv_nsec = (long)tv_usec * 1000,

@@ -161,10 +161,11 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card
 		 * picks its shm allocator), copied into the card's own dumb
 		 * buffers at each scanout. */
 		kms->copy_scanout = true;
+		kms->dev.scanout_copies = true;
 		kms->dev.buffer_caps = WLA_BUFFER_CAP_SHM | WLA_BUFFER_CAP_DATA_PTR;
-		wla_kms_log(kms, WLR_INFO, "no PRIME %s (DRM_CAP_PRIME 0x%" PRIx64 "): buffers "
-			"in shared memory, copied into the card's dumb buffers",
-			prime & DRM_PRIME_CAP_IMPORT ? "export" : "import", prime);
+		wla_kms_log(kms, WLR_INFO, "PRIME import and export not both there "
+			"(DRM_CAP_PRIME 0x%" PRIx64 "): buffers in shared memory, copied into "
+			"the card's dumb buffers", prime);
 	} else {
 		kms->dev.buffer_caps = WLA_BUFFER_CAP_DMABUF;
 	}

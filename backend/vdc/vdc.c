@@ -963,6 +963,26 @@ static struct wla_vdc_output *add_output(struct wla_vdc *vdc, const char *name,
 		conn->phys_width_mm = ((uint32_t)modes[0].width * 254 + 480) / 960;
 		conn->phys_height_mm = ((uint32_t)modes[0].height * 254 + 480) / 960;
 	}
+	/* The virtual monitor the configuration gives this name (at create,
+	 * or plugged in again), as a monitor's EDID names it. */
+	for (size_t i = 0; i < vdc->n_configured; i++) {
+		const struct wla_config_output *co = &vdc->configured[i];
+		if (strcmp(co->name, name) != 0) {
+			continue;
+		}
+		if (co->make[0] || co->model[0] || co->serial[0]) {
+			snprintf(conn->make, sizeof(conn->make), "%s", co->make[0] ? co->make :
+				"wlatomic");
+			snprintf(conn->model, sizeof(conn->model), "%s", co->model[0] ?
+				co->model : "virtual");
+			snprintf(conn->serial, sizeof(conn->serial), "%s", co->serial);
+		}
+		if (co->phys_width_mm) {
+			conn->phys_width_mm = co->phys_width_mm;
+			conn->phys_height_mm = co->phys_height_mm;
+		}
+		conn->non_desktop = co->non_desktop;
+	}
 	bool ok = init_plane(out, &out->primary, WLA_PLANE_PRIMARY, scanout_formats,
 		WLA_ARRAY_SIZE(scanout_formats));
 	/* Like most display engines' primary planes: full screen, unscaled. */
@@ -1117,6 +1137,14 @@ struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_conf
 	vdc->cursor_size = cfg->cursor_size;
 	vdc->overlay_planes = cfg->overlay_planes;
 	vdc->dev.latch_slack_ns = (uint64_t)cfg->latch_slack_us * 1000;
+	vdc->configured = calloc(cfg->n_outputs ? cfg->n_outputs : 1, sizeof(*vdc->configured));
+	if (!vdc->configured) {
+		wlr_log(WLR_ERROR, "vdc: out of memory for the configured outputs");
+		wla_vdc_destroy(vdc);
+		return NULL;
+	}
+	memcpy(vdc->configured, cfg->outputs, cfg->n_outputs * sizeof(*vdc->configured));
+	vdc->n_configured = cfg->n_outputs;
 	for (size_t i = 0; i < cfg->n_outputs; i++) {
 		const struct wla_config_output *co = &cfg->outputs[i];
 		struct wla_vdc_output *out = add_output(vdc, co->name, co->modes, co->n_modes);
@@ -1125,20 +1153,7 @@ struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_conf
 			wla_vdc_destroy(vdc);
 			return NULL;
 		}
-		/* The virtual monitor's EDID, as the configuration names it. */
-		struct wla_connector *conn = &out->connector;
-		if (co->make[0] || co->model[0] || co->serial[0]) {
-			snprintf(conn->make, sizeof(conn->make), "%s", co->make[0] ? co->make :
-				"wlatomic");
-			snprintf(conn->model, sizeof(conn->model), "%s", co->model[0] ? co->model :
-				"virtual");
-			snprintf(conn->serial, sizeof(conn->serial), "%s", co->serial);
-		}
-		if (co->phys_width_mm) {
-			conn->phys_width_mm = co->phys_width_mm;
-			conn->phys_height_mm = co->phys_height_mm;
-		}
-		conn->non_desktop = co->non_desktop;
+
 	}
 	return vdc;
 }
@@ -1167,5 +1182,6 @@ void wla_vdc_destroy(struct wla_vdc *vdc)
 	if (vdc->deliver_idle) {
 		wl_event_source_remove(vdc->deliver_idle);
 	}
+	free(vdc->configured);
 	free(vdc);
 }

@@ -50,23 +50,10 @@ struct crtc_match {
 	bool seen[WLA_MAX_CRTCS];
 };
 
-/* A head-mounted display gets no output (as in wlroots' DRM backend); one
- * line says so. wlroots 0.15 leases such a connector only from its own DRM
- * backend (wlr_drm_lease_v1 takes a wlr_drm_backend). */
-static bool is_non_desktop(struct wla_connector *conn)
-{
-	if (conn->non_desktop) {
-		wlr_log(WLR_INFO, "connector %s: non-desktop (a head-mounted display): no "
-			"output; wlroots 0.15 leases such connectors only from its own DRM "
-			"backend", conn->name);
-	}
-	return conn->non_desktop;
-}
-
 static bool wants_output(struct crtc_match *m, size_t i)
 {
 	struct wla_connector *conn = m->dev->connectors[i];
-	return conn && conn->status != WLA_CONNECTOR_DISCONNECTED && !conn->non_desktop &&
+	return conn && conn->status != WLA_CONNECTOR_DISCONNECTED &&
 		!wla_output_find(m->backend, conn);
 }
 
@@ -97,10 +84,6 @@ static void create_outputs(struct wla_backend *backend, struct wla_device *dev)
 		m.owner[c] = -1;
 	}
 	for (size_t i = 0; i < dev->n_connectors; i++) {
-		struct wla_connector *conn = dev->connectors[i];
-		if (conn && conn->status != WLA_CONNECTOR_DISCONNECTED) {
-			is_non_desktop(conn);
-		}
 		if (wants_output(&m, i)) {
 			memset(m.seen, 0, sizeof(m.seen));
 			augment(&m, i);
@@ -183,7 +166,7 @@ static void handle_connector_added(struct wla_device *dev, struct wla_connector 
 {
 	struct wla_backend *backend = data;
 	/* Told again for a connector that has its output: nothing changes. */
-	if (backend->started && !wla_output_find(backend, conn) && !is_non_desktop(conn)) {
+	if (backend->started && !wla_output_find(backend, conn)) {
 		/* The caller (the driver, from a hot-plug) goes on after a
 		 * listener destroyed the backend: see wla_device.hold. */
 		wla_hold(&backend->hold);
@@ -275,7 +258,11 @@ static int backend_get_drm_fd(struct wlr_backend *wlr_backend)
 	for (size_t d = 0; d < backend->n_devices; d++) {
 		struct wla_device *dev = backend->devices[d];
 		int fd = dev->drm_fd;
-		if (fd >= 0) {
+		/* A card that scans out copies of shared memory takes no
+		 * dmabuf: without its fd wlroots picks the pixman renderer and
+		 * its shm allocator, not a GPU renderer whose buffers it
+		 * could not use. */
+		if (fd >= 0 && !dev->scanout_copies) {
 			return fd;
 		}
 	}

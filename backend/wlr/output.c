@@ -1062,6 +1062,13 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 			conn->name);
 	}
 	wlr_output_set_description(wo, description);
+	/* A head-mounted display: as wlroots' DRM backend marks it, for the
+	 * compositor to leave alone (or lease, where it can). */
+	wo->non_desktop = conn->non_desktop;
+	if (conn->non_desktop) {
+		wlr_log(WLR_INFO, "output %s: non-desktop (a head-mounted display): marked "
+			"so for the compositor", conn->name);
+	}
 	wo->phys_width = (int32_t)conn->phys_width_mm;
 	wo->phys_height = (int32_t)conn->phys_height_mm;
 
@@ -1087,6 +1094,11 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 WLA_EXPORT bool wla_output_is_wla(struct wlr_output *output)
 {
 	return output && output->impl == &output_impl;
+}
+
+WLA_EXPORT bool wla_output_scanout_copies(struct wlr_output *output)
+{
+	return wla_output_is_wla(output) && output_from_wlr(output)->dev->scanout_copies;
 }
 
 static int compare_u64(const void *a, const void *b)

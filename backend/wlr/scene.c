@@ -267,7 +267,11 @@ static void handle_output_present(struct wl_listener *listener, void *data)
 		if (event->presented) {
 			struct wlr_presentation_event pe;
 			wlr_presentation_event_from_output(&pe, event);
-			pe.flags |= WLR_OUTPUT_PRESENT_ZERO_COPY;
+			/* The card scanned the client's buffer out, unless it
+			 * scans out only copies. */
+			if (!wla_output_scanout_copies(so->output)) {
+				pe.flags |= WLR_OUTPUT_PRESENT_ZERO_COPY;
+			}
 			wlr_presentation_feedback_send_presented(fb->feedback, &pe);
 		}
 		drop_feedback(fb);

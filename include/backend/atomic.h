@@ -300,7 +300,7 @@ struct wla_connector {
 	 * the configuration); empty where it does not. */
 	char make[64], model[32], serial[32];
 	/* A head-mounted display (KMS: the connector's non-desktop property):
-	 * the desktop does not extend to it, it gets no output. */
+	 * its output is marked non_desktop, for the compositor to leave alone. */
 	bool non_desktop;
 	struct wla_connector_state *state;
 	struct wla_atomic_state *commit;
@@ -482,6 +482,9 @@ struct wla_device {
 	/* Set by the driver: how it times a mode asked for by size and rate
 	 * only (wla_device_custom_mode). */
 	enum wla_custom_timing custom_timing;
+	/* Set by the driver: it scans out copies of the fbs (KMS on a card
+	 * without PRIME), so no present is zero-copy. */
+	bool scanout_copies;
 	/* Set by the driver: a modeset latches when the CRTC is up again, not
 	 * on its vblank grid (KMS), so a frame carrying one misses nothing. */
 	bool modeset_untimed;

@@ -90,6 +90,11 @@ struct wla_vdc {
 	size_t n_outputs;
 	uint32_t cursor_size;
 	uint32_t overlay_planes;
+	/* The configured outputs' virtual monitors (make, model, serial,
+	 * size, non-desktop), given again to a connector plugged in by the
+	 * same name. */
+	struct wla_config_output *configured;
+	size_t n_configured;
 	bool destroying;
 	/* Delivers the events a sync reported (vdc_sync). */
 	struct wl_event_source *deliver_idle;

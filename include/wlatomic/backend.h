@@ -27,6 +27,9 @@ struct wlr_backend *wla_backend_create(struct wl_display *display,
 
 bool wla_backend_is_wla(struct wlr_backend *backend);
 bool wla_output_is_wla(struct wlr_output *output);
+/* Whether the output scans out copies of the buffers committed (KMS on a
+ * card without PRIME, such as bochs): then no present is zero-copy. */
+bool wla_output_scanout_copies(struct wlr_output *output);
 
 /* Present intervals kept for the distribution in wla_output_stats. */
 #define WLA_STATS_WINDOW 4096

@@ -501,6 +501,8 @@ static void monitor_names_and_size_of_an_output(void)
 		{ "physical-size = 10x20mm", "physical-size '10x20mm'" },
 		{ "physical-size = 10001x20", "physical-size '10001x20'" },
 		{ "non-desktop = yes", "non-desktop 'yes': expected 0 or 1" },
+		{ "physical-size = 597x 336", "physical-size '597x 336'" },
+		{ "physical-size = 597x", "physical-size '597x'" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char text[128];
@@ -510,6 +512,13 @@ static void monitor_names_and_size_of_an_output(void)
 		CHECK_INT(wla_config_parse_text(&cfg, "m.conf", text), -EINVAL);
 		CHECK_ONE_ERROR("config: m.conf:3: ", bad[i].message);
 	}
+
+	/* Given twice. */
+	wla_config_init(&cfg);
+	harness_log_clear();
+	CHECK_INT(wla_config_parse_text(&cfg, "m.conf", "[output]\nmode = 1x1\nmake = A\n"
+		"make = B\n"), -EINVAL);
+	CHECK_ONE_ERROR("config: m.conf:4: ", "make 'B': output already has make 'A'");
 
 	/* Filled in code: checked by wla_config_validate. */
 	wla_config_init(&cfg);
