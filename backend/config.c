@@ -196,6 +196,12 @@ static int parse_output_count(const char *origin, const char *value, uint32_t *c
 	return 0;
 }
 
+/* A LUT of one entry has no ramp. */
+static bool gamma_size_valid(uint32_t size)
+{
+	return size != 1 && size <= WLA_CONFIG_GAMMA_SIZE_MAX;
+}
+
 /* name need not be terminated: len is its length. */
 static int check_output_name(const char *origin, const char *name, size_t len)
 {
@@ -599,6 +605,18 @@ static int set_output_key(struct text_parser *tp, const char *origin, size_t lin
 		}
 		wlr_log(WLR_ERROR, "config: %s: non-desktop '%s': expected 0 or 1", origin, value);
 		return -EINVAL;
+	}
+	if (strcmp(key, "gamma-size") == 0) {
+		uint32_t size;
+		if (!wla_lex_uint(value, strlen(value), UINT32_MAX, &size) ||
+				!gamma_size_valid(size)) {
+			wlr_log(WLR_ERROR, "config: %s: gamma-size '%s': expected 0 (no gamma LUT) "
+				"or 2..%d entries", origin, value, WLA_CONFIG_GAMMA_SIZE_MAX);
+			return -EINVAL;
+		}
+		output->gamma_size = size;
+		output->gamma_size_set = true;
+		return 0;
 	}
 	if (strcmp(key, "physical-size") == 0) {
 		unsigned w = 0, h = 0;
@@ -1077,6 +1095,12 @@ static int validate_output(const struct wla_config *cfg, size_t i)
 		if (ret < 0) {
 			return ret;
 		}
+	}
+	if (output->gamma_size_set && !gamma_size_valid(output->gamma_size)) {
+		wlr_log(WLR_ERROR, "config: " VALIDATE_ORIGIN ".outputs[%zu].gamma_size %" PRIu32
+			": expected 0 (no gamma LUT) or 2..%d entries", i, output->gamma_size,
+			WLA_CONFIG_GAMMA_SIZE_MAX);
+		return -EINVAL;
 	}
 	int dup = find_duplicate_name(cfg, i);
 	if (dup >= 0) {

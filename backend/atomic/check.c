@@ -85,7 +85,19 @@ static int check_crtcs(struct wla_atomic_state *state)
 		new->mode_changed = old->enable != new->enable ||
 			(new->enable && !wla_mode_equal(&old->mode, &new->mode));
 		new->active_changed = old->active != new->active;
+		new->gamma_changed = !wla_gamma_lut_equal(old->gamma, new->gamma);
 
+		if (new->gamma && new->gamma->size != crtc->gamma_size) {
+			if (crtc->gamma_size == 0) {
+				refuse_log(state, "%s: a gamma LUT of %" PRIu32 " entries, but "
+					"the CRTC has no gamma LUT", crtc->name, new->gamma->size);
+			} else {
+				refuse_log(state, "%s: a gamma LUT of %" PRIu32 " entries, but "
+					"its gamma_size is %" PRIu32, crtc->name, new->gamma->size,
+					crtc->gamma_size);
+			}
+			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);
+		}
 		if (new->active && !new->enable) {
 			refuse_log(state, "%s: active=1 without a mode (enable=0)", crtc->name);
 			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);

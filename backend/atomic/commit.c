@@ -471,6 +471,7 @@ static void discard_frame(struct wla_crtc_entry *victim, struct wla_atomic_state
 	new->mode_changed = old->enable != new->enable ||
 		(new->enable && !wla_mode_equal(&old->mode, &new->mode));
 	new->active_changed = old->active != new->active;
+	new->gamma_changed = !wla_gamma_lut_equal(old->gamma, new->gamma);
 	new->connectors_changed |= victim->new_state->connectors_changed;
 	/* The victim's modeset is the replacement's now; commit_common gave
 	 * it the leave before its check (KMS: ALLOW_MODESET). */

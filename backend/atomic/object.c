@@ -70,14 +70,26 @@ struct wla_crtc_state *wla_crtc_state_duplicate(const struct wla_crtc_state *sta
 	copy->active_changed = false;
 	copy->connectors_changed = false;
 	copy->planes_changed = false;
+	copy->gamma_changed = false;
 	copy->want_event = false;
 	copy->commit_seq = 0;
+	wla_gamma_lut_get(copy->gamma);
 	return copy;
 }
 
 void wla_crtc_state_destroy(struct wla_crtc_state *state)
 {
+	if (state) {
+		wla_gamma_lut_put(state->gamma);
+	}
 	free(state);
+}
+
+void wla_crtc_state_set_gamma(struct wla_crtc_state *state, struct wla_gamma_lut *lut)
+{
+	wla_gamma_lut_get(lut);
+	wla_gamma_lut_put(state->gamma);
+	state->gamma = lut;
 }
 
 struct wla_plane_state *wla_plane_state_duplicate(const struct wla_plane_state *state)

@@ -222,6 +222,26 @@ static void compose_end(void *data, size_t i)
 	}
 }
 
+/* The CRTC's gamma LUT over what its planes composed, as the display
+ * engine applies it between the blender and the connector. */
+static void apply_gamma(struct wla_image *image, const struct wla_gamma_lut *lut)
+{
+	uint8_t r[256], g[256], b[256];
+	for (unsigned v = 0; v < 256; v++) {
+		r[v] = wla_gamma_apply(lut->r, lut->size, (uint8_t)v);
+		g[v] = wla_gamma_apply(lut->g, lut->size, (uint8_t)v);
+		b[v] = wla_gamma_apply(lut->b, lut->size, (uint8_t)v);
+	}
+	for (uint32_t y = 0; y < image->height; y++) {
+		uint32_t *row = (uint32_t *)((uint8_t *)image->data + (size_t)y * image->stride);
+		for (uint32_t x = 0; x < image->width; x++) {
+			uint32_t p = row[x];
+			row[x] = (p & 0xff000000u) | (uint32_t)r[(p >> 16) & 0xff] << 16 |
+				(uint32_t)g[(p >> 8) & 0xff] << 8 | b[p & 0xff];
+		}
+	}
+}
+
 /*
  * What the scanout shows, plane by plane. One plane's pixels are open at a
  * time: two windows of two clients on two planes are two wl_shm pools, and
@@ -266,6 +286,9 @@ struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
 	if (image && !wla_compose_each(image, layers, n, &access)) {
 		wla_image_destroy(image);
 		image = NULL;
+	}
+	if (image && out->scanout.gamma) {
+		apply_gamma(image, out->scanout.gamma);
 	}
 	return image;
 }
@@ -504,6 +527,7 @@ static void write_shadow(struct wla_vdc_output *out, struct wla_atomic_state *st
 		out->shadow.planes[plane->zpos] = ps->crtc == &out->crtc && ps->visible ? ps : NULL;
 	}
 	out->shadow.mode = cs->mode;
+	out->shadow.gamma = cs->gamma;
 }
 
 static int vdc_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
@@ -948,6 +972,8 @@ static struct wla_vdc_output *add_output(struct wla_vdc *vdc, const char *name,
 	out->crtc.funcs = &crtc_funcs;
 	out->crtc.max_slots = 1;
 	out->crtc.rearm = true;
+	/* A LUT as most display engines have, unless configured otherwise. */
+	out->crtc.gamma_size = WLA_CONFIG_GAMMA_SIZE_DEFAULT;
 	out->crtc.driver_data = out;
 	struct wla_connector *conn = &out->connector;
 	snprintf(conn->name, sizeof(conn->name), "%s", name);
@@ -982,6 +1008,9 @@ static struct wla_vdc_output *add_output(struct wla_vdc *vdc, const char *name,
 			conn->phys_height_mm = co->phys_height_mm;
 		}
 		conn->non_desktop = co->non_desktop;
+		if (co->gamma_size_set) {
+			out->crtc.gamma_size = co->gamma_size;
+		}
 	}
 	bool ok = init_plane(out, &out->primary, WLA_PLANE_PRIMARY, scanout_formats,
 		WLA_ARRAY_SIZE(scanout_formats));

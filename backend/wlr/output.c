@@ -21,7 +21,8 @@
 
 /* The fields of wlr_output.pending that need the hardware. */
 #define OUTPUT_HW_FIELDS \
-	(WLR_OUTPUT_STATE_BUFFER | WLR_OUTPUT_STATE_MODE | WLR_OUTPUT_STATE_ENABLED)
+	(WLR_OUTPUT_STATE_BUFFER | WLR_OUTPUT_STATE_MODE | WLR_OUTPUT_STATE_ENABLED | \
+		WLR_OUTPUT_STATE_GAMMA_LUT)
 
 static const struct wlr_output_impl output_impl;
 
@@ -156,10 +157,6 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 {
 	struct wlr_output *wo = &out->base;
 	const struct wlr_output_state *pending = &wo->pending;
-	if (pending->committed & WLR_OUTPUT_STATE_GAMMA_LUT) {
-		wla_output_log(out, WLR_ERROR, "gamma LUTs are not supported (gamma size 0)");
-		return false;
-	}
 	*req = (struct wla_output_request){
 		.enabled = (pending->committed & WLR_OUTPUT_STATE_ENABLED) ?
 			pending->enabled : wo->enabled,
@@ -191,7 +188,36 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 	if (pending->committed & WLR_OUTPUT_STATE_BUFFER) {
 		req->buffer = pending->buffer;
 	}
+	if (pending->committed & WLR_OUTPUT_STATE_GAMMA_LUT) {
+		/* wlroots: r, g and b ramps of gamma_lut_size entries, one after
+		 * the other; size 0 resets the LUT. */
+		req->has_gamma = true;
+		size_t size = pending->gamma_lut_size;
+		uint32_t crtc_size = output_crtc(out)->gamma_size;
+		if (size != 0 && size != crtc_size) {
+			wla_output_log(out, out->probing ? WLR_DEBUG : WLR_ERROR,
+				"gamma LUT of %zu entries refused: the CRTC's gamma_size is %" PRIu32
+				"%s", size, crtc_size, crtc_size ? "" : " (it has no gamma LUT)");
+			return false;
+		}
+		if (size != 0) {
+			const uint16_t *lut = pending->gamma_lut;
+			req->gamma = wla_gamma_lut_create((uint32_t)size, lut, lut + size,
+				lut + 2 * size);
+			if (!req->gamma) {
+				wla_output_log(out, WLR_ERROR, "out of memory for a gamma LUT of %zu "
+					"entries", size);
+				return false;
+			}
+		}
+	}
 	return true;
+}
+
+void wla_output_request_finish(struct wla_output_request *req)
+{
+	wla_gamma_lut_put(req->gamma);
+	req->gamma = NULL;
 }
 
 /* Build the atomic state of a request; NULL (logged) on error. */
@@ -220,6 +246,9 @@ static struct wla_atomic_state *build_state(struct wla_output *out,
 			cs->mode = mode;
 		}
 		cs->commit_seq = req->commit_seq;
+		if (req->has_gamma) {
+			wla_crtc_state_set_gamma(cs, req->gamma);
+		}
 		/* wlroots waits for a frame event after buffer commits only. */
 		cs->want_event = enabled && req->buffer;
 		ret = wla_atomic_set_crtc_for_connector(state, conn_state, enabled ? crtc : NULL);
@@ -417,6 +446,7 @@ static bool output_test(struct wlr_output *wlr_output)
 	bool ok = request_from_pending(out, &req) && !lacks_buffer(out, &req) &&
 		wla_output_panel_admits(out, &req) && check_request(out, &req) == 0;
 	out->probing = false;
+	wla_output_request_finish(&req);
 	return ok;
 }
 
@@ -576,6 +606,7 @@ static bool output_commit(struct wlr_output *wlr_output)
 	} else if (ret == 0) {
 		ret = wla_output_commit_request(out, &req);
 	}
+	wla_output_request_finish(&req);
 	if (ret < 0) {
 		free(spare);
 		out->stats.refused++;
@@ -790,6 +821,11 @@ static void output_get_cursor_size(struct wlr_output *wlr_output, int *width, in
 	*height = cursor ? (int)cursor->max_fb_height : 64;
 }
 
+static size_t output_get_gamma_size(struct wlr_output *wlr_output)
+{
+	return output_crtc(output_from_wlr(wlr_output))->gamma_size;
+}
+
 static const struct wlr_output_impl output_impl = {
 	.set_cursor = output_set_cursor,
 	.move_cursor = output_move_cursor,
@@ -799,6 +835,7 @@ static const struct wlr_output_impl output_impl = {
 	.get_cursor_formats = output_get_cursor_formats,
 	.get_cursor_size = output_get_cursor_size,
 	.get_primary_formats = output_get_primary_formats,
+	.get_gamma_size = output_get_gamma_size,
 };
 
 static uint32_t present_flags(uint32_t flags)

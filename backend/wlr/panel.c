@@ -24,6 +24,7 @@ static bool release_deferred(struct wla_output *out, bool cancelled)
 		return true;
 	}
 	out->has_deferred = false;
+	wla_output_request_finish(&out->deferred);
 	if (out->deferred.buffer) {
 		out->backend->buffer_locks--;
 		wlr_buffer_unlock(out->deferred.buffer);
@@ -56,6 +57,7 @@ static bool keep_deferred(struct wla_output *out, const struct wla_output_reques
 		return false;
 	}
 	out->deferred = *req;
+	wla_gamma_lut_get(req->gamma);
 	if (req->buffer) {
 		/* The pixels must outlive wlroots' pending state. */
 		wlr_buffer_lock(req->buffer);

@@ -128,6 +128,27 @@ void wla_fb_put(struct wla_fb *fb);
  * goes. */
 void wla_fb_release_import(struct wla_fb *fb);
 
+/* A gamma LUT of a CRTC: size entries a channel (0 black .. 0xffff full),
+ * red, green and blue, applied to what the CRTC scans out. Immutable once
+ * made and shared by the states that hold it (one reference each). */
+struct wla_gamma_lut {
+	int refs;
+	uint32_t size;
+	uint16_t *r, *g, *b; /* in one allocation with the struct */
+};
+
+/* A LUT of size entries a channel copied from r, g and b, with one
+ * reference owned by the caller; NULL if size is 0 or out of memory. */
+struct wla_gamma_lut *wla_gamma_lut_create(uint32_t size, const uint16_t *r,
+	const uint16_t *g, const uint16_t *b);
+struct wla_gamma_lut *wla_gamma_lut_get(struct wla_gamma_lut *lut);
+void wla_gamma_lut_put(struct wla_gamma_lut *lut);
+/* Same size and entries (NULL equals NULL only). */
+bool wla_gamma_lut_equal(const struct wla_gamma_lut *a, const struct wla_gamma_lut *b);
+/* One 8-bit channel value through a ramp of size entries, interpolated
+ * between entries as a display's LUT does. */
+uint8_t wla_gamma_apply(const uint16_t *ramp, uint32_t size, uint8_t value);
+
 /* Object states */
 
 struct wla_crtc_state {
@@ -137,8 +158,12 @@ struct wla_crtc_state {
 	struct wla_mode mode;
 	uint32_t plane_mask;     /* planes whose state has crtc == this */
 	uint32_t connector_mask; /* connectors routed to this crtc */
+	/* The gamma LUT (one reference; NULL: pixels pass unchanged), of
+	 * crtc->gamma_size entries (wla_crtc_state_set_gamma). */
+	struct wla_gamma_lut *gamma;
 	/* Computed by check (and merged when a queued frame is replaced): */
 	bool mode_changed, active_changed, connectors_changed, planes_changed;
+	bool gamma_changed;
 	/* Whoever asked for the commit; reported back on completion. A commit
 	 * that wants its present event is a frame: it counts against the
 	 * CRTC's queue depth until it latched. */
@@ -246,6 +271,10 @@ struct wla_crtc {
 	 * stale: its old states may be gone). The same for planes and
 	 * connectors. */
 	uint64_t swaps;
+	/* Entries a channel of the CRTC's gamma LUT, set by the driver (KMS:
+	 * GAMMA_LUT_SIZE); 0: it has none, and a state with a LUT is
+	 * refused. */
+	uint32_t gamma_size;
 	/* Counted by the core from the driver's latches: the latches (states
 	 * written over others latch as one), and the vblanks frames missed (a
 	 * frame committed before a vblank did not latch at it, with no frame
@@ -588,6 +617,8 @@ bool wla_connector_set_modes(struct wla_connector *conn, const struct wla_mode *
  * prepared. destroy frees what duplicate returned. */
 struct wla_crtc_state *wla_crtc_state_duplicate(const struct wla_crtc_state *state);
 void wla_crtc_state_destroy(struct wla_crtc_state *state);
+/* Put lut (a new reference of it; NULL: none) in the state. */
+void wla_crtc_state_set_gamma(struct wla_crtc_state *state, struct wla_gamma_lut *lut);
 struct wla_plane_state *wla_plane_state_duplicate(const struct wla_plane_state *state);
 void wla_plane_state_destroy(struct wla_plane_state *state);
 /* Take the scanout reference of ps->fb (no-op without fb or if already

@@ -37,6 +37,7 @@ struct wla_vdc;
 struct wla_vdc_frame {
 	const struct wla_plane_state *planes[WLA_VDC_PLANES];
 	struct wla_mode mode;
+	const struct wla_gamma_lut *gamma; /* the CRTC state's; NULL: none */
 };
 
 struct wla_vdc_output {

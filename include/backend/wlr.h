@@ -63,6 +63,10 @@ struct wla_output_request {
 	struct wla_mode mode;
 	struct wlr_buffer *buffer; /* NULL: keep the primary plane as it is */
 	uint32_t commit_seq;
+	/* A new gamma LUT (NULL: none, pixels unchanged), one reference owned
+	 * by the request (wla_output_request_finish). */
+	bool has_gamma;
+	struct wla_gamma_lut *gamma;
 };
 
 /* An overlay of a compositor's offer (wla_output_set_overlays). */
@@ -186,6 +190,8 @@ struct wla_input *wla_backend_create_input(struct wla_backend *backend,
 bool wla_backend_release(struct wla_backend *backend);
 
 /* Commit a request through the flip queue; 0 or a negative errno (logged). */
+/* Drop what the request owns (its gamma LUT). */
+void wla_output_request_finish(struct wla_output_request *req);
 int wla_output_commit_request(struct wla_output *out, const struct wla_output_request *req);
 
 /* The panel of an output (backend/wlr/panel.c). Set up at output creation

@@ -41,6 +41,10 @@
  * nanoseconds, 2.147 s at most. */
 #define WLA_CONFIG_MIN_REFRESH_MHZ 1000
 
+/* The VDC's gamma LUTs: entries a channel. */
+#define WLA_CONFIG_GAMMA_SIZE_DEFAULT 256
+#define WLA_CONFIG_GAMMA_SIZE_MAX 4096
+
 struct wla_config_mode {
 	int32_t width, height;
 	/* Refresh rate in mHz (59940 for 59.94 Hz),
@@ -63,6 +67,11 @@ struct wla_config_output {
 	/* non-desktop = 1: a head-mounted display, no desktop output (as the
 	 * kernel marks a VR headset's connector). */
 	bool non_desktop;
+	/* gamma-size = N: entries a channel of the virtual CRTC's gamma LUT
+	 * (wlr-gamma-control), 0 (none) or 2..WLA_CONFIG_GAMMA_SIZE_MAX;
+	 * unset (gamma_size_set false): WLA_CONFIG_GAMMA_SIZE_DEFAULT. */
+	uint32_t gamma_size;
+	bool gamma_size_set;
 	/* The panel's GPIO power sequencing; all zero (chip[0] == 0): none. */
 	struct wla_config_panel panel;
 };

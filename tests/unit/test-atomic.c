@@ -592,6 +592,68 @@ static void check_modeset_needs_allow_modeset(void)
 	fixture_teardown(&f);
 }
 
+/* A gamma LUT must have the CRTC's size, and a CRTC without one takes
+ * none; a changed LUT is no modeset, and the states share one LUT. */
+static void check_gamma_lut_must_fit_the_crtc(void)
+{
+	struct fixture f;
+	setup_running(&f, NULL);
+	uint16_t ramp[256] = { 0 };
+	struct wla_gamma_lut *lut = wla_gamma_lut_create(256, ramp, ramp, ramp);
+	struct wla_gamma_lut *small = wla_gamma_lut_create(16, ramp, ramp, ramp);
+	CHECK(lut && small);
+	CHECK(wla_gamma_lut_create(0, ramp, ramp, ramp) == NULL);
+	CHECK_INT(f.crtc->gamma_size, 256);
+
+	struct wla_atomic_state *st = begin_state(&f);
+	wla_crtc_state_set_gamma(wla_atomic_get_crtc_state(st, f.crtc), small);
+	CHECK(commit_refused(&f, st, -EINVAL));
+	CHECK_LOGGED("crtc-0: a gamma LUT of 16 entries, but its gamma_size is 256");
+
+	st = begin_state(&f);
+	st->allow_modeset = false;
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(st, f.crtc);
+	wla_crtc_state_set_gamma(cs, lut);
+	CHECK_INT(wla_atomic_check(st), 0);
+	CHECK(cs->gamma_changed && !cs->mode_changed);
+	CHECK_INT(lut->refs, 2);
+	struct wla_crtc_state *copy = wla_crtc_state_duplicate(cs);
+	CHECK(copy->gamma == lut && !copy->gamma_changed);
+	CHECK_INT(lut->refs, 3);
+	wla_crtc_state_destroy(copy);
+	CHECK_INT(lut->refs, 2);
+	wla_atomic_state_free(st);
+	CHECK_INT(lut->refs, 1);
+	CHECK(nothing_changed(&f, true));
+
+	harness_log_clear();
+	f.crtc->gamma_size = 0;
+	st = begin_state(&f);
+	wla_crtc_state_set_gamma(wla_atomic_get_crtc_state(st, f.crtc), lut);
+	CHECK(commit_refused(&f, st, -EINVAL));
+	CHECK_LOGGED("crtc-0: a gamma LUT of 256 entries, but the CRTC has no gamma LUT");
+	CHECK_INT(lut->refs, 1);
+	wla_gamma_lut_put(lut);
+	wla_gamma_lut_put(small);
+	fixture_teardown(&f);
+}
+
+/* The ramp between entries is linear, and the ends are exact. */
+static void gamma_ramps_interpolate_between_entries(void)
+{
+	const uint16_t two[2] = { 0, 0xffff };
+	for (unsigned v = 0; v < 256; v++) {
+		CHECK_INT(wla_gamma_apply(two, 2, (uint8_t)v), v);
+	}
+	const uint16_t three[3] = { 0xffff, 0, 0xffff };
+	CHECK_INT(wla_gamma_apply(three, 3, 0), 255);
+	CHECK_INT(wla_gamma_apply(three, 3, 255), 255);
+	CHECK_INT(wla_gamma_apply(three, 3, 128), 1); /* just past the middle entry */
+	CHECK_INT(wla_gamma_apply(three, 3, 64), 127);
+	const uint16_t one[1] = { 0x8080 };
+	CHECK_INT(wla_gamma_apply(one, 1, 200), 128);
+}
+
 /* Clipping */
 
 static void check_clips_an_overlay_partly_off_screen(void)
@@ -1340,6 +1402,8 @@ int main(void)
 	RUN_TEST(check_enabled_crtc_needs_a_connector);
 	RUN_TEST(check_connector_needs_an_enabled_crtc);
 	RUN_TEST(check_fb_needs_a_crtc_and_crtc_needs_an_fb);
+	RUN_TEST(check_gamma_lut_must_fit_the_crtc);
+	RUN_TEST(gamma_ramps_interpolate_between_entries);
 	RUN_TEST(check_modeset_needs_allow_modeset);
 	RUN_TEST(check_clips_an_overlay_partly_off_screen);
 	RUN_TEST(check_overlay_fully_off_screen_is_invisible_but_valid);

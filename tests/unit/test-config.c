@@ -481,8 +481,9 @@ static void monitor_names_and_size_of_an_output(void)
 	harness_log_clear();
 	CHECK_INT(wla_config_parse_text(&cfg, "m.conf", "[output]\nmode = 1x1\n"
 		"make = Dell Inc.\nmodel = DELL U2720Q\nserial = CN0ABC123\n"
-		"physical-size = 597x336\nnon-desktop = 1\n"), 0);
+		"physical-size = 597x336\nnon-desktop = 1\ngamma-size = 1024\n"), 0);
 	CHECK(cfg.outputs[0].non_desktop);
+	CHECK(cfg.outputs[0].gamma_size_set && cfg.outputs[0].gamma_size == 1024);
 	CHECK(strcmp(cfg.outputs[0].make, "Dell Inc.") == 0);
 	CHECK(strcmp(cfg.outputs[0].model, "DELL U2720Q") == 0);
 	CHECK(strcmp(cfg.outputs[0].serial, "CN0ABC123") == 0);
@@ -503,6 +504,10 @@ static void monitor_names_and_size_of_an_output(void)
 		{ "non-desktop = yes", "non-desktop 'yes': expected 0 or 1" },
 		{ "physical-size = 597x 336", "physical-size '597x 336'" },
 		{ "physical-size = 597x", "physical-size '597x'" },
+		{ "gamma-size = 1", "gamma-size '1': expected 0 (no gamma LUT) or 2..4096 entries" },
+		{ "gamma-size = 4097", "gamma-size '4097': expected 0 (no gamma LUT) or 2..4096" },
+		{ "gamma-size = -2", "gamma-size '-2': expected 0" },
+		{ "gamma-size = 256x", "gamma-size '256x': expected 0" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char text[128];
@@ -526,6 +531,13 @@ static void monitor_names_and_size_of_an_output(void)
 	harness_log_clear();
 	CHECK_INT(wla_config_validate(&cfg), -EINVAL);
 	CHECK_ONE_ERROR("wla_config.outputs[0].model", "expected 1..15 printable");
+	wla_config_init(&cfg);
+	cfg.outputs[0].gamma_size = 5000;
+	cfg.outputs[0].gamma_size_set = true;
+	harness_log_clear();
+	CHECK_INT(wla_config_validate(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("wla_config.outputs[0].gamma_size 5000: expected 0 (no gamma LUT) or "
+		"2..4096 entries");
 	wla_config_init(&cfg);
 	cfg.outputs[0].phys_width_mm = 10;
 	harness_log_clear();

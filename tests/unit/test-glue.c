@@ -20,6 +20,7 @@
 #include "backend/wlr.h"
 #include "harness.h"
 #include "lib/backend.h"
+#include "lib/capture.h"
 #include "test-buffer.h"
 
 #define W 64
@@ -931,6 +932,140 @@ static void a_refused_output_test_logs_no_error_and_a_commit_does(void)
 	gf_finish(&f);
 }
 
+/* Capture the output's next frame into c; false if it failed. */
+static bool capture_next(struct gf *f, struct gf_output *o, struct test_capture *c)
+{
+	test_capture_reset(c);
+	if (!wla_output_capture(o->output, test_capture_done, c)) {
+		return false;
+	}
+	return WAIT(f, c->done) && c->image;
+}
+
+/*
+ * wlr-gamma-control's path: the output has a gamma LUT of 256 entries
+ * (the default), a LUT committed with a frame or alone is what the capture
+ * shows, interpolated between entries as a display's LUT is, and size 0
+ * resets it. A LUT of the wrong size fails a test quietly and a commit with
+ * one error line, and nothing leaks (ASan).
+ */
+static void a_gamma_lut_reaches_the_screen_and_resets(void)
+{
+	struct gf f;
+	CHECK(gf_start(&f, 1, false));
+	struct gf_output *o = &f.outputs[0];
+	struct wla_output *out = wl_container_of(o->output, out, base);
+	CHECK_INT(wlr_output_get_gamma_size(o->output), WLA_CONFIG_GAMMA_SIZE_DEFAULT);
+	CHECK(enable(o));
+	CHECK(wait_until(&f, &o->presented, 1));
+	bool gone = false;
+	struct test_buffer *tb = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff4080c0u, &gone);
+	wlr_output_attach_buffer(o->output, &tb->base);
+	CHECK(wlr_output_commit(o->output));
+
+	/* Red as it is, no green, blue inverted; a ramp of 256 entries maps
+	 * 8-bit values onto entries exactly. */
+	enum { N = WLA_CONFIG_GAMMA_SIZE_DEFAULT };
+	uint16_t r[N], g[N], b[N];
+	for (unsigned i = 0; i < N; i++) {
+		r[i] = (uint16_t)(i * 0x101);
+		g[i] = 0;
+		b[i] = (uint16_t)((N - 1 - i) * 0x101);
+	}
+	wlr_output_set_gamma(o->output, N, r, g, b);
+	CHECK(wlr_output_test(o->output));
+	/* A commit of the LUT alone, no buffer: the hardware gets it. */
+	CHECK(wlr_output_commit(o->output));
+	CHECK(WAIT(&f, settled(o)));
+	CHECK(out->crtc->state->gamma && out->crtc->state->gamma->size == N);
+	struct test_capture c = { 0 };
+	CHECK(capture_next(&f, o, &c));
+	if (c.image) {
+		CHECK_PIXEL(wla_image_pixel(c.image, 5, 5), 0xff40003fu);
+	}
+	/* It stays with the next frames. */
+	wlr_output_attach_buffer(o->output, &tb->base);
+	CHECK(wlr_output_commit(o->output));
+	CHECK(capture_next(&f, o, &c));
+	if (c.image) {
+		CHECK_PIXEL(wla_image_pixel(c.image, 5, 5), 0xff40003fu);
+	}
+
+	/* A ramp of 2 entries on a CRTC configured for it: linear between. */
+	wlr_output_set_gamma(o->output, 0, NULL, NULL, NULL);
+	wlr_output_attach_buffer(o->output, &tb->base);
+	CHECK(wlr_output_commit(o->output));
+	CHECK(capture_next(&f, o, &c));
+	if (c.image) {
+		CHECK_PIXEL(wla_image_pixel(c.image, 5, 5), 0xff4080c0u);
+	}
+	CHECK(out->crtc->state->gamma == NULL);
+
+	/* The wrong size: a test fails without an error line, a commit with
+	 * one naming the sizes; the screen keeps what it had. */
+	harness_log_clear();
+	wlr_output_set_gamma(o->output, 100, r, g, b);
+	CHECK(!wlr_output_test(o->output));
+	CHECK(harness_log_n == 0);
+	wlr_output_set_gamma(o->output, 100, r, g, b);
+	CHECK(!wlr_output_commit(o->output));
+	CHECK_LOGGED("output Virtual-1", "gamma LUT of 100 entries refused",
+		"gamma_size is 256");
+	CHECK(out->crtc->state->gamma == NULL);
+	test_capture_reset(&c);
+	wlr_buffer_drop(&tb->base);
+	gf_finish(&f);
+	CHECK(gone);
+}
+
+/* gamma-size = 0: no LUT, so wlr-gamma-control refuses its clients, and a
+ * compositor committing one anyway is told why. A LUT of 2 entries is a
+ * straight line from its first entry to its last. */
+static void the_gamma_size_is_configured_per_output(void)
+{
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	cfg.outputs[0].gamma_size = 0;
+	cfg.outputs[0].gamma_size_set = true;
+	cfg.outputs[1] = cfg.outputs[0];
+	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
+	cfg.outputs[1].gamma_size = 2;
+	cfg.n_outputs = 2;
+	struct gf f;
+	CHECK(gf_init(&f, &cfg));
+	CHECK_INT(f.n_outputs, 2);
+	if (f.n_outputs != 2) {
+		gf_finish(&f);
+		return;
+	}
+	struct gf_output *none = &f.outputs[0], *two = &f.outputs[1];
+	CHECK_INT(wlr_output_get_gamma_size(none->output), 0);
+	CHECK_INT(wlr_output_get_gamma_size(two->output), 2);
+	CHECK(enable(none));
+	CHECK(enable(two));
+	CHECK(wait_until(&f, &two->presented, 1));
+	uint16_t r[2] = { 0, 0xffff }, g[2] = { 0xffff, 0 }, b[2] = { 0x8080, 0x8080 };
+	harness_log_clear();
+	wlr_output_set_gamma(none->output, 2, r, g, b);
+	CHECK(!wlr_output_commit(none->output));
+	CHECK_LOGGED("output Virtual-1", "gamma LUT of 2 entries refused",
+		"it has no gamma LUT");
+	bool gone = false;
+	struct test_buffer *tb = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff4080c0u, &gone);
+	wlr_output_set_gamma(two->output, 2, r, g, b);
+	wlr_output_attach_buffer(two->output, &tb->base);
+	CHECK(wlr_output_commit(two->output));
+	struct test_capture c = { 0 };
+	CHECK(capture_next(&f, two, &c));
+	if (c.image) {
+		CHECK_PIXEL(wla_image_pixel(c.image, 1, 1), 0xff407f80u);
+	}
+	test_capture_reset(&c);
+	wlr_buffer_drop(&tb->base);
+	gf_finish(&f);
+	CHECK(gone);
+}
+
 int main(void)
 {
 	harness_init();
@@ -952,5 +1087,7 @@ int main(void)
 	RUN_TEST(the_cursor_image_outlives_an_output_off_and_on);
 	RUN_TEST(a_bad_configuration_in_code_is_refused_with_one_error);
 	RUN_TEST(a_refused_output_test_logs_no_error_and_a_commit_does);
+	RUN_TEST(a_gamma_lut_reaches_the_screen_and_resets);
+	RUN_TEST(the_gamma_size_is_configured_per_output);
 	HARNESS_EXIT();
 }
