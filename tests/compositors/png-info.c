@@ -5,16 +5,40 @@
  *   png-info FILE OTHER [X,Y,W,H] prints "differ=N" : pixels whose RGB differ,
  *                                 outside the rectangle if one is given;
  *                                 sizes that differ print "size WxH vs WxH"
+ *   png-info --pixel X,Y FILE     prints "RRGGBB", the pixel at X,Y
  * Exit 0, or 2 when a file cannot be read.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <wlatomic/capture.h>
 
 int main(int argc, char *argv[])
 {
+	if (argc == 4 && strcmp(argv[1], "--pixel") == 0) {
+		unsigned long x, y;
+		char extra;
+		struct wla_image *img = NULL;
+		if (sscanf(argv[2], "%lu,%lu%c", &x, &y, &extra) != 2) {
+			fprintf(stderr, "png-info: pixel '%s': expected X,Y\n", argv[2]);
+			return 2;
+		}
+		if (!(img = wla_image_read_png(argv[3]))) {
+			fprintf(stderr, "png-info: cannot read %s\n", argv[3]);
+			return 2;
+		}
+		if (x >= img->width || y >= img->height) {
+			fprintf(stderr, "png-info: pixel %lu,%lu is outside %s (%ux%u)\n", x, y,
+				argv[3], img->width, img->height);
+			wla_image_destroy(img);
+			return 2;
+		}
+		printf("%06x\n", wla_image_pixel(img, (uint32_t)x, (uint32_t)y) & 0xffffff);
+		wla_image_destroy(img);
+		return 0;
+	}
 	if (argc < 2 || argc > 4) {
-		fprintf(stderr, "usage: png-info FILE [OTHER [X,Y,W,H]]\n");
+		fprintf(stderr, "usage: png-info FILE [OTHER [X,Y,W,H]] | --pixel X,Y FILE\n");
 		return 2;
 	}
 	struct wla_image *a = wla_image_read_png(argv[1]);

@@ -124,6 +124,34 @@ monitor_names)
 	wait_until 10 '[ "$(output_json Virtual-1 scale)" = 2.0 ]' ||
 		fail "the output configuration by name did not apply: scale $(output_json Virtual-1 scale)"
 	;;
+gamma)
+	# gammastep, unmodified, through wlr-gamma-control: sway commits its
+	# LUT and the VDC's capture shows it (3000 K: red kept, blue cut), and
+	# the screen is as before once gammastep is gone. sway's background
+	# fills the corner the capture reads.
+	command -v gammastep >/dev/null || skip "gammastep is not installed"
+	wait_idle Virtual-1
+	ctl capture Virtual-1 "$RUN/plain.png" >/dev/null || fail "capture failed"
+	plain=$("$PNGINFO" --pixel 4,4 "$RUN/plain.png")
+	echo "plain: $plain"
+	as_user gammastep -m wayland -O 3000 -P >"$TEST_DIR/gammastep.log" 2>&1 &
+	warm() {
+		ctl capture Virtual-1 "$RUN/warm.png" >/dev/null || return 1
+		warm=$("$PNGINFO" --pixel 4,4 "$RUN/warm.png")
+		[ $((16#${warm:4:2})) -lt $((16#${plain:4:2} * 3 / 4)) ] &&
+			[ $((16#${warm:0:2})) -ge $((16#${plain:0:2})) ]
+	}
+	wait_until 20 warm || fail "no warmer screen with gammastep: $plain, then ${warm:-none}\
+ ($(tail -n 3 "$TEST_DIR/gammastep.log" | tr '\n' ' '))"
+	echo "warm: $warm"
+	stop_clients gammastep
+	back() {
+		ctl capture Virtual-1 "$RUN/back.png" >/dev/null &&
+			[ "$("$PNGINFO" --pixel 4,4 "$RUN/back.png")" = "$plain" ]
+	}
+	wait_until 20 back || fail "the LUT stayed after gammastep ended:\
+ $("$PNGINFO" --pixel 4,4 "$RUN/back.png"), was $plain"
+	;;
 clients)
 	# foot shows its window; a screenshot by grim (screencopy) equals the
 	# control socket's capture of the same frame (sway draws no cursor
