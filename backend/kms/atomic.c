@@ -43,6 +43,16 @@ static void add_crtc(struct kms_req *r, struct wla_kms_crtc *kc,
 	}
 	wla_kms_add_prop(r, "MODE_ID", kc->id, kc->prop_mode_id, blob);
 	wla_kms_add_prop(r, "ACTIVE", kc->id, kc->prop_active, cs->active);
+	if (kc->prop_gamma_lut) {
+		/* The LUT is programmed with every state, as the mode is: NULL
+		 * (blob 0) is the kernel's pass-through. */
+		uint32_t lut = 0;
+		if (cs->gamma && !(lut = wla_kms_gamma_blob(r->kms, kc, cs->gamma))) {
+			r->err = r->err ? r->err : -ENOMEM;
+			return;
+		}
+		wla_kms_add_prop(r, "GAMMA_LUT", kc->id, kc->prop_gamma_lut, lut);
+	}
 	wla_kms_add_writeback_route(r, kc, cs, with_wb);
 }
 
@@ -222,7 +232,8 @@ static bool only_fbs_change(struct wla_atomic_state *state, uint32_t mask)
 	}
 	wla_for_each_crtc_in_state(state, e) {
 		const struct wla_crtc_state *ns = e->new_state, *os = e->old_state;
-		if (!ns->active || !os->active || ns->plane_mask != os->plane_mask) {
+		if (!ns->active || !os->active || ns->plane_mask != os->plane_mask ||
+				!wla_gamma_lut_equal(ns->gamma, os->gamma)) {
 			return false;
 		}
 	}

@@ -103,6 +103,10 @@ bool wla_kms_get_props(int fd, uint32_t obj, uint32_t type, const struct prop_wa
 /* mode.c */
 bool wla_kms_mode_from_drm(const drmModeModeInfo *info, struct wla_mode *mode);
 uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode);
+uint32_t wla_kms_gamma_blob(struct wla_kms *kms, struct wla_kms_crtc *kc,
+	struct wla_gamma_lut *lut);
+/* Let go of kc's n oldest GAMMA_LUT blobs. */
+void wla_kms_gamma_blobs_release(struct wla_kms *kms, struct wla_kms_crtc *kc, size_t n);
 
 /* fb.c */
 /* fb's import on this card, made now if it has none (for a TEST_ONLY or a

@@ -284,6 +284,10 @@ void wla_kms_destroy(struct wla_kms *kms)
 	if (kms->idle) {
 		wl_event_source_remove(kms->idle);
 	}
+	for (size_t i = 0; i < kms->n_crtcs; i++) {
+		struct wla_kms_crtc *kc = &kms->crtcs[i];
+		wla_kms_gamma_blobs_release(kms, kc, kc->n_gamma_blobs);
+	}
 	for (size_t i = 0; i < kms->n_blobs && !kms->lost; i++) {
 		drmModeDestroyPropertyBlob(kms->fd, kms->blobs[i].id);
 	}

@@ -1,6 +1,7 @@
 /*
  * Modes of the KMS driver: the kernel's mode info to the core's wla_mode and
- * back, and the MODE_ID property blobs made of them (kept until destroy).
+ * back, and the MODE_ID property blobs made of them (kept until destroy);
+ * the GAMMA_LUT blobs of CRTCs' gamma LUTs.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -90,4 +91,56 @@ uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode)
 	}
 	kms->blobs[kms->n_blobs++] = (struct wla_kms_blob){ .mode = *mode, .id = id };
 	return id;
+}
+
+/* The GAMMA_LUT blob of lut on kc, made on first use; 0 (logged) on
+ * failure. The oldest of a CRTC's blobs goes when a fifth LUT comes: the
+ * kernel keeps its own reference of the blob a CRTC shows. */
+uint32_t wla_kms_gamma_blob(struct wla_kms *kms, struct wla_kms_crtc *kc,
+	struct wla_gamma_lut *lut)
+{
+	for (size_t i = 0; i < kc->n_gamma_blobs; i++) {
+		if (kc->gamma_blobs[i].lut == lut ||
+				wla_gamma_lut_equal(kc->gamma_blobs[i].lut, lut)) {
+			return kc->gamma_blobs[i].id;
+		}
+	}
+	struct drm_color_lut *entries = calloc(lut->size, sizeof(*entries));
+	if (!entries) {
+		wla_kms_log(kms, WLR_ERROR, "%s: out of memory for a GAMMA_LUT of %" PRIu32
+			" entries", kc->base.name, lut->size);
+		return 0;
+	}
+	for (uint32_t i = 0; i < lut->size; i++) {
+		entries[i] = (struct drm_color_lut){ .red = lut->r[i], .green = lut->g[i],
+			.blue = lut->b[i] };
+	}
+	uint32_t id = 0;
+	int ret = drmModeCreatePropertyBlob(kms->fd, entries, lut->size * sizeof(*entries), &id);
+	free(entries);
+	if (ret != 0) {
+		wla_kms_log_errno(kms, WLR_ERROR, "%s: cannot make a GAMMA_LUT blob of %" PRIu32
+			" entries", kc->base.name, lut->size);
+		return 0;
+	}
+	if (kc->n_gamma_blobs == WLA_KMS_GAMMA_BLOBS) {
+		wla_kms_gamma_blobs_release(kms, kc, 1);
+	}
+	kc->gamma_blobs[kc->n_gamma_blobs++] = (struct wla_kms_gamma_blob){
+		.lut = wla_gamma_lut_get(lut), .id = id };
+	return id;
+}
+
+void wla_kms_gamma_blobs_release(struct wla_kms *kms, struct wla_kms_crtc *kc, size_t n)
+{
+	for (size_t i = 0; i < n && i < kc->n_gamma_blobs; i++) {
+		if (!kms->lost) {
+			drmModeDestroyPropertyBlob(kms->fd, kc->gamma_blobs[i].id);
+		}
+		wla_gamma_lut_put(kc->gamma_blobs[i].lut);
+	}
+	n = n < kc->n_gamma_blobs ? n : kc->n_gamma_blobs;
+	memmove(kc->gamma_blobs, kc->gamma_blobs + n,
+		(kc->n_gamma_blobs - n) * sizeof(*kc->gamma_blobs));
+	kc->n_gamma_blobs -= n;
 }

@@ -110,9 +110,13 @@ bool wla_kms_init_crtcs(struct wla_kms *kms, const drmModeRes *res)
 		kc->kms = kms;
 		kc->id = res->crtcs[i];
 		kc->pipe = (unsigned)i;
+		uint64_t gamma_size = 0;
+		uint32_t prop_gamma_size = 0;
 		struct prop_want want[] = {
 			{ "ACTIVE", &kc->prop_active, NULL },
 			{ "MODE_ID", &kc->prop_mode_id, NULL },
+			{ "GAMMA_LUT", &kc->prop_gamma_lut, NULL },
+			{ "GAMMA_LUT_SIZE", &prop_gamma_size, &gamma_size },
 		};
 		if (!wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CRTC, want, WLA_ARRAY_SIZE(want)) ||
 				!kc->prop_active || !kc->prop_mode_id) {
@@ -120,6 +124,14 @@ bool wla_kms_init_crtcs(struct wla_kms *kms, const drmModeRes *res)
 			return false;
 		}
 		snprintf(kc->base.name, sizeof(kc->base.name), "crtc-%" PRIu32, kc->id);
+		if (kc->prop_gamma_lut && prop_gamma_size && gamma_size >= 2 &&
+				gamma_size <= UINT16_MAX) {
+			kc->base.gamma_size = (uint32_t)gamma_size;
+		} else {
+			kc->prop_gamma_lut = 0;
+		}
+		wla_kms_log(kms, WLR_DEBUG, "%s: gamma LUT of %" PRIu32 " entries%s",
+			kc->base.name, kc->base.gamma_size, kc->prop_gamma_lut ? "" : " (none)");
 		kc->base.max_slots = 1; /* one flip in flight per CRTC */
 		kc->base.rearm = false; /* a flip in flight is final */
 		kc->base.driver_data = kc;

@@ -30,12 +30,25 @@ struct wla_kms_plane_props {
 	uint32_t crtc_x, crtc_y, crtc_w, crtc_h, in_formats, zpos;
 };
 
+/* A GAMMA_LUT blob of a LUT (one reference held). */
+#define WLA_KMS_GAMMA_BLOBS 4
+struct wla_kms_gamma_blob {
+	struct wla_gamma_lut *lut;
+	uint32_t id;
+};
+
 struct wla_kms_crtc {
 	struct wla_crtc base;
 	struct wla_kms *kms;
 	uint32_t id;
 	unsigned pipe;
 	uint32_t prop_active, prop_mode_id;
+	/* GAMMA_LUT (0: the CRTC has none; its size is base.gamma_size), and
+	 * the blobs made of the LUTs it was last given, newest last: a LUT
+	 * kept by the states costs one blob, made once. */
+	uint32_t prop_gamma_lut;
+	struct wla_kms_gamma_blob gamma_blobs[WLA_KMS_GAMMA_BLOBS];
+	size_t n_gamma_blobs;
 	/* The commit serial whose page-flip event latches the state the
 	 * driver holds on this CRTC (0: none); other events are stale. */
 	uint64_t armed_serial;

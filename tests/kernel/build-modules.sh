@@ -207,6 +207,87 @@ patch("vkms_drv.c", [
 ])
 PY
 
+# Colour and timing properties for the KMS driver's tests: no card qemu
+# emulates for Debian's 6.1 kernel has a gamma LUT or variable refresh.
+# vkms gets a 256-entry GAMMA_LUT, applied after blending to what it
+# composes (writeback shows it, as later upstream vkms does), interpolated
+# between entries; and its connector says vrr_capable, so VRR_ENABLED is
+# accepted (the kernel keeps it in the CRTC state; vkms' vblank timer stays
+# fixed, so it proves the property path, not the timing).
+python3 - "$src" <<'PY'
+import sys
+src = sys.argv[1]
+
+
+def patch(name, pairs):
+    path = src + "/" + name
+    text = open(path).read()
+    for old, new in pairs:
+        n = text.count(old)
+        if n != 1:
+            sys.exit("build-modules: %s: expected text found %d times, not once; update the "
+                     "colour patch:\n%s" % (name, n, old))
+        text = text.replace(old, new)
+    open(path, "w").write(text)
+
+
+patch("vkms_crtc.c", [
+    ("""	drm_crtc_helper_add(crtc, &vkms_crtc_helper_funcs);
+""", """	drm_crtc_helper_add(crtc, &vkms_crtc_helper_funcs);
+	drm_crtc_enable_color_mgmt(crtc, 0, false, 256);
+"""),
+])
+patch("vkms_output.c", [
+    ("""	drm_connector_helper_add(connector, &vkms_conn_helper_funcs);
+""", """	drm_connector_helper_add(connector, &vkms_conn_helper_funcs);
+	drm_connector_attach_vrr_capable_property(connector);
+	drm_connector_set_vrr_capable_property(connector, true);
+"""),
+])
+patch("vkms_composer.c", [
+    ("""#include "vkms_drv.h"
+""", """#include "vkms_drv.h"
+#include <drm/drm_color_mgmt.h>
+
+/* One channel through the LUT: the position value / 0xffff * (n - 1),
+ * linear between the two entries around it. */
+static u16 lut_channel(const struct drm_color_lut *lut, size_t n, u16 v, int ch)
+{
+	u64 pos = (u64)v * (n - 1);
+	size_t i = pos / 0xffff;
+	u64 frac = pos % 0xffff;
+	const struct drm_color_lut *a = &lut[i], *b = &lut[i + 1 < n ? i + 1 : i];
+	u64 lo = ch == 0 ? a->red : ch == 1 ? a->green : a->blue;
+	u64 hi = ch == 0 ? b->red : ch == 1 ? b->green : b->blue;
+
+	return (u16)((lo * (0xffff - frac) + hi * frac + 0x7fff) / 0xffff);
+}
+
+static void apply_lut(const struct drm_property_blob *blob, struct line_buffer *buf)
+{
+	const struct drm_color_lut *lut = blob->data;
+	size_t n = drm_color_lut_size(blob);
+
+	if (n < 2)
+		return;
+	for (size_t x = 0; x < buf->n_pixels; x++) {
+		struct pixel_argb_u16 *p = &buf->pixels[x];
+
+		p->r = lut_channel(lut, n, p->r, 0);
+		p->g = lut_channel(lut, n, p->g, 1);
+		p->b = lut_channel(lut, n, p->b, 2);
+	}
+}
+"""),
+    ("""		*crc32 = crc32_le(*crc32, (void *)output_buffer->pixels, row_size);
+""", """		if (crtc_state->base.gamma_lut)
+			apply_lut(crtc_state->base.gamma_lut, output_buffer);
+
+		*crc32 = crc32_le(*crc32, (void *)output_buffer->pixels, row_size);
+"""),
+])
+PY
+
 cat >"$src/Kbuild" <<'EOF'
 vkms-y := vkms_drv.o vkms_plane.o vkms_output.o vkms_crtc.o vkms_composer.o \
 	vkms_writeback.o vkms_formats.o

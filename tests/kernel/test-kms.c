@@ -8,7 +8,8 @@
  * with drmModeGetPlane/GetCrtc, apart from the driver's own books.
  *
  * With --dump, prints what the driver found as JSON (for the comparison
- * with drm_info in test-kms-enum.sh) and exits.
+ * with drm_info in test-kms-enum.sh) and exits; with --gamma, runs only
+ * the gamma test (on cards other than vkms).
  */
 #include <drm_fourcc.h>
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include "backend/kms.h"
 #include "harness.h"
 #include "kms-helpers.h"
+#include "wlatomic/capture.h"
 #include "wlatomic/config.h"
 #include "lib/dri-card.h"
 #include "lib/legacy.h"
@@ -937,6 +939,139 @@ static void capture_on_a_static_output(void)
 	teardown();
 }
 
+/* The kernel's value of a CRTC property (0 if it has none). */
+static uint64_t crtc_prop(const char *name)
+{
+	uint32_t id = wla_kms_crtc_from_crtc(crtc)->id;
+	uint64_t value = 0;
+	drmModeObjectProperties *props = drmModeObjectGetProperties(kms->fd, id,
+		DRM_MODE_OBJECT_CRTC);
+	for (uint32_t i = 0; props && i < props->count_props; i++) {
+		drmModePropertyRes *p = drmModeGetProperty(kms->fd, props->props[i]);
+		if (p && strcmp(p->name, name) == 0) {
+			value = props->prop_values[i];
+		}
+		drmModeFreeProperty(p);
+	}
+	drmModeFreeObjectProperties(props);
+	return value;
+}
+
+struct pixel_capture {
+	bool done;
+	uint32_t pixel;
+};
+
+static void on_pixel_capture(struct wla_capture *cap, const struct wla_image *image,
+	uint64_t seq, void *data)
+{
+	struct pixel_capture *pc = data;
+	pc->done = true;
+	pc->pixel = image ? wla_image_pixel(image, 3, 3) & 0xffffff : 0xdeadbeef;
+}
+
+/* The writeback's pixel at 3,3 of the next frame (0xdeadbeef: none). */
+static uint32_t captured_pixel(void)
+{
+	struct pixel_capture pc = { 0 };
+	if (!kms->dev.capture_funcs->capture(&kms->dev, crtc, on_pixel_capture, &pc)) {
+		return 0xdeadbeef;
+	}
+	for (int i = 0; i < 300 && !pc.done; i++) {
+		wla_kms_dispatch(kms, 10);
+	}
+	return pc.done ? pc.pixel : 0xdeadbeef;
+}
+
+static int commit_gamma(struct wla_fb *fb, struct wla_gamma_lut *lut, uint64_t seq)
+{
+	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, crtc->primary);
+	wla_atomic_set_crtc_for_plane(state, ps, crtc);
+	wla_atomic_set_fb_for_plane(ps, fb);
+	wla_plane_state_set_full(ps, 0, 0);
+	wla_crtc_state_set_gamma(cs, lut);
+	cs->commit_seq = seq;
+	cs->want_event = true;
+	int ret = wla_atomic_nonblocking_commit(state);
+	if (ret < 0) {
+		wla_atomic_state_free(state);
+	}
+	return ret;
+}
+
+/*
+ * Gamma: on a CRTC with GAMMA_LUT (vkms as the tier builds it) a LUT goes
+ * out with the frame as one blob, made once for a LUT the states keep, and
+ * the kernel's GAMMA_LUT holds its entries; the writeback shows it applied;
+ * none resets the property to 0. On a CRTC without one a LUT is refused,
+ * saying so.
+ */
+static void gamma_lut_through_the_kernel(void)
+{
+	if (!setup_output()) {
+		return;
+	}
+	struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(crtc);
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *a = full_fb(0xff4080c0u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	uint32_t size = crtc->gamma_size ? crtc->gamma_size : 256;
+	uint16_t *r = calloc(size, sizeof(uint16_t)), *g = calloc(size, sizeof(uint16_t)),
+		*b = calloc(size, sizeof(uint16_t));
+	for (uint32_t i = 0; i < size; i++) {
+		r[i] = (uint16_t)(i * 0xffffu / (size - 1));
+		b[i] = (uint16_t)((size - 1 - i) * 0xffffu / (size - 1));
+	}
+	struct wla_gamma_lut *lut = wla_gamma_lut_create(size, r, g, b);
+	printf("  %s: gamma_size %" PRIu32 "\n", crtc->name, crtc->gamma_size);
+	if (crtc->gamma_size == 0) {
+		harness_log_clear();
+		CHECK_INT(commit_gamma(&a->base, lut, 2), -EINVAL);
+		CHECK_LOGGED(crtc->name, "the CRTC has no gamma LUT");
+		CHECK_INT(crtc_prop("GAMMA_LUT"), 0);
+	} else {
+		CHECK_INT(commit_gamma(&a->base, lut, 2), 0);
+		CHECK(wait_events(1));
+		CHECK_INT(commit_gamma(&a->base, lut, 3), 0);
+		CHECK(wait_events(1));
+		CHECK_INT(kc->n_gamma_blobs, 1);
+		uint64_t blob_id = crtc_prop("GAMMA_LUT");
+		CHECK(blob_id != 0);
+		drmModePropertyBlobRes *blob = blob_id ?
+			drmModeGetPropertyBlob(kms->fd, (uint32_t)blob_id) : NULL;
+		CHECK(blob && blob->length == size * sizeof(struct drm_color_lut));
+		if (blob && blob->length == size * sizeof(struct drm_color_lut)) {
+			const struct drm_color_lut *e = blob->data;
+			bool same = true;
+			for (uint32_t i = 0; i < size; i++) {
+				same = same && e[i].red == r[i] && e[i].green == 0 && e[i].blue == b[i];
+			}
+			CHECK(same);
+		}
+		drmModeFreePropertyBlob(blob);
+		if (kms->has_writeback && size == 256) {
+			/* 0x40 as it is, no green, 0xc0 inverted. */
+			CHECK_INT(captured_pixel(), 0x40003f);
+		}
+		CHECK_INT(commit_gamma(&a->base, NULL, 4), 0);
+		CHECK(wait_events(1));
+		CHECK_INT(crtc_prop("GAMMA_LUT"), 0);
+		if (kms->has_writeback) {
+			CHECK_INT(captured_pixel(), 0x4080c0);
+		}
+	}
+	wla_gamma_lut_put(lut);
+	free(r);
+	free(g);
+	free(b);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	wla_fb_put(&a->base);
+	teardown();
+}
+
 /* Bad devices: a path that is no DRM device, one that does not exist (the
  * session refuses them, naming the path); the driver handed an fd that is
  * no card, or a card's fd already closed, refuses it naming the fd. */
@@ -1052,6 +1187,11 @@ int main(int argc, char **argv)
 	if (!have_card()) {
 		harness_skip("no DRM card (/dev/dri/card*): the kernel tier runs this on vkms");
 	}
+	if (argc > 1 && strcmp(argv[1], "--gamma") == 0) {
+		/* Cards other than vkms: the gamma path alone. */
+		RUN_TEST(gamma_lut_through_the_kernel);
+		HARNESS_EXIT();
+	}
 	RUN_TEST(enumeration);
 	RUN_TEST(modeset_and_flips);
 	RUN_TEST(mode_change);
@@ -1066,5 +1206,6 @@ int main(int argc, char **argv)
 	RUN_TEST(capture_and_writeback);
 	RUN_TEST(device_lost_inside_latch);
 	RUN_TEST(capture_on_a_static_output);
+	RUN_TEST(gamma_lut_through_the_kernel);
 	HARNESS_EXIT();
 }
