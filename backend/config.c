@@ -196,6 +196,11 @@ static int parse_output_count(const char *origin, const char *value, uint32_t *c
 	return 0;
 }
 
+static bool vrr_range_valid(int32_t min_mhz, int32_t max_mhz)
+{
+	return min_mhz >= 1000 && min_mhz < max_mhz && max_mhz <= 1000000;
+}
+
 /* A LUT of one entry has no ramp. */
 static bool gamma_size_valid(uint32_t size)
 {
@@ -616,6 +621,20 @@ static int set_output_key(struct text_parser *tp, const char *origin, size_t lin
 		}
 		output->gamma_size = size;
 		output->gamma_size_set = true;
+		return 0;
+	}
+	if (strcmp(key, "vrr-range") == 0) {
+		const char *dash = strchr(value, '-');
+		uint32_t lo = 0, hi = 0;
+		if (!dash || !wla_lex_uint(value, (size_t)(dash - value), 1000, &lo) ||
+				!wla_lex_uint(dash + 1, strlen(dash + 1), 1000, &hi) ||
+				!vrr_range_valid((int32_t)lo * 1000, (int32_t)hi * 1000)) {
+			wlr_log(WLR_ERROR, "config: %s: vrr-range '%s': expected MIN-MAX in Hz, "
+				"1 <= MIN < MAX <= 1000", origin, value);
+			return -EINVAL;
+		}
+		output->vrr_min_mhz = (int32_t)lo * 1000;
+		output->vrr_max_mhz = (int32_t)hi * 1000;
 		return 0;
 	}
 	if (strcmp(key, "physical-size") == 0) {
@@ -1100,6 +1119,13 @@ static int validate_output(const struct wla_config *cfg, size_t i)
 		wlr_log(WLR_ERROR, "config: " VALIDATE_ORIGIN ".outputs[%zu].gamma_size %" PRIu32
 			": expected 0 (no gamma LUT) or 2..%d entries", i, output->gamma_size,
 			WLA_CONFIG_GAMMA_SIZE_MAX);
+		return -EINVAL;
+	}
+	if ((output->vrr_min_mhz || output->vrr_max_mhz) &&
+			!vrr_range_valid(output->vrr_min_mhz, output->vrr_max_mhz)) {
+		wlr_log(WLR_ERROR, "config: " VALIDATE_ORIGIN ".outputs[%zu].vrr_min_mhz..vrr_max_mhz "
+			"%" PRId32 "..%" PRId32 ": expected 1000 <= MIN < MAX <= 1000000", i,
+			output->vrr_min_mhz, output->vrr_max_mhz);
 		return -EINVAL;
 	}
 	int dup = find_duplicate_name(cfg, i);

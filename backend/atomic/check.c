@@ -98,6 +98,14 @@ static int check_crtcs(struct wla_atomic_state *state)
 			}
 			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);
 		}
+		for (size_t i = 0; new->vrr_enabled && i < state->dev->n_connectors; i++) {
+			const struct wla_connector *conn = state->dev->connectors[i];
+			if (conn && (new->connector_mask & (1u << i)) && !conn->vrr_capable) {
+				refuse_log(state, "%s: adaptive sync asked for, but connector %s "
+					"is not vrr_capable", crtc->name, conn->name);
+				return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);
+			}
+		}
 		if (new->active && !new->enable) {
 			refuse_log(state, "%s: active=1 without a mode (enable=0)", crtc->name);
 			return refuse(state, NULL, WLA_CHECK_ROUTING, -EINVAL);

@@ -53,6 +53,14 @@ static void add_crtc(struct kms_req *r, struct wla_kms_crtc *kc,
 		}
 		wla_kms_add_prop(r, "GAMMA_LUT", kc->id, kc->prop_gamma_lut, lut);
 	}
+	if (kc->prop_vrr_enabled) {
+		wla_kms_add_prop(r, "VRR_ENABLED", kc->id, kc->prop_vrr_enabled,
+			cs->active && cs->vrr_enabled);
+	} else if (cs->vrr_enabled) {
+		wla_kms_log(r->kms, WLR_ERROR, "%s: adaptive sync asked for, but the CRTC has "
+			"no VRR_ENABLED property", kc->base.name);
+		r->err = r->err ? r->err : -EINVAL;
+	}
 	wla_kms_add_writeback_route(r, kc, cs, with_wb);
 }
 
@@ -233,7 +241,8 @@ static bool only_fbs_change(struct wla_atomic_state *state, uint32_t mask)
 	wla_for_each_crtc_in_state(state, e) {
 		const struct wla_crtc_state *ns = e->new_state, *os = e->old_state;
 		if (!ns->active || !os->active || ns->plane_mask != os->plane_mask ||
-				!wla_gamma_lut_equal(ns->gamma, os->gamma)) {
+				!wla_gamma_lut_equal(ns->gamma, os->gamma) ||
+				ns->vrr_enabled != os->vrr_enabled) {
 			return false;
 		}
 	}

@@ -117,6 +117,7 @@ bool wla_kms_init_crtcs(struct wla_kms *kms, const drmModeRes *res)
 			{ "MODE_ID", &kc->prop_mode_id, NULL },
 			{ "GAMMA_LUT", &kc->prop_gamma_lut, NULL },
 			{ "GAMMA_LUT_SIZE", &prop_gamma_size, &gamma_size },
+			{ "VRR_ENABLED", &kc->prop_vrr_enabled, NULL },
 		};
 		if (!wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CRTC, want, WLA_ARRAY_SIZE(want)) ||
 				!kc->prop_active || !kc->prop_mode_id) {
@@ -337,13 +338,19 @@ static void read_connector(struct wla_kms *kms, struct wla_kms_connector *kc,
 	kc->base.status = connected ? WLA_CONNECTOR_CONNECTED : WLA_CONNECTOR_DISCONNECTED;
 	kc->base.phys_width_mm = conn->mmWidth;
 	kc->base.phys_height_mm = conn->mmHeight;
-	uint32_t prop = 0;
-	uint64_t non_desktop = 0;
+	uint32_t prop = 0, prop_vrr = 0;
+	uint64_t non_desktop = 0, vrr_capable = 0;
 	struct prop_want want[] = {
 		{ "non-desktop", &prop, &non_desktop },
+		{ "vrr_capable", &prop_vrr, &vrr_capable },
 	};
-	kc->base.non_desktop = wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR,
-		want, 1) && prop && non_desktop;
+	bool have = wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR, want,
+		WLA_ARRAY_SIZE(want));
+	kc->base.non_desktop = have && prop && non_desktop;
+	/* The kernel does not say the range (it is in the EDID's range
+	 * descriptor, which the driver reads); the monitor follows what it
+	 * gets within it. */
+	kc->base.vrr_capable = have && prop_vrr && vrr_capable;
 	read_edid(kms, kc);
 	if (!update_modes(kms, kc, conn)) {
 		wla_kms_log(kms, WLR_ERROR, "out of memory for the modes of %s",

@@ -94,16 +94,53 @@ static uint64_t vblank_index_at(const struct wla_vdc_output *out, uint64_t now)
 	return wla_vblank_grid_index(&out->grid, now);
 }
 
-static void set_timing(struct wla_vdc_output *out, const struct wla_mode *mode, uint64_t epoch)
+/* The period of a rate, rounded once. */
+static uint64_t period_of(int32_t refresh_mhz)
+{
+	const struct wla_vblank_grid g = { .origin_ns = 0, .refresh_mhz = refresh_mhz };
+	return wla_vblank_grid_ns(&g, 1);
+}
+
+/* A new timing from epoch (a vblank): the mode's, or with vrr the lowest
+ * rate of the output's range. */
+static void set_timing(struct wla_vdc_output *out, const struct wla_mode *mode, bool vrr,
+	uint64_t epoch)
 {
 	out->mode = *mode;
+	out->vrr = vrr && out->vrr_min_mhz > 0;
 	/* The rate the timing gives, to the mHz (wla_mode_cvt_exact makes the
 	 * timing give the configured rate exactly that far). */
-	out->grid = (struct wla_vblank_grid){ .origin_ns = epoch, .refresh_mhz = mode->refresh_mhz };
-	out->period_ns = wla_vblank_grid_ns(&out->grid, 1) - epoch;
+	out->grid = (struct wla_vblank_grid){ .origin_ns = epoch,
+		.refresh_mhz = out->vrr ? out->vrr_min_mhz : mode->refresh_mhz };
+	out->period_ns = period_of(mode->refresh_mhz);
+	out->vrr_short_ns = period_of(out->vrr_max_mhz && out->vrr_max_mhz < mode->refresh_mhz ?
+		out->vrr_max_mhz : mode->refresh_mhz);
 	out->counters.refresh_ns = out->period_ns;
 	out->epoch_ns = epoch;
+	out->last_vblank_ns = epoch;
 	out->next_index = 1;
+	out->last_latch_index = 0;
+}
+
+/* Adaptive sync: the armed state latches as soon as it may, the shortest
+ * period after the last vblank, if that comes before the grid's next
+ * vblank (the panel's repeat at its lowest rate). */
+static void vrr_rebase(struct wla_vdc_output *out)
+{
+	if (!out->vrr || !out->armed) {
+		return;
+	}
+	uint64_t at = out->last_vblank_ns + out->vrr_short_ns;
+	uint64_t ready = out->armed_ns + out->vdc->dev.latch_slack_ns;
+	if (ready > at) {
+		at = ready;
+	}
+	if (at >= vblank_time(out, out->next_index)) {
+		return;
+	}
+	out->grid.origin_ns = at;
+	out->epoch_ns = at;
+	out->next_index = 0;
 	out->last_latch_index = 0;
 }
 
@@ -369,6 +406,7 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 		}
 		uint64_t t = vblank_time(out, k);
 		uint64_t passed = k - out->next_index + 1;
+		out->last_vblank_ns = t;
 		out->seq += passed;
 		out->counters.vblanks += passed;
 		out->counters.seq = out->seq;
@@ -388,9 +426,11 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 		out->armed = false;
 		out->scanout = out->shadow;
 		out->last_latch_index = k;
-		if (!wla_mode_equal(&out->scanout.mode, &out->mode)) {
-			/* A mode change latched: the new timing starts here. */
-			set_timing(out, &out->scanout.mode, t);
+		if (!wla_mode_equal(&out->scanout.mode, &out->mode) ||
+				out->scanout.vrr != out->vrr) {
+			/* A mode change or adaptive sync latched: the new timing
+			 * starts here. */
+			set_timing(out, &out->scanout.mode, out->scanout.vrr, t);
 			out->last_latch_index = 0;
 		}
 		struct timespec when = wla_timespec_from_ns(t);
@@ -466,27 +506,35 @@ static uint64_t armed_latch_time(const struct wla_vdc_output *out)
  * judged by (the armed states are no frames: only those are written
  * over). Nothing latches, no event.
  */
-static void pass_unlatched_vblanks(struct wla_vdc_output *out, uint64_t now)
+static void count_passed_vblanks(struct wla_vdc_output *out, uint64_t now)
 {
 	if (vblank_time(out, out->next_index) > now) {
 		return;
 	}
 	uint64_t last = vblank_index_at(out, now);
-	assert(armed_latch_time(out) > vblank_time(out, last));
 	uint64_t passed = last - out->next_index + 1;
 	out->seq += passed;
 	out->counters.vblanks += passed;
 	out->counters.seq = out->seq;
 	out->next_index = last + 1;
+	out->last_vblank_ns = vblank_time(out, last);
 	/* The write changes what the next latch shows: captures due at these
 	 * vblanks take what is on screen now. */
-	serve_captures(out, vblank_time(out, last), false);
+	serve_captures(out, out->last_vblank_ns, false);
+}
+
+static void pass_unlatched_vblanks(struct wla_vdc_output *out, uint64_t now)
+{
+	if (vblank_time(out, out->next_index) <= now) {
+		assert(armed_latch_time(out) > vblank_time(out, vblank_index_at(out, now)));
+		count_passed_vblanks(out, now);
+	}
 }
 
 static void output_enable(struct wla_vdc_output *out, const struct wla_mode *mode,
 	uint64_t now)
 {
-	set_timing(out, mode, now);
+	set_timing(out, mode, false, now);
 	out->running = true;
 	memset(&out->scanout, 0, sizeof(out->scanout));
 	memset(&out->shadow, 0, sizeof(out->shadow));
@@ -528,6 +576,7 @@ static void write_shadow(struct wla_vdc_output *out, struct wla_atomic_state *st
 	}
 	out->shadow.mode = cs->mode;
 	out->shadow.gamma = cs->gamma;
+	out->shadow.vrr = cs->vrr_enabled;
 }
 
 static int vdc_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
@@ -569,11 +618,16 @@ static int vdc_commit_tail(struct wla_device *dev, struct wla_atomic_state *stat
 			/* Over an armed state (rearm), which the core allows only
 			 * while the result still makes that state's vblank. */
 			pass_unlatched_vblanks(out, now);
+		} else if (out->vrr) {
+			/* The timer may not have run for the panel's last repeat:
+			 * the latch is timed from it (vrr_rebase). */
+			count_passed_vblanks(out, now);
 		}
 		write_shadow(out, state, cs);
 		out->armed_ns = out->armed && out->armed_ns > state->commit_ns ?
 			out->armed_ns : state->commit_ns;
 		out->armed = true;
+		vrr_rebase(out);
 		update_timer(out);
 	}
 	return 0;
@@ -692,6 +746,17 @@ static bool vdc_vblank_at(struct wla_device *dev, struct wla_crtc *crtc, uint64_
 	uint64_t k = wla_vblank_grid_first_from(&out->grid, out->next_index, t);
 	*seq = out->seq + (k - out->next_index + 1);
 	*vblank_ns = vblank_time(out, k);
+	if (out->vrr && !(out->armed && k == out->next_index)) {
+		/* With adaptive sync a state handed over by t latches at t, once
+		 * the shortest period since the vblank before has passed, unless
+		 * the grid's repeat comes first (an armed state's vblank is
+		 * fixed). */
+		uint64_t last = k == out->next_index ? out->last_vblank_ns : vblank_time(out, k - 1);
+		uint64_t at = last + out->vrr_short_ns > t ? last + out->vrr_short_ns : t;
+		if (at < *vblank_ns) {
+			*vblank_ns = at;
+		}
+	}
 	return true;
 }
 
@@ -1011,6 +1076,10 @@ static struct wla_vdc_output *add_output(struct wla_vdc *vdc, const char *name,
 		if (co->gamma_size_set) {
 			out->crtc.gamma_size = co->gamma_size;
 		}
+		out->vrr_min_mhz = co->vrr_min_mhz;
+		out->vrr_max_mhz = co->vrr_max_mhz;
+		conn->vrr_capable = co->vrr_min_mhz > 0;
+		conn->vrr_min_mhz = co->vrr_min_mhz;
 	}
 	bool ok = init_plane(out, &out->primary, WLA_PLANE_PRIMARY, scanout_formats,
 		WLA_ARRAY_SIZE(scanout_formats));

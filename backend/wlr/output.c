@@ -22,7 +22,7 @@
 /* The fields of wlr_output.pending that need the hardware. */
 #define OUTPUT_HW_FIELDS \
 	(WLR_OUTPUT_STATE_BUFFER | WLR_OUTPUT_STATE_MODE | WLR_OUTPUT_STATE_ENABLED | \
-		WLR_OUTPUT_STATE_GAMMA_LUT)
+		WLR_OUTPUT_STATE_GAMMA_LUT | WLR_OUTPUT_STATE_ADAPTIVE_SYNC_ENABLED)
 
 static const struct wlr_output_impl output_impl;
 
@@ -188,6 +188,18 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 	if (pending->committed & WLR_OUTPUT_STATE_BUFFER) {
 		req->buffer = pending->buffer;
 	}
+	if (pending->committed & WLR_OUTPUT_STATE_ADAPTIVE_SYNC_ENABLED) {
+		req->has_vrr = true;
+		req->vrr = pending->adaptive_sync_enabled;
+		if (req->vrr && !out->conn->vrr_capable) {
+			/* As wlroots' DRM backend: refused, the compositor reads
+			 * adaptive_sync_status. */
+			wla_output_log(out, WLR_ERROR,
+				"adaptive sync refused: connector %s is not vrr_capable",
+				out->conn->name);
+			return false;
+		}
+	}
 	if (pending->committed & WLR_OUTPUT_STATE_GAMMA_LUT) {
 		/* wlroots: r, g and b ramps of gamma_lut_size entries, one after
 		 * the other; size 0 resets the LUT. */
@@ -195,7 +207,7 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 		size_t size = pending->gamma_lut_size;
 		uint32_t crtc_size = output_crtc(out)->gamma_size;
 		if (size != 0 && size != crtc_size) {
-			wla_output_log(out, out->probing ? WLR_DEBUG : WLR_ERROR,
+			wla_output_log(out, WLR_ERROR,
 				"gamma LUT of %zu entries refused: the CRTC's gamma_size is %" PRIu32
 				"%s", size, crtc_size, crtc_size ? "" : " (it has no gamma LUT)");
 			return false;
@@ -248,6 +260,9 @@ static struct wla_atomic_state *build_state(struct wla_output *out,
 		cs->commit_seq = req->commit_seq;
 		if (req->has_gamma) {
 			wla_crtc_state_set_gamma(cs, req->gamma);
+		}
+		if (req->has_vrr) {
+			cs->vrr_enabled = req->vrr;
 		}
 		/* wlroots waits for a frame event after buffer commits only. */
 		cs->want_event = enabled && req->buffer;
@@ -566,6 +581,13 @@ static void update_wlr_state(struct wla_output *out, const struct wla_output_req
 	}
 	if (pending->committed & WLR_OUTPUT_STATE_ENABLED) {
 		wlr_output_update_enabled(wo, pending->enabled);
+	}
+	if (req->has_vrr) {
+		/* Reported as wlroots' DRM backend reports it: what the commit
+		 * asked for, once it was taken. */
+		wo->adaptive_sync_status = req->vrr ? WLR_OUTPUT_ADAPTIVE_SYNC_ENABLED :
+			WLR_OUTPUT_ADAPTIVE_SYNC_DISABLED;
+		wla_output_log(out, WLR_DEBUG, "adaptive sync %s", req->vrr ? "on" : "off");
 	}
 	free(spare);
 }

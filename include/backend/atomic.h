@@ -161,6 +161,10 @@ struct wla_crtc_state {
 	/* The gamma LUT (one reference; NULL: pixels pass unchanged), of
 	 * crtc->gamma_size entries (wla_crtc_state_set_gamma). */
 	struct wla_gamma_lut *gamma;
+	/* Adaptive sync (KMS: VRR_ENABLED): a latch follows the commit within
+	 * the connector's range instead of the fixed refresh. Every connector
+	 * routed here must be vrr_capable. */
+	bool vrr_enabled;
 	/* Computed by check (and merged when a queued frame is replaced): */
 	bool mode_changed, active_changed, connectors_changed, planes_changed;
 	bool gamma_changed;
@@ -331,6 +335,11 @@ struct wla_connector {
 	/* A head-mounted display (KMS: the connector's non-desktop property):
 	 * its output is marked non_desktop, for the compositor to leave alone. */
 	bool non_desktop;
+	/* The monitor takes a variable refresh (KMS: vrr_capable; the VDC: a
+	 * configured range): between the mode's refresh (the shortest period)
+	 * and vrr_min_mhz (the longest; 0 where the driver does not know). */
+	bool vrr_capable;
+	int32_t vrr_min_mhz;
 	struct wla_connector_state *state;
 	struct wla_atomic_state *commit;
 	uint64_t swaps;

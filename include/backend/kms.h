@@ -47,6 +47,7 @@ struct wla_kms_crtc {
 	 * the blobs made of the LUTs it was last given, newest last: a LUT
 	 * kept by the states costs one blob, made once. */
 	uint32_t prop_gamma_lut;
+	uint32_t prop_vrr_enabled; /* 0: none (kernels before 5.0) */
 	struct wla_kms_gamma_blob gamma_blobs[WLA_KMS_GAMMA_BLOBS];
 	size_t n_gamma_blobs;
 	/* The commit serial whose page-flip event latches the state the

@@ -38,6 +38,7 @@ struct wla_vdc_frame {
 	const struct wla_plane_state *planes[WLA_VDC_PLANES];
 	struct wla_mode mode;
 	const struct wla_gamma_lut *gamma; /* the CRTC state's; NULL: none */
+	bool vrr; /* adaptive sync on (the CRTC state's vrr_enabled) */
 };
 
 struct wla_vdc_output {
@@ -67,6 +68,16 @@ struct wla_vdc_output {
 	uint64_t next_index;  /* index (since epoch) of the next vblank to process */
 	uint64_t last_latch_index;
 	uint64_t seq;         /* sequence number of the last vblank */
+	uint64_t last_vblank_ns; /* when the last vblank was */
+	/* Adaptive sync, for a connector with a configured vrr-range (its
+	 * refresh rates in mHz; 0: none). While the scanout has it on (vrr),
+	 * the grid runs at the lowest rate, as a panel repeats its frame when
+	 * nothing new comes, and an armed state latches as soon as the
+	 * shortest period (the mode's, or the range's top if lower) since the
+	 * last vblank has passed: the grid is rebased there. */
+	int32_t vrr_min_mhz, vrr_max_mhz;
+	bool vrr;
+	uint64_t vrr_short_ns;
 	struct wla_vblank_counters counters;
 	/* Timer wake-ups taken (for the idle benchmark and tests). */
 	uint64_t wakeups;

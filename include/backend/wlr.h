@@ -67,6 +67,8 @@ struct wla_output_request {
 	 * by the request (wla_output_request_finish). */
 	bool has_gamma;
 	struct wla_gamma_lut *gamma;
+	/* Adaptive sync turned on or off. */
+	bool has_vrr, vrr;
 };
 
 /* An overlay of a compositor's offer (wla_output_set_overlays). */

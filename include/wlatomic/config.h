@@ -72,6 +72,10 @@ struct wla_config_output {
 	 * unset (gamma_size_set false): WLA_CONFIG_GAMMA_SIZE_DEFAULT. */
 	uint32_t gamma_size;
 	bool gamma_size_set;
+	/* vrr-range = MIN-MAX in Hz (1 <= MIN < MAX <= 1000): the virtual
+	 * monitor takes adaptive sync between those rates, as mHz here; 0:
+	 * it does not. */
+	int32_t vrr_min_mhz, vrr_max_mhz;
 	/* The panel's GPIO power sequencing; all zero (chip[0] == 0): none. */
 	struct wla_config_panel panel;
 };

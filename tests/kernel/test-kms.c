@@ -8,8 +8,8 @@
  * with drmModeGetPlane/GetCrtc, apart from the driver's own books.
  *
  * With --dump, prints what the driver found as JSON (for the comparison
- * with drm_info in test-kms-enum.sh) and exits; with --gamma, runs only
- * the gamma test (on cards other than vkms).
+ * with drm_info in test-kms-enum.sh) and exits; with --colour, runs only
+ * the gamma and adaptive sync tests (on cards other than vkms).
  */
 #include <drm_fourcc.h>
 #include <errno.h>
@@ -1072,6 +1072,48 @@ static void gamma_lut_through_the_kernel(void)
 	teardown();
 }
 
+/* Adaptive sync: on a vrr_capable connector (vkms as the tier builds it)
+ * VRR_ENABLED follows the state, with the frame; elsewhere refused,
+ * saying so. */
+static void vrr_through_the_kernel(void)
+{
+	if (!setup_output()) {
+		return;
+	}
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *a = full_fb(0xff204060u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	printf("  %s: vrr_capable %d\n", conn->base.name, conn->base.vrr_capable);
+	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+	cs->vrr_enabled = true;
+	cs->commit_seq = 2;
+	if (!conn->base.vrr_capable) {
+		harness_log_clear();
+		CHECK_INT(wla_atomic_nonblocking_commit(state), -EINVAL);
+		wla_atomic_state_free(state);
+		CHECK_LOGGED(crtc->name, "adaptive sync asked for, but connector", "is not "
+			"vrr_capable");
+		CHECK_INT(crtc_prop("VRR_ENABLED"), 0);
+	} else {
+		CHECK_INT(wla_atomic_nonblocking_commit(state), 0);
+		CHECK_INT(commit_primary(&a->base, 3), 0);
+		CHECK(wait_events(1));
+		CHECK_INT(crtc_prop("VRR_ENABLED"), 1);
+		state = wla_atomic_state_alloc(&kms->dev);
+		cs = wla_atomic_get_crtc_state(state, crtc);
+		cs->vrr_enabled = false;
+		CHECK_INT(wla_atomic_nonblocking_commit(state), 0);
+		CHECK_INT(commit_primary(&a->base, 4), 0);
+		CHECK(wait_events(1));
+		CHECK_INT(crtc_prop("VRR_ENABLED"), 0);
+	}
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	wla_fb_put(&a->base);
+	teardown();
+}
+
 /* Bad devices: a path that is no DRM device, one that does not exist (the
  * session refuses them, naming the path); the driver handed an fd that is
  * no card, or a card's fd already closed, refuses it naming the fd. */
@@ -1187,9 +1229,10 @@ int main(int argc, char **argv)
 	if (!have_card()) {
 		harness_skip("no DRM card (/dev/dri/card*): the kernel tier runs this on vkms");
 	}
-	if (argc > 1 && strcmp(argv[1], "--gamma") == 0) {
-		/* Cards other than vkms: the gamma path alone. */
+	if (argc > 1 && strcmp(argv[1], "--colour") == 0) {
+		/* Cards other than vkms: gamma and adaptive sync alone. */
 		RUN_TEST(gamma_lut_through_the_kernel);
+		RUN_TEST(vrr_through_the_kernel);
 		HARNESS_EXIT();
 	}
 	RUN_TEST(enumeration);
@@ -1207,5 +1250,6 @@ int main(int argc, char **argv)
 	RUN_TEST(device_lost_inside_latch);
 	RUN_TEST(capture_on_a_static_output);
 	RUN_TEST(gamma_lut_through_the_kernel);
+	RUN_TEST(vrr_through_the_kernel);
 	HARNESS_EXIT();
 }

@@ -481,7 +481,9 @@ static void monitor_names_and_size_of_an_output(void)
 	harness_log_clear();
 	CHECK_INT(wla_config_parse_text(&cfg, "m.conf", "[output]\nmode = 1x1\n"
 		"make = Dell Inc.\nmodel = DELL U2720Q\nserial = CN0ABC123\n"
-		"physical-size = 597x336\nnon-desktop = 1\ngamma-size = 1024\n"), 0);
+		"physical-size = 597x336\nnon-desktop = 1\ngamma-size = 1024\nvrr-range = 48-144\n"), 0);
+	CHECK_INT(cfg.outputs[0].vrr_min_mhz, 48000);
+	CHECK_INT(cfg.outputs[0].vrr_max_mhz, 144000);
 	CHECK(cfg.outputs[0].non_desktop);
 	CHECK(cfg.outputs[0].gamma_size_set && cfg.outputs[0].gamma_size == 1024);
 	CHECK(strcmp(cfg.outputs[0].make, "Dell Inc.") == 0);
@@ -508,6 +510,12 @@ static void monitor_names_and_size_of_an_output(void)
 		{ "gamma-size = 4097", "gamma-size '4097': expected 0 (no gamma LUT) or 2..4096" },
 		{ "gamma-size = -2", "gamma-size '-2': expected 0" },
 		{ "gamma-size = 256x", "gamma-size '256x': expected 0" },
+		{ "vrr-range = 60-60", "vrr-range '60-60': expected MIN-MAX in Hz, 1 <= MIN < MAX "
+			"<= 1000" },
+		{ "vrr-range = 0-60", "vrr-range '0-60': expected MIN-MAX" },
+		{ "vrr-range = 48", "vrr-range '48': expected MIN-MAX" },
+		{ "vrr-range = 48-1001", "vrr-range '48-1001': expected MIN-MAX" },
+		{ "vrr-range = -60", "vrr-range '-60': expected MIN-MAX" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char text[128];
@@ -531,6 +539,13 @@ static void monitor_names_and_size_of_an_output(void)
 	harness_log_clear();
 	CHECK_INT(wla_config_validate(&cfg), -EINVAL);
 	CHECK_ONE_ERROR("wla_config.outputs[0].model", "expected 1..15 printable");
+	wla_config_init(&cfg);
+	cfg.outputs[0].vrr_min_mhz = 60000;
+	cfg.outputs[0].vrr_max_mhz = 30000;
+	harness_log_clear();
+	CHECK_INT(wla_config_validate(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("wla_config.outputs[0].vrr_min_mhz..vrr_max_mhz 60000..30000: expected "
+		"1000 <= MIN < MAX <= 1000000");
 	wla_config_init(&cfg);
 	cfg.outputs[0].gamma_size = 5000;
 	cfg.outputs[0].gamma_size_set = true;

@@ -1066,6 +1066,61 @@ static void the_gamma_size_is_configured_per_output(void)
 	CHECK(gone);
 }
 
+/* wlr_output_enable_adaptive_sync: taken and reported on a monitor with a
+ * range, refused with one error line (a test quietly) on one without. */
+static void adaptive_sync_is_honoured_where_the_monitor_has_a_range(void)
+{
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	cfg.outputs[0].vrr_min_mhz = 40000;
+	cfg.outputs[0].vrr_max_mhz = 60000;
+	cfg.outputs[1] = cfg.outputs[0];
+	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
+	cfg.outputs[1].vrr_min_mhz = cfg.outputs[1].vrr_max_mhz = 0;
+	cfg.n_outputs = 2;
+	struct gf f;
+	CHECK(gf_init(&f, &cfg));
+	CHECK_INT(f.n_outputs, 2);
+	if (f.n_outputs != 2) {
+		gf_finish(&f);
+		return;
+	}
+	struct gf_output *vrr = &f.outputs[0], *fixed = &f.outputs[1];
+	struct wla_output *out = wl_container_of(vrr->output, out, base);
+	CHECK(enable(vrr));
+	CHECK(enable(fixed));
+	CHECK(wait_until(&f, &vrr->presented, 1));
+	CHECK_INT(vrr->output->adaptive_sync_status, WLR_OUTPUT_ADAPTIVE_SYNC_DISABLED);
+
+	wlr_output_enable_adaptive_sync(vrr->output, true);
+	CHECK(wlr_output_test(vrr->output));
+	CHECK(commit_next(vrr));
+	CHECK_INT(vrr->output->adaptive_sync_status, WLR_OUTPUT_ADAPTIVE_SYNC_ENABLED);
+	CHECK(out->crtc->state->vrr_enabled);
+	CHECK(wait_until(&f, &vrr->presented, 2));
+	/* It stays with the frames after. */
+	CHECK(commit_next(vrr));
+	CHECK(out->crtc->state->vrr_enabled);
+
+	harness_log_clear();
+	wlr_output_enable_adaptive_sync(fixed->output, true);
+	CHECK(!wlr_output_test(fixed->output));
+	CHECK_INT(harness_log_n, 0);
+	wlr_output_enable_adaptive_sync(fixed->output, true);
+	CHECK(!wlr_output_commit(fixed->output));
+	CHECK_LOGGED("output Virtual-2: adaptive sync refused: connector Virtual-2 is not "
+		"vrr_capable");
+	CHECK_INT(fixed->output->adaptive_sync_status, WLR_OUTPUT_ADAPTIVE_SYNC_DISABLED);
+	wlr_output_rollback(fixed->output);
+
+	CHECK(wait_until(&f, &vrr->presented, 3));
+	wlr_output_enable_adaptive_sync(vrr->output, false);
+	CHECK(commit_next(vrr));
+	CHECK_INT(vrr->output->adaptive_sync_status, WLR_OUTPUT_ADAPTIVE_SYNC_DISABLED);
+	CHECK(!out->crtc->state->vrr_enabled);
+	gf_finish(&f);
+}
+
 int main(void)
 {
 	harness_init();
@@ -1089,5 +1144,6 @@ int main(void)
 	RUN_TEST(a_refused_output_test_logs_no_error_and_a_commit_does);
 	RUN_TEST(a_gamma_lut_reaches_the_screen_and_resets);
 	RUN_TEST(the_gamma_size_is_configured_per_output);
+	RUN_TEST(adaptive_sync_is_honoured_where_the_monitor_has_a_range);
 	HARNESS_EXIT();
 }

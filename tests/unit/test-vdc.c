@@ -687,6 +687,107 @@ static void vdc_next_latch_is_where_a_frame_committed_now_latches(void)
 	fixture_teardown(&f);
 }
 
+/*
+ * Adaptive sync on a virtual monitor of 30-60 Hz running 60 Hz. Off, frames
+ * latch on the 60 Hz grid. On (from the latch that turns it on): idle, the
+ * panel repeats its frame at 30 Hz; a frame committed 25 ms after a vblank
+ * latches then (its commit plus the latch slack), where the fixed grid would
+ * wait to 33.3 ms; one committed 5 ms after a vblank waits for the shortest
+ * period, 16.7 ms. The core's next latch says so beforehand, and every
+ * vblank counts once. Off again: the 60 Hz grid from the latch.
+ */
+static void vdc_adaptive_sync_latches_frames_as_they_come_within_the_range(void)
+{
+	struct fixture f;
+	memset(&f, 0, sizeof(f));
+	wla_config_init(&f.cfg);
+	f.cfg.outputs[0].modes[0] = (struct wla_config_mode){ W, H, 60000 };
+	f.cfg.outputs[0].vrr_min_mhz = 30000;
+	f.cfg.outputs[0].vrr_max_mhz = 60000;
+	CHECK(fixture_setup_config(&f));
+	CHECK(f.conn->vrr_capable);
+	const uint64_t slack = f.dev->latch_slack_ns;
+	const uint64_t p60 = f.period, p30 = (UINT64_C(1000000000000) + 15000) / 30000;
+	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
+	struct wla_fb *b = screen_fb(&f, OPAQUE(RED), NULL);
+	CHECK_INT(enable_output(&f, a), 0);
+	vblank(&f);
+
+	struct wla_atomic_state *st = test_state(f.dev, f.crtc, ++f.last_commit_seq, true);
+	test_put(st, f.crtc, f.primary, b, 0, 0);
+	wla_atomic_get_crtc_state(st, f.crtc)->vrr_enabled = true;
+	CHECK_INT(test_commit_nonblocking(st), 0);
+	vblank(&f);
+	CHECK(f.out->vrr);
+	const uint64_t t1 = timespec_to_ns(&f.last_present.when);
+	CHECK_INT(t1, vblank_at(&f, 2));
+	uint64_t seq = f.last_present.seq;
+
+	/* Idle: one repeat at 30 Hz in 40 ms. */
+	fixture_advance_to(&f, t1 + 40000000);
+	CHECK_INT(f.out->last_vblank_ns, t1 + p30);
+	CHECK_INT(f.out->seq, seq + 1);
+	const uint64_t t2 = t1 + p30;
+
+	/* 25 ms after a vblank: at once. */
+	fixture_advance_to(&f, t2 + 25000000);
+	uint64_t latch_ns, by_ns;
+	CHECK(wla_crtc_next_latch(f.crtc, &latch_ns, &by_ns));
+	CHECK_INT(latch_ns, f.now + slack);
+	CHECK_INT(queue_flip(&f, a), 0);
+	fixture_advance_to(&f, t2 + 30000000);
+	CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
+	CHECK(f.last_present.presented);
+	const uint64_t t3 = t2 + 25000000 + slack;
+	CHECK_INT(timespec_to_ns(&f.last_present.when), t3);
+	CHECK_INT(f.last_present.seq, seq + 2);
+
+	/* 5 ms after a vblank: at the shortest period. */
+	fixture_advance_to(&f, t3 + 5000000);
+	CHECK(wla_crtc_next_latch(f.crtc, &latch_ns, &by_ns));
+	CHECK_INT(latch_ns, t3 + p60);
+	CHECK_INT(queue_flip(&f, b), 0);
+	fixture_advance_to(&f, t3 + 20000000);
+	CHECK_INT(f.last_present.commit_seq, f.last_commit_seq);
+	const uint64_t t4 = timespec_to_ns(&f.last_present.when);
+	CHECK_INT(t4, t3 + p60);
+	CHECK_INT(f.last_present.seq, seq + 3);
+	CHECK_INT(f.out->counters.seq, f.out->seq);
+	CHECK_INT(f.crtc->missed, 0);
+
+	/* Off: the 60 Hz grid again from the latch that turns it off. */
+	fixture_advance_to(&f, t4 + 1000000);
+	st = test_state(f.dev, f.crtc, ++f.last_commit_seq, true);
+	test_put(st, f.crtc, f.primary, a, 0, 0);
+	wla_atomic_get_crtc_state(st, f.crtc)->vrr_enabled = false;
+	CHECK_INT(test_commit_nonblocking(st), 0);
+	fixture_advance_to(&f, t4 + 30000000);
+	CHECK(!f.out->vrr);
+	const uint64_t t5 = timespec_to_ns(&f.last_present.when);
+	CHECK_INT(t5, t4 + p60);
+	fixture_advance_to(&f, t5 + 2 * p60 + 1000);
+	/* Two periods of the exact rate, rounded once. */
+	CHECK_INT(f.out->last_vblank_ns, t5 + (UINT64_C(2000000000000) + 30000) / 60000);
+	fixture_teardown(&f);
+}
+
+/* A monitor without a range takes no adaptive sync: refused, saying so. */
+static void vdc_adaptive_sync_needs_a_vrr_capable_connector(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	CHECK(!f.conn->vrr_capable);
+	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
+	CHECK_INT(enable_output(&f, a), 0);
+	vblank(&f);
+	struct wla_atomic_state *st = begin_state(&f);
+	wla_atomic_get_crtc_state(st, f.crtc)->vrr_enabled = true;
+	CHECK(commit_refused(&f, st, -EINVAL));
+	CHECK_LOGGED("crtc-0: adaptive sync asked for, but connector Virtual-1 is not "
+		"vrr_capable");
+	fixture_teardown(&f);
+}
+
 static void vdc_59_94hz_counts_every_vblank_without_drift(void)
 {
 	const uint64_t n_vblanks = 1000000;
@@ -1240,6 +1341,8 @@ int main(void)
 	RUN_TEST(vdc_state_in_time_latches_at_its_vblank_though_a_frame_is_written_over_it_late);
 	RUN_TEST(vdc_next_latch_is_where_a_frame_committed_now_latches);
 	RUN_TEST(vdc_59_94hz_counts_every_vblank_without_drift);
+	RUN_TEST(vdc_adaptive_sync_latches_frames_as_they_come_within_the_range);
+	RUN_TEST(vdc_adaptive_sync_needs_a_vrr_capable_connector);
 	RUN_TEST(vdc_capture_blends_the_cursor_over_the_primary_at_its_position);
 	RUN_TEST(vdc_capture_shows_the_frame_latched_at_its_vblank);
 	RUN_TEST(vdc_capture_fails_when_the_crtc_is_disabled);
