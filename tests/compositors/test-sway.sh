@@ -40,6 +40,20 @@ if [ "$CASE" = monitor_names ]; then
 	chmod 0644 "$TEST_DIR/wla.conf"
 	export WLA_CONFIG="$TEST_DIR/wla.conf"
 	echo 'output "Dell Inc. DELL U2720Q CN0ABC123" scale 2' >>"$TEST_DIR/sway.conf"
+elif [ "$CASE" = adaptive_sync ]; then
+	# Virtual-1 a monitor with a VRR range, Virtual-2 one without.
+	cat >"$TEST_DIR/wla.conf" <<-'CONF'
+	[output]
+	name = Virtual-1
+	mode = 1920x1080@60
+	mode = 1280x720@60
+	vrr-range = 30-60
+	[output]
+	name = Virtual-2
+	mode = 1280x720@60
+	CONF
+	chmod 0644 "$TEST_DIR/wla.conf"
+	export WLA_CONFIG="$TEST_DIR/wla.conf"
 elif [ "$CASE" = dpms ] || [ "$CASE" = panel_exit ]; then
 	has_panel=true
 	# Virtual-1 has a panel behind it, sequenced through the dry-run GPIO
@@ -123,6 +137,29 @@ monitor_names)
 		fail "sway names the output $(output_json Virtual-1 make) $(output_json Virtual-1 model) $(output_json Virtual-1 serial)"
 	wait_until 10 '[ "$(output_json Virtual-1 scale)" = 2.0 ]' ||
 		fail "the output configuration by name did not apply: scale $(output_json Virtual-1 scale)"
+	;;
+adaptive_sync)
+	# sway's `adaptive_sync on`: taken where the monitor has a range (sway
+	# reports it enabled, frames still flow), refused where not (sway
+	# reports it disabled).
+	[ "$(output_json Virtual-1 adaptive_sync_status)" = '"disabled"' ] ||
+		fail "adaptive sync on from the start: $(output_json Virtual-1 adaptive_sync_status)"
+	msg output Virtual-1 adaptive_sync on >/dev/null || fail "swaymsg refused adaptive_sync on"
+	msg output Virtual-2 adaptive_sync on >/dev/null || true
+	wait_until 10 '[ "$(output_json Virtual-1 adaptive_sync_status)" = "\"enabled\"" ]' ||
+		fail "Virtual-1: adaptive sync $(output_json Virtual-1 adaptive_sync_status)"
+	[ "$(output_json Virtual-2 adaptive_sync_status)" = '"disabled"' ] ||
+		fail "Virtual-2 (no range): adaptive sync $(output_json Virtual-2 adaptive_sync_status)"
+	grep -q 'output Virtual-2: adaptive sync refused: connector Virtual-2 is not vrr_capable' \
+		"$TEST_DIR/sway.err" || fail "no line says why Virtual-2 refused adaptive sync"
+	before=$(list_field Virtual-1 frames_presented)
+	as_user foot >"$TEST_DIR/foot.log" 2>&1 &
+	wait_until 10 '[ "$(list_field Virtual-1 frames_presented)" -gt "$before" ]' ||
+		fail "no frames on Virtual-1 with adaptive sync on"
+	echo "Virtual-1: adaptive sync enabled, Virtual-2: refused"
+	# The end checks expect exactly these.
+	expected_error='output Virtual-2: adaptive sync refused: connector Virtual-2 is not vrr_capable'
+	expected_failed_commits=1
 	;;
 gamma)
 	# gammastep, unmodified, through wlr-gamma-control: sway commits its
