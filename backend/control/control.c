@@ -386,6 +386,19 @@ static void cmd_unplug(struct control_client *client, int argc, char **argv)
 	}
 }
 
+static void cmd_link_bad(struct control_client *client, int argc, char **argv)
+{
+	if (argc != 2) {
+		reply(client, "error link-bad: expected link-bad NAME");
+		return;
+	}
+	if (wla_backend_break_link(&client->control->backend->base, argv[1]) < 0) {
+		reply(client, "error link-bad: no virtual connector named %s", argv[1]);
+	} else {
+		reply(client, "ok link-status BAD on %s", argv[1]);
+	}
+}
+
 static void unwatch_output(struct control_client *client)
 {
 	if (client->output) {
@@ -632,6 +645,7 @@ static const struct {
 	{ "planes", cmd_planes },
 	{ "plug", cmd_plug },
 	{ "unplug", cmd_unplug },
+	{ "link-bad", cmd_link_bad },
 	{ "capture", cmd_capture },
 	{ "wait", cmd_wait },
 	{ "script", cmd_script },

@@ -130,6 +130,15 @@ static void build_request(struct kms_req *r, struct wla_atomic_state *state, uin
 		}
 		struct wla_kms_connector *kc = e->ptr->driver_data;
 		wla_kms_add_prop(r, "CRTC_ID", kc->id, kc->prop_crtc_id, crtc_id_of(ns->crtc));
+		const struct wla_crtc_state *cs = ns->crtc ?
+			state->crtcs[ns->crtc->index].new_state : NULL;
+		if (kc->prop_link_status && cs && cs->active && (cs->mode_changed ||
+				cs->active_changed || cs->connectors_changed)) {
+			/* A modeset trains the link again: the kernel's documented
+			 * answer to link-status BAD. */
+			wla_kms_add_prop(r, "link-status", kc->id, kc->prop_link_status,
+				DRM_MODE_LINK_STATUS_GOOD);
+		}
 	}
 	wla_for_each_plane_in_state(state, e) {
 		const struct wla_plane_state *ns = e->new_state;

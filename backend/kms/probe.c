@@ -268,8 +268,10 @@ static struct wla_kms_connector *add_connector(struct wla_kms *kms,
 		conn->connector_type_id);
 	struct prop_want want[] = {
 		{ "CRTC_ID", &kc->prop_crtc_id, NULL },
+		{ "link-status", &kc->prop_link_status, NULL },
 	};
-	if (!wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR, want, 1) || !kc->prop_crtc_id) {
+	if (!wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR, want,
+			WLA_ARRAY_SIZE(want)) || !kc->prop_crtc_id) {
 		wla_kms_log(kms, WLR_ERROR, "connector %s has no CRTC_ID", kc->base.name);
 		free(kc);
 		return NULL;
@@ -329,6 +331,59 @@ static void read_edid(struct wla_kms *kms, struct wla_kms_connector *kc)
 	drmModeFreePropertyBlob(blob);
 }
 
+/* FNV-1a, 64 bits, over len bytes, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	for (size_t i = 0; i < len; i++) {
+		h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+/* What identifies the monitor on a connector: its EDID's bytes and the
+ * kernel's mode list (a monitor without an EDID, as qxl's, is told apart by
+ * its modes). */
+static uint64_t monitor_signature(struct wla_kms *kms, struct wla_kms_connector *kc,
+	const drmModeConnector *conn)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	uint32_t prop = 0;
+	uint64_t blob_id = 0;
+	struct prop_want want[] = {
+		{ "EDID", &prop, &blob_id },
+	};
+	if (wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR, want, 1) && prop &&
+			blob_id) {
+		drmModePropertyBlobRes *blob = drmModeGetPropertyBlob(kms->fd, (uint32_t)blob_id);
+		if (blob) {
+			h = fnv1a(h, blob->data, blob->length);
+		}
+		drmModeFreePropertyBlob(blob);
+	}
+	for (int i = 0; i < conn->count_modes; i++) {
+		drmModeModeInfo m = conn->modes[i];
+		/* The timing and whether it is preferred; not the name. */
+		memset(m.name, 0, sizeof(m.name));
+		m.type &= DRM_MODE_TYPE_PREFERRED;
+		h = fnv1a(h, &m, sizeof(m));
+	}
+	return h;
+}
+
+/* The connector's link-status is BAD (the kernel lost the link). */
+static bool link_bad(struct wla_kms *kms, struct wla_kms_connector *kc)
+{
+	uint32_t prop = 0;
+	uint64_t status = DRM_MODE_LINK_STATUS_GOOD;
+	struct prop_want want[] = {
+		{ "link-status", &prop, &status },
+	};
+	return kc->prop_link_status &&
+		wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR, want, 1) && prop &&
+		status == DRM_MODE_LINK_STATUS_BAD;
+}
+
 /* Read one connector's status, size, monitor and modes into kc. */
 static void read_connector(struct wla_kms *kms, struct wla_kms_connector *kc,
 	const drmModeConnector *conn, int status_override)
@@ -352,6 +407,7 @@ static void read_connector(struct wla_kms *kms, struct wla_kms_connector *kc,
 	 * gets within it. */
 	kc->base.vrr_capable = have && prop_vrr && vrr_capable;
 	read_edid(kms, kc);
+	kc->monitor_sig = monitor_signature(kms, kc, conn);
 	if (!update_modes(kms, kc, conn)) {
 		wla_kms_log(kms, WLR_ERROR, "out of memory for the modes of %s",
 			kc->base.name);
@@ -411,7 +467,15 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 		bool was = kc->base.status == WLA_CONNECTOR_CONNECTED;
 		int override = conn->connector_id == conn_id ? status_override : -1;
 		bool now = override >= 0 ? override != 0 : conn->connection == DRM_MODE_CONNECTED;
-		if (was && !now) {
+		bool swapped = was && now && monitor_signature(kms, kc, conn) != kc->monitor_sig;
+		if (swapped) {
+			/* A new monitor on a port that stayed connected: it is
+			 * unplugged and plugged in again, so that the compositor
+			 * sees its names and modes (and configures it afresh). */
+			wla_kms_log(kms, WLR_INFO, "connector %s: another monitor (EDID or modes "
+				"changed while connected)", kc->base.name);
+		}
+		if ((was && !now) || swapped) {
 			wla_kms_log(kms, WLR_INFO, "connector %s unplugged", kc->base.name);
 			struct wla_crtc *crtc = kc->base.state->crtc;
 			if (crtc) {
@@ -420,6 +484,19 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 			kc->base.status = WLA_CONNECTOR_DISCONNECTED;
 			if (kms->dev.listener.connector_removed) {
 				kms->dev.listener.connector_removed(&kms->dev, &kc->base,
+					kms->dev.listener.data);
+			}
+			was = false;
+		}
+		if (wla_doomed(&kms->dev.hold)) {
+			drmModeFreeConnector(conn);
+			break;
+		}
+		if (was && now && link_bad(kms, kc)) {
+			wla_kms_log(kms, WLR_INFO, "connector %s: link-status BAD: set up again with "
+				"its mode", kc->base.name);
+			if (kms->dev.listener.connector_link_bad) {
+				kms->dev.listener.connector_link_bad(&kms->dev, &kc->base,
 					kms->dev.listener.data);
 			}
 		} else if (!was && now) {

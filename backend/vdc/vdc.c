@@ -327,6 +327,15 @@ struct wla_image *wla_vdc_compose(struct wla_vdc_output *out)
 	if (image && out->scanout.gamma) {
 		apply_gamma(image, out->scanout.gamma);
 	}
+	if (image && out->link_bad) {
+		/* Nothing reaches the monitor. */
+		for (uint32_t y = 0; y < image->height; y++) {
+			uint32_t *row = (uint32_t *)((uint8_t *)image->data + (size_t)y * image->stride);
+			for (uint32_t x = 0; x < image->width; x++) {
+				row[x] = 0xff000000u;
+			}
+		}
+	}
 	return image;
 }
 
@@ -425,6 +434,11 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 		}
 		out->armed = false;
 		out->scanout = out->shadow;
+		if (out->scanout.modeset && out->link_bad) {
+			out->link_bad = false;
+			wlr_log(WLR_INFO, "%s: link trained again by a modeset", out->connector.name);
+		}
+		out->shadow.modeset = false;
 		out->last_latch_index = k;
 		if (!wla_mode_equal(&out->scanout.mode, &out->mode) ||
 				out->scanout.vrr != out->vrr) {
@@ -577,6 +591,8 @@ static void write_shadow(struct wla_vdc_output *out, struct wla_atomic_state *st
 	out->shadow.mode = cs->mode;
 	out->shadow.gamma = cs->gamma;
 	out->shadow.vrr = cs->vrr_enabled;
+	/* Until the latch: a state written over it does not undo it. */
+	out->shadow.modeset |= cs->mode_changed || cs->active_changed || cs->connectors_changed;
 }
 
 static int vdc_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
@@ -844,9 +860,26 @@ static int vdc_unplug_connector(struct wla_device *dev, const char *name)
 	return 0;
 }
 
+static int vdc_link_bad(struct wla_device *dev, const char *name)
+{
+	struct wla_vdc_output *out = wla_vdc_find(wla_vdc_from_device(dev), name);
+	if (!out) {
+		return -ENOENT;
+	}
+	out->link_bad = true;
+	wlr_log(WLR_INFO, "%s: link-status BAD (injected): black until a modeset", name);
+	wla_device_hold(dev);
+	if (dev->listener.connector_link_bad) {
+		dev->listener.connector_link_bad(dev, &out->connector, dev->listener.data);
+	}
+	wla_device_release(dev);
+	return 0;
+}
+
 static const struct wla_hotplug_funcs vdc_hotplug_funcs = {
 	.plug = vdc_plug_connector,
 	.unplug = vdc_unplug_connector,
+	.link_bad = vdc_link_bad,
 };
 
 static const struct wla_capture_funcs vdc_capture_funcs = {

@@ -185,6 +185,16 @@ static void handle_connector_removed(struct wla_device *dev, struct wla_connecto
 	}
 }
 
+static void handle_connector_link_bad(struct wla_device *dev, struct wla_connector *conn,
+	void *data)
+{
+	struct wla_backend *backend = data;
+	struct wla_output *out = wla_output_find(backend, conn);
+	if (out) {
+		wla_output_retrain_link(out);
+	}
+}
+
 /* An unplug waiting for the present event of the connector's output to end. */
 struct wla_unplug {
 	struct wl_list link; /* wla_backend.unplugs */
@@ -377,6 +387,7 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 		backend->devices[d]->listener = (struct wla_device_listener){
 			.connector_added = handle_connector_added,
 			.connector_removed = handle_connector_removed,
+			.connector_link_bad = handle_connector_link_bad,
 			.data = backend,
 		};
 	}
@@ -515,5 +526,23 @@ WLA_EXPORT int wla_backend_unplug_connector(struct wlr_backend *wlr_backend, con
 		}
 	}
 	wlr_log(WLR_ERROR, "hot-plug: no connector named %s", name);
+	return -ENOENT;
+}
+
+WLA_EXPORT int wla_backend_break_link(struct wlr_backend *wlr_backend, const char *name)
+{
+	if (!wla_backend_is_wla(wlr_backend)) {
+		wlr_log(WLR_ERROR, "link-status: not a wlatomic backend");
+		return -EINVAL;
+	}
+	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
+	for (size_t d = 0; d < backend->n_devices; d++) {
+		struct wla_device *dev = backend->devices[d];
+		if (dev->hotplug_funcs && dev->hotplug_funcs->link_bad &&
+				dev->hotplug_funcs->link_bad(dev, name) == 0) {
+			return 0;
+		}
+	}
+	wlr_log(WLR_ERROR, "link-status: no virtual connector named %s", name);
 	return -ENOENT;
 }

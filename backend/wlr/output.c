@@ -264,6 +264,9 @@ static struct wla_atomic_state *build_state(struct wla_output *out,
 		if (req->has_vrr) {
 			cs->vrr_enabled = req->vrr;
 		}
+		/* A modeset though nothing of the mode changes: KMS trains the
+		 * link again. */
+		cs->connectors_changed |= req->retrain && enabled;
 		/* wlroots waits for a frame event after buffer commits only. */
 		cs->want_event = enabled && req->buffer;
 		ret = wla_atomic_set_crtc_for_connector(state, conn_state, enabled ? crtc : NULL);
@@ -417,6 +420,30 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
 		schedule_frame(out);
 	}
 	return 0;
+}
+
+void wla_output_retrain_link(struct wla_output *out)
+{
+	const struct wla_crtc *crtc = output_crtc(out);
+	if (!out->base.enabled || !crtc->state->active) {
+		wla_output_log(out, WLR_INFO, "link-status BAD while off: the next enable "
+			"sets it up");
+		return;
+	}
+	struct wla_output_request req = {
+		.enabled = true,
+		.has_mode = true,
+		.mode = crtc->state->mode,
+		.retrain = true,
+	};
+	char desc[128];
+	wla_output_log(out, WLR_INFO, "link-status BAD: modeset with the same mode %s",
+		wla_mode_describe(&req.mode, desc, sizeof(desc)));
+	int ret = wla_output_commit_request(out, &req);
+	if (ret < 0) {
+		wla_output_log(out, WLR_ERROR, "the modeset after link-status BAD failed: %s",
+			strerror(-ret));
+	}
 }
 
 /*

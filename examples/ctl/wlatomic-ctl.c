@@ -27,6 +27,8 @@ static void usage(FILE *f)
 		"  planes OUTPUT              what each plane of OUTPUT shows\n"
 		"  plug NAME MODE[,MODE...]   hot-plug a virtual connector (MODE: WxH[@HZ])\n"
 		"  unplug NAME                unplug it\n"
+		"  link-bad NAME              break its link (link-status BAD): black until\n"
+		"                             the backend's modeset trains it again\n"
 		"  capture OUTPUT FILE.png    the next latched frame, cursor included; prints\n"
 		"                             its size, vblank sequence and CRC-32\n"
 		"  wait OUTPUT N              until OUTPUT presented N more frames\n"

@@ -468,6 +468,11 @@ struct wla_hotplug_funcs {
 	/* Unplug it, its CRTC off and the listener told first: 0, or -ENOENT
 	 * (not logged) if the device has no connector of that name. */
 	int (*unplug)(struct wla_device *dev, const char *name);
+	/* Break its link, as a cable or a DP link failing would (KMS:
+	 * link-status BAD): the screen goes dark until a modeset trains it
+	 * again; the listener's connector_link_bad is told. 0, or -ENOENT
+	 * (not logged). */
+	int (*link_bad)(struct wla_device *dev, const char *name);
 };
 
 /* A request for the image of a CRTC's next latched frame; the driver that
@@ -492,6 +497,11 @@ struct wla_device_listener {
 	void (*connector_added)(struct wla_device *dev, struct wla_connector *conn, void *data);
 	/* Before the connector goes: its CRTC has been turned off. */
 	void (*connector_removed)(struct wla_device *dev, struct wla_connector *conn,
+		void *data);
+	/* The link to the monitor failed (KMS: link-status BAD): the kernel
+	 * asks for a modeset with the same mode (or a lower one), which a
+	 * state with connectors_changed set gives. */
+	void (*connector_link_bad)(struct wla_device *dev, struct wla_connector *conn,
 		void *data);
 	void *data;
 };

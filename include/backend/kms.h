@@ -85,6 +85,11 @@ struct wla_kms_connector {
 	struct wla_kms *kms;
 	uint32_t id;
 	uint32_t prop_crtc_id;
+	uint32_t prop_link_status; /* 0: none */
+	/* What the monitor was at its last read (its EDID and mode list): a
+	 * hot-plug event that finds it different while the connector stayed
+	 * connected is a monitor swapped. */
+	uint64_t monitor_sig;
 	bool added; /* in the device (wla_device_add_connector) */
 };
 

@@ -39,6 +39,7 @@ struct wla_vdc_frame {
 	struct wla_mode mode;
 	const struct wla_gamma_lut *gamma; /* the CRTC state's; NULL: none */
 	bool vrr; /* adaptive sync on (the CRTC state's vrr_enabled) */
+	bool modeset; /* the state trains a broken link again */
 };
 
 struct wla_vdc_output {
@@ -78,6 +79,9 @@ struct wla_vdc_output {
 	int32_t vrr_min_mhz, vrr_max_mhz;
 	bool vrr;
 	uint64_t vrr_short_ns;
+	/* The link is broken (injected): the monitor shows black until a
+	 * modeset latches. */
+	bool link_bad;
 	struct wla_vblank_counters counters;
 	/* Timer wake-ups taken (for the idle benchmark and tests). */
 	uint64_t wakeups;

@@ -69,6 +69,8 @@ struct wla_output_request {
 	struct wla_gamma_lut *gamma;
 	/* Adaptive sync turned on or off. */
 	bool has_vrr, vrr;
+	/* A modeset with the mode the CRTC has (link-status BAD). */
+	bool retrain;
 };
 
 /* An overlay of a compositor's offer (wla_output_set_overlays). */
@@ -192,6 +194,10 @@ struct wla_input *wla_backend_create_input(struct wla_backend *backend,
 bool wla_backend_release(struct wla_backend *backend);
 
 /* Commit a request through the flip queue; 0 or a negative errno (logged). */
+/* The connector's link failed (link-status BAD): an enabled output is set
+ * up again with its mode, as the kernel asks; the compositor is asked for
+ * a frame. */
+void wla_output_retrain_link(struct wla_output *out);
 /* Drop what the request owns (its gamma LUT). */
 void wla_output_request_finish(struct wla_output_request *req);
 int wla_output_commit_request(struct wla_output *out, const struct wla_output_request *req);

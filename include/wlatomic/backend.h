@@ -102,4 +102,14 @@ int wla_backend_plug_connector(struct wlr_backend *backend, const char *name,
  */
 int wla_backend_unplug_connector(struct wlr_backend *backend, const char *name);
 
+/*
+ * Break the link of the connector named name, as a failing cable or DP link
+ * does (the kernel's link-status BAD), on a driver of virtual connectors
+ * (the VDC): its monitor shows black, and the backend sets the output up
+ * again with its mode, as it does for a real card's link-status BAD.
+ * 0, -ENOENT if no connector has that name, -EINVAL if backend is not a
+ * wlatomic backend (both logged).
+ */
+int wla_backend_break_link(struct wlr_backend *backend, const char *name);
+
 #endif

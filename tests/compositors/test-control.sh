@@ -170,6 +170,14 @@ tail -n 1 "$TEST_DIR/r" | grep -Eqx 'ok 1 connectors buffer_locks=[0-9]+' || fai
 crc=$(sed -n 's/^ok captured 1920x1080 seq=[0-9]* crc32=\([0-9a-f]*\) .*/\1/p' "$TEST_DIR/r")
 [ -n "$crc" ] || fail "capture reply $(cat "$TEST_DIR/r")"
 [ "$("$PNGINFO" "$TEST_DIR/v1.png" | cut -d' ' -f1,2)" = "1920x1080 crc32=$crc" ] || fail "PNG and CRC differ"
+# A broken link (link-status BAD): the backend sets the output up again
+# with its mode; frames go on and the screen shows what it showed.
+before=$("$PNGINFO" --pixel 5,5 "$TEST_DIR/v1.png")
+"$CTL" link-bad Virtual-1 | grep -qx 'ok link-status BAD on Virtual-1' || fail "link-bad"
+"$CTL" wait Virtual-1 3 >/dev/null || fail "no frames after the link was trained again"
+"$CTL" capture Virtual-1 "$TEST_DIR/v1b.png" >/dev/null || fail "capture after link-bad"
+[ "$("$PNGINFO" --pixel 5,5 "$TEST_DIR/v1b.png")" = "$before" ] ||
+	fail "after link-bad the screen shows $("$PNGINFO" --pixel 5,5 "$TEST_DIR/v1b.png"), was $before"
 # Hot-plug: a new output with the modes asked for, then gone.
 "$CTL" plug HP-1 1024x768@75,800x600 >"$TEST_DIR/r" || fail "plug: $(cat "$TEST_DIR/r")"
 "$CTL" wait HP-1 3 >/dev/null || fail "HP-1 presents no frame"
@@ -228,6 +236,8 @@ check "error list: takes no argument" list extra
 check "error wait: no output named NOPE" wait NOPE 3
 check "error capture: no output named NOPE" capture NOPE /tmp/x.png
 check "error unplug: no connector named NOPE" unplug NOPE
+check "error link-bad: no virtual connector named NOPE" link-bad NOPE
+check "error link-bad: expected link-bad NAME" link-bad
 check "error wait: frames 'x': expected 1..1000000" wait Virtual-1 x
 check "error wait: frames '0'" wait Virtual-1 0
 check "error plug: mode '12x'" plug BAD 12x

@@ -1121,6 +1121,78 @@ static void adaptive_sync_is_honoured_where_the_monitor_has_a_range(void)
 	gf_finish(&f);
 }
 
+/* A broken link (the VDC's injection of link-status BAD): the monitor
+ * shows black, the glue sets the output up again with its mode (a modeset,
+ * one line saying so), and the screen comes back with what it showed. On
+ * an output that is off nothing is committed, and the enable trains it. */
+static void a_broken_link_is_trained_again_with_the_same_mode(void)
+{
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	cfg.outputs[1] = cfg.outputs[0];
+	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
+	cfg.n_outputs = 2;
+	struct gf f;
+	CHECK(gf_init(&f, &cfg));
+	CHECK_INT(f.n_outputs, 2);
+	if (f.n_outputs != 2) {
+		gf_finish(&f);
+		return;
+	}
+	struct gf_output *o = &f.outputs[0];
+	struct wla_output *out = wl_container_of(o->output, out, base);
+	struct wla_vdc_output *vo = wla_vdc_output_from_crtc(out->crtc);
+	bool gone = false;
+	struct test_buffer *tb = test_buffer_create(W, H, DRM_FORMAT_XRGB8888, 0xff4080c0u, &gone);
+	CHECK(enable(o));
+	CHECK(wait_until(&f, &o->presented, 1));
+	wlr_output_attach_buffer(o->output, &tb->base);
+	CHECK(wlr_output_commit(o->output));
+	CHECK(WAIT(&f, settled(o)));
+	uint64_t swaps = out->crtc->swaps;
+
+	harness_log_clear();
+	CHECK_INT(wla_backend_break_link(f.backend, "Virtual-1"), 0);
+	CHECK_LOGGED("Virtual-1: link-status BAD (injected)");
+	CHECK_LOGGED("output Virtual-1: link-status BAD: modeset with the same mode", "64x48");
+	CHECK(out->crtc->swaps == swaps + 1);
+	CHECK(out->crtc->state->connectors_changed);
+	CHECK(vo->link_bad);
+	/* Until the modeset latches the monitor gets nothing. */
+	struct wla_image *dark = wla_vdc_compose(vo);
+	CHECK(dark && wla_image_pixel(dark, 5, 5) == 0xff000000u);
+	wla_image_destroy(dark);
+	struct test_capture c = { 0 };
+	CHECK(capture_next(&f, o, &c));
+	CHECK(!vo->link_bad);
+	CHECK_LOGGED("Virtual-1: link trained again by a modeset");
+	if (c.image) {
+		CHECK_PIXEL(wla_image_pixel(c.image, 5, 5), 0xff4080c0u);
+	}
+	CHECK(wlr_output_get_gamma_size(o->output) > 0); /* still lit, same output */
+	CHECK(o->output->enabled);
+
+	/* Off: no commit; the enable is the modeset. */
+	struct gf_output *off = &f.outputs[1];
+	struct wla_output *out2 = wl_container_of(off->output, out2, base);
+	harness_log_clear();
+	uint64_t swaps2 = out2->crtc->swaps;
+	CHECK_INT(wla_backend_break_link(f.backend, "Virtual-2"), 0);
+	CHECK_LOGGED("output Virtual-2: link-status BAD while off");
+	CHECK(out2->crtc->swaps == swaps2);
+	CHECK(enable(off));
+	CHECK(wait_until(&f, &off->presented, 1));
+	CHECK(!wla_vdc_output_from_crtc(out2->crtc)->link_bad);
+
+	harness_log_clear();
+	CHECK_INT(wla_backend_break_link(f.backend, "NOPE"), -ENOENT);
+	CHECK_LOGGED("link-status: no virtual connector named NOPE");
+	test_capture_reset(&c);
+	wlr_buffer_drop(&tb->base);
+	gf_finish(&f);
+	CHECK(gone);
+}
+
 int main(void)
 {
 	harness_init();
@@ -1145,5 +1217,6 @@ int main(void)
 	RUN_TEST(a_gamma_lut_reaches_the_screen_and_resets);
 	RUN_TEST(the_gamma_size_is_configured_per_output);
 	RUN_TEST(adaptive_sync_is_honoured_where_the_monitor_has_a_range);
+	RUN_TEST(a_broken_link_is_trained_again_with_the_same_mode);
 	HARNESS_EXIT();
 }
