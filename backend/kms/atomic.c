@@ -43,6 +43,19 @@ static void add_crtc(struct kms_req *r, struct wla_kms_crtc *kc,
 	}
 	wla_kms_add_prop(r, "MODE_ID", kc->id, kc->prop_mode_id, blob);
 	wla_kms_add_prop(r, "ACTIVE", kc->id, kc->prop_active, cs->active);
+	if (cs->active && (cs->mode_changed || cs->active_changed || cs->connectors_changed)) {
+		/* A modeset trains the links again: the kernel's documented
+		 * answer to link-status BAD, written for every connector the
+		 * CRTC drives. */
+		for (size_t i = 0; i < r->kms->n_connectors; i++) {
+			struct wla_kms_connector *conn = r->kms->connectors[i];
+			if (conn->prop_link_status &&
+					(cs->connector_mask & (1u << conn->base.index))) {
+				wla_kms_add_prop(r, "link-status", conn->id,
+					conn->prop_link_status, DRM_MODE_LINK_STATUS_GOOD);
+			}
+		}
+	}
 	if (kc->prop_gamma_lut) {
 		/* The LUT is programmed with every state, as the mode is: NULL
 		 * (blob 0) is the kernel's pass-through. */
@@ -130,15 +143,6 @@ static void build_request(struct kms_req *r, struct wla_atomic_state *state, uin
 		}
 		struct wla_kms_connector *kc = e->ptr->driver_data;
 		wla_kms_add_prop(r, "CRTC_ID", kc->id, kc->prop_crtc_id, crtc_id_of(ns->crtc));
-		const struct wla_crtc_state *cs = ns->crtc ?
-			state->crtcs[ns->crtc->index].new_state : NULL;
-		if (kc->prop_link_status && cs && cs->active && (cs->mode_changed ||
-				cs->active_changed || cs->connectors_changed)) {
-			/* A modeset trains the link again: the kernel's documented
-			 * answer to link-status BAD. */
-			wla_kms_add_prop(r, "link-status", kc->id, kc->prop_link_status,
-				DRM_MODE_LINK_STATUS_GOOD);
-		}
 	}
 	wla_for_each_plane_in_state(state, e) {
 		const struct wla_plane_state *ns = e->new_state;

@@ -213,7 +213,9 @@ PY
 # composes (writeback shows it, as later upstream vkms does), interpolated
 # between entries; and its connector says vrr_capable, so VRR_ENABLED is
 # accepted (the kernel keeps it in the CRTC state; vkms' vblank timer stays
-# fixed, so it proves the property path, not the timing).
+# fixed, so it proves the property path, not the timing); and writing 1 to
+# /sys/module/vkms/parameters/link_bad sets its link-status BAD with a
+# hot-plug uevent, as a DisplayPort driver does when the link fails.
 python3 - "$src" <<'PY'
 import sys
 src = sys.argv[1]
@@ -242,6 +244,36 @@ patch("vkms_output.c", [
 """, """	drm_connector_helper_add(connector, &vkms_conn_helper_funcs);
 	drm_connector_attach_vrr_capable_property(connector);
 	drm_connector_set_vrr_capable_property(connector, true);
+"""),
+])
+patch("vkms_drv.c", [
+    ("""MODULE_PARM_DESC(enable_overlay, "Enable/Disable overlay support");
+""", """MODULE_PARM_DESC(enable_overlay, "Enable/Disable overlay support");
+
+/* Writing 1 marks the connector's link BAD and sends a hot-plug uevent,
+ * as a driver does when a DisplayPort link fails. */
+static int vkms_link_bad_set(const char *val, const struct kernel_param *kp)
+{
+	struct vkms_device *vkmsdev = default_config ? default_config->dev : NULL;
+	bool bad;
+	int ret = kstrtobool(val, &bad);
+
+	if (ret)
+		return ret;
+	if (!vkmsdev)
+		return -ENODEV;
+	if (bad) {
+		drm_connector_set_link_status_property(&vkmsdev->output.connector,
+						       DRM_MODE_LINK_STATUS_BAD);
+		drm_kms_helper_hotplug_event(&vkmsdev->drm);
+	}
+	return 0;
+}
+
+static const struct kernel_param_ops vkms_link_bad_ops = {
+	.set = vkms_link_bad_set,
+};
+module_param_cb(link_bad, &vkms_link_bad_ops, NULL, 0200);
 """),
 ])
 patch("vkms_composer.c", [

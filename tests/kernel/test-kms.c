@@ -11,6 +11,8 @@
  * with drm_info in test-kms-enum.sh) and exits; with --colour, runs only
  * the gamma and adaptive sync tests (on cards other than vkms).
  */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
 #include <drm_fourcc.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +31,25 @@
 #include "wlatomic/config.h"
 #include "lib/dri-card.h"
 #include "lib/legacy.h"
+
+/* Another monitor on a connector that stayed connected: the kernel's mode
+ * list seen through drmModeGetConnector is one mode shorter while
+ * swap_monitor is set (the driver's calls bind to this definition; the real
+ * one is libdrm's). */
+static bool swap_monitor;
+
+drmModeConnectorPtr drmModeGetConnector(int fd, uint32_t connector_id)
+{
+	static drmModeConnectorPtr (*real)(int, uint32_t);
+	if (!real) {
+		*(void **)&real = dlsym(RTLD_NEXT, "drmModeGetConnector");
+	}
+	drmModeConnectorPtr c = real(fd, connector_id);
+	if (c && swap_monitor && c->count_modes > 1) {
+		c->count_modes--;
+	}
+	return c;
+}
 
 /* Presents seen. */
 #define MAX_EVENTS 256
@@ -709,6 +730,121 @@ static void unplug_while_on(void)
 	teardown();
 }
 
+static int links_bad;
+
+static void on_link_bad(struct wla_device *dev, struct wla_connector *c, void *data)
+{
+	links_bad++;
+}
+
+/* The kernel's value of a connector property (-1 if it has none). */
+static int64_t connector_prop(const char *name)
+{
+	int64_t value = -1;
+	drmModeObjectProperties *props = drmModeObjectGetProperties(kms->fd, conn->id,
+		DRM_MODE_OBJECT_CONNECTOR);
+	for (uint32_t i = 0; props && i < props->count_props; i++) {
+		drmModePropertyRes *p = drmModeGetProperty(kms->fd, props->props[i]);
+		if (p && strcmp(p->name, name) == 0) {
+			value = (int64_t)props->prop_values[i];
+		}
+		drmModeFreeProperty(p);
+	}
+	drmModeFreeObjectProperties(props);
+	return value;
+}
+
+/*
+ * link-status BAD (vkms as the tier builds it sets it on request, with a
+ * hot-plug uevent, as a DisplayPort driver does): the hot-plug handling
+ * tells the listener, and a modeset with the same mode (connectors_changed)
+ * carries link-status GOOD, which the kernel keeps.
+ */
+static void link_status_bad_is_told_and_a_modeset_trains_it(void)
+{
+	if (!setup_output()) {
+		return;
+	}
+	FILE *trigger = fopen("/sys/module/vkms/parameters/link_bad", "w");
+	if (!trigger) {
+		printf("  no vkms link_bad parameter: nothing to check\n");
+		teardown();
+		return;
+	}
+	links_bad = 0;
+	kms->dev.listener = (struct wla_device_listener){ .connector_link_bad = on_link_bad };
+	const struct wla_mode saved = *preferred();
+	struct dumb_fb *a = full_fb(0xff102030u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, &saved, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(connector_prop("link-status"), DRM_MODE_LINK_STATUS_GOOD);
+	CHECK(fputs("1", trigger) >= 0);
+	CHECK(fclose(trigger) == 0);
+	CHECK_INT(connector_prop("link-status"), DRM_MODE_LINK_STATUS_BAD);
+	harness_log_clear();
+	/* As the session tells a hot-plug uevent of the card. */
+	wl_signal_emit(&kms->card->events.change, kms->card);
+	CHECK_INT(links_bad, 1);
+	CHECK_LOGGED("connector", conn->base.name, "link-status BAD");
+	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+	cs->connectors_changed = true;
+	state->allow_modeset = true;
+	CHECK_INT(wla_atomic_nonblocking_commit(state), 0);
+	CHECK_INT(commit_primary(&a->base, 2), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(connector_prop("link-status"), DRM_MODE_LINK_STATUS_GOOD);
+	/* Good again: nothing told. */
+	wl_signal_emit(&kms->card->events.change, kms->card);
+	CHECK_INT(links_bad, 1);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	wla_fb_put(&a->base);
+	teardown();
+}
+
+/* Another monitor on a port that stayed connected (its mode list changes):
+ * the connector is unplugged and plugged in again with the new modes;
+ * the same monitor again is no change. */
+static void a_monitor_swapped_while_connected_comes_back_with_its_modes(void)
+{
+	if (!setup_output()) {
+		return;
+	}
+	size_t n = conn->base.n_modes;
+	if (n < 2) {
+		printf("  %zu modes: nothing to drop\n", n);
+		teardown();
+		return;
+	}
+	added = removed = 0;
+	kms->dev.listener = (struct wla_device_listener){
+		.connector_added = on_added,
+		.connector_removed = on_removed,
+	};
+	const struct wla_mode saved = *preferred();
+	struct dumb_fb *a = full_fb(0xff203040u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, &saved, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	harness_log_clear();
+	swap_monitor = true;
+	wl_signal_emit(&kms->card->events.change, kms->card);
+	CHECK_LOGGED("connector", conn->base.name, "another monitor");
+	CHECK_INT(removed, 1);
+	CHECK_INT(added, 1);
+	CHECK(conn->base.status == WLA_CONNECTOR_CONNECTED);
+	CHECK_INT(conn->base.n_modes, n - 1);
+	CHECK(!crtc->state->active);
+	wl_signal_emit(&kms->card->events.change, kms->card);
+	CHECK_INT(removed, 1);
+	CHECK_INT(added, 1);
+	swap_monitor = false;
+	wl_signal_emit(&kms->card->events.change, kms->card);
+	CHECK_INT(added, 2);
+	CHECK_INT(conn->base.n_modes, n);
+	wla_fb_put(&a->base);
+	teardown();
+}
+
 /* The device is lost mid-run: one error, the CRTC off, what was queued
  * reported, further states refused naming the device; nothing leaks. */
 static void device_lost(void)
@@ -1243,6 +1379,8 @@ int main(int argc, char **argv)
 	RUN_TEST(test_only_refusals);
 	RUN_TEST(refused_mid_run);
 	RUN_TEST(unplug_while_on);
+	RUN_TEST(link_status_bad_is_told_and_a_modeset_trains_it);
+	RUN_TEST(a_monitor_swapped_while_connected_comes_back_with_its_modes);
 	RUN_TEST(device_lost);
 	RUN_TEST(device_lost_while_dpms_off);
 	RUN_TEST(session_end_turns_the_outputs_off);
