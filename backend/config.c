@@ -623,6 +623,19 @@ static int set_output_key(struct text_parser *tp, const char *origin, size_t lin
 		output->gamma_size_set = true;
 		return 0;
 	}
+	if (strcmp(key, "orientation") == 0) {
+		static const char *const names[] = { "normal", "upside-down", "left-up",
+			"right-up" };
+		for (uint32_t i = 0; i < WLA_ARRAY_SIZE(names); i++) {
+			if (strcmp(value, names[i]) == 0) {
+				output->orientation = i;
+				return 0;
+			}
+		}
+		wlr_log(WLR_ERROR, "config: %s: orientation '%s': expected normal, upside-down, "
+			"left-up or right-up", origin, value);
+		return -EINVAL;
+	}
 	if (strcmp(key, "vrr-range") == 0) {
 		const char *dash = strchr(value, '-');
 		uint32_t lo = 0, hi = 0;
@@ -1119,6 +1132,12 @@ static int validate_output(const struct wla_config *cfg, size_t i)
 		wlr_log(WLR_ERROR, "config: " VALIDATE_ORIGIN ".outputs[%zu].gamma_size %" PRIu32
 			": expected 0 (no gamma LUT) or 2..%d entries", i, output->gamma_size,
 			WLA_CONFIG_GAMMA_SIZE_MAX);
+		return -EINVAL;
+	}
+	if (output->orientation > 3) {
+		wlr_log(WLR_ERROR, "config: " VALIDATE_ORIGIN ".outputs[%zu].orientation %" PRIu32
+			": expected 0..3 (normal, upside-down, left-up, right-up)", i,
+			output->orientation);
 		return -EINVAL;
 	}
 	if ((output->vrr_min_mhz || output->vrr_max_mhz) &&

@@ -371,6 +371,53 @@ static uint64_t monitor_signature(struct wla_kms *kms, struct wla_kms_connector 
 	return h;
 }
 
+/* The connector's "panel orientation" (an enum property of panels the
+ * kernel knows to be mounted turned). */
+static enum wla_panel_orientation read_orientation(struct wla_kms *kms,
+	struct wla_kms_connector *kc)
+{
+	static const struct {
+		const char *name;
+		enum wla_panel_orientation value;
+	} names[] = {
+		{ "Normal", WLA_ORIENTATION_NORMAL },
+		{ "Upside Down", WLA_ORIENTATION_UPSIDE_DOWN },
+		{ "Left Side Up", WLA_ORIENTATION_LEFT_UP },
+		{ "Right Side Up", WLA_ORIENTATION_RIGHT_UP },
+	};
+	uint32_t prop_id = 0;
+	uint64_t value = 0;
+	struct prop_want want[] = {
+		{ "panel orientation", &prop_id, &value },
+	};
+	if (!wla_kms_get_props(kms->fd, kc->id, DRM_MODE_OBJECT_CONNECTOR, want, 1) || !prop_id) {
+		return WLA_ORIENTATION_NORMAL;
+	}
+	enum wla_panel_orientation orientation = WLA_ORIENTATION_NORMAL;
+	drmModePropertyRes *prop = drmModeGetProperty(kms->fd, prop_id);
+	for (int i = 0; prop && i < prop->count_enums; i++) {
+		if (prop->enums[i].value != value) {
+			continue;
+		}
+		size_t n;
+		for (n = 0; n < WLA_ARRAY_SIZE(names); n++) {
+			if (strcmp(prop->enums[i].name, names[n].name) == 0) {
+				orientation = names[n].value;
+				break;
+			}
+		}
+		if (n == WLA_ARRAY_SIZE(names)) {
+			wla_kms_obj_log(kms, kc, WLR_INFO, "unknown panel orientation \"%s\": "
+				"taken as Normal", prop->enums[i].name);
+		} else if (orientation != WLA_ORIENTATION_NORMAL) {
+			wla_kms_obj_log(kms, kc, WLR_INFO, "panel orientation \"%s\"",
+				prop->enums[i].name);
+		}
+	}
+	drmModeFreeProperty(prop);
+	return orientation;
+}
+
 /* The connector's link-status is BAD (the kernel lost the link). */
 static bool link_bad(struct wla_kms *kms, struct wla_kms_connector *kc)
 {
@@ -407,6 +454,7 @@ static void read_connector(struct wla_kms *kms, struct wla_kms_connector *kc,
 	 * gets within it. */
 	kc->base.vrr_capable = have && prop_vrr && vrr_capable;
 	read_edid(kms, kc);
+	kc->base.orientation = read_orientation(kms, kc);
 	kc->monitor_sig = monitor_signature(kms, kc, conn);
 	if (!update_modes(kms, kc, conn)) {
 		wla_kms_log(kms, WLR_ERROR, "out of memory for the modes of %s",

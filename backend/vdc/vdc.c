@@ -1112,6 +1112,7 @@ static struct wla_vdc_output *add_output(struct wla_vdc *vdc, const char *name,
 		out->vrr_min_mhz = co->vrr_min_mhz;
 		out->vrr_max_mhz = co->vrr_max_mhz;
 		conn->vrr_capable = co->vrr_min_mhz > 0;
+		conn->orientation = (enum wla_panel_orientation)co->orientation;
 		conn->vrr_min_mhz = co->vrr_min_mhz;
 	}
 	bool ok = init_plane(out, &out->primary, WLA_PLANE_PRIMARY, scanout_formats,

@@ -26,6 +26,22 @@
 
 static const struct wlr_output_impl output_impl;
 
+static enum wl_output_transform orientation_transform(enum wla_panel_orientation o)
+{
+	/* As wlroots maps the kernel's names. */
+	switch (o) {
+	case WLA_ORIENTATION_LEFT_UP:
+		return WL_OUTPUT_TRANSFORM_90;
+	case WLA_ORIENTATION_UPSIDE_DOWN:
+		return WL_OUTPUT_TRANSFORM_180;
+	case WLA_ORIENTATION_RIGHT_UP:
+		return WL_OUTPUT_TRANSFORM_270;
+	case WLA_ORIENTATION_NORMAL:
+		break;
+	}
+	return WL_OUTPUT_TRANSFORM_NORMAL;
+}
+
 static struct wla_output *output_from_wlr(struct wlr_output *wlr_output)
 {
 	assert(wlr_output->impl == &output_impl);
@@ -1148,6 +1164,14 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 			conn->name);
 	}
 	wlr_output_set_description(wo, description);
+	/* A panel mounted turned: the output starts with the transform that
+	 * shows pictures upright, which a compositor keeps unless configured
+	 * otherwise (sway 1.8 asks wlroots' DRM backend for the same hint). */
+	wo->transform = orientation_transform(conn->orientation);
+	if (wo->transform != WL_OUTPUT_TRANSFORM_NORMAL) {
+		wla_output_log(out, WLR_INFO, "panel orientation: transform %d",
+			(int)wo->transform);
+	}
 	/* A head-mounted display: as wlroots' DRM backend marks it, for the
 	 * compositor to leave alone (or lease, where it can). */
 	wo->non_desktop = conn->non_desktop;
@@ -1180,6 +1204,14 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 WLA_EXPORT bool wla_output_is_wla(struct wlr_output *output)
 {
 	return output && output->impl == &output_impl;
+}
+
+WLA_EXPORT enum wl_output_transform wla_output_get_panel_orientation(struct wlr_output *output)
+{
+	if (!wla_output_is_wla(output)) {
+		return WL_OUTPUT_TRANSFORM_NORMAL;
+	}
+	return orientation_transform(output_from_wlr(output)->conn->orientation);
 }
 
 WLA_EXPORT bool wla_output_scanout_copies(struct wlr_output *output)

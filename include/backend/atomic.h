@@ -194,6 +194,14 @@ struct wla_plane_state {
 	bool prepared;
 };
 
+/* The kernel's panel orientations, by the edge of the panel that is up. */
+enum wla_panel_orientation {
+	WLA_ORIENTATION_NORMAL,
+	WLA_ORIENTATION_UPSIDE_DOWN,
+	WLA_ORIENTATION_LEFT_UP,
+	WLA_ORIENTATION_RIGHT_UP,
+};
+
 enum wla_connector_status {
 	WLA_CONNECTOR_DISCONNECTED,
 	WLA_CONNECTOR_CONNECTED,
@@ -340,6 +348,9 @@ struct wla_connector {
 	 * and vrr_min_mhz (the longest; 0 where the driver does not know). */
 	bool vrr_capable;
 	int32_t vrr_min_mhz;
+	/* How the panel is mounted (KMS: the connector's "panel orientation";
+	 * the VDC: the configuration): the compositor's transform hint. */
+	enum wla_panel_orientation orientation;
 	struct wla_connector_state *state;
 	struct wla_atomic_state *commit;
 	uint64_t swaps;

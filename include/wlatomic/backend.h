@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <time.h>
+#include <wayland-server-protocol.h>
 
 struct wl_display;
 struct wlr_backend;
@@ -30,6 +31,13 @@ bool wla_output_is_wla(struct wlr_output *output);
 /* Whether the output scans out copies of the buffers committed (KMS on a
  * card without PRIME, such as bochs): then no present is zero-copy. */
 bool wla_output_scanout_copies(struct wlr_output *output);
+/* How the output's panel is mounted, as the transform that shows a picture
+ * upright on it (KMS: the connector's "panel orientation", as wlroots'
+ * wlr_drm_connector_get_panel_orientation gives it; the VDC: the
+ * configuration's orientation). The output starts with this transform;
+ * WL_OUTPUT_TRANSFORM_NORMAL for a panel mounted upright or an output that
+ * is not wlatomic's. */
+enum wl_output_transform wla_output_get_panel_orientation(struct wlr_output *output);
 
 /* Present intervals kept for the distribution in wla_output_stats. */
 #define WLA_STATS_WINDOW 4096

@@ -76,6 +76,10 @@ struct wla_config_output {
 	 * monitor takes adaptive sync between those rates, as mHz here; 0:
 	 * it does not. */
 	int32_t vrr_min_mhz, vrr_max_mhz;
+	/* orientation = normal | upside-down | left-up | right-up: how the
+	 * virtual panel is mounted, as the kernel's "panel orientation" says
+	 * it (0..3 in that order); the output's transform hint. */
+	uint32_t orientation;
 	/* The panel's GPIO power sequencing; all zero (chip[0] == 0): none. */
 	struct wla_config_panel panel;
 };

@@ -215,7 +215,9 @@ PY
 # accepted (the kernel keeps it in the CRTC state; vkms' vblank timer stays
 # fixed, so it proves the property path, not the timing); and writing 1 to
 # /sys/module/vkms/parameters/link_bad sets its link-status BAD with a
-# hot-plug uevent, as a DisplayPort driver does when the link fails.
+# hot-plug uevent, as a DisplayPort driver does when the link fails; the
+# parameter panel_orientation=0..3 gives the connector a "panel orientation"
+# (DSI and eDP panels mounted turned have one).
 python3 - "$src" <<'PY'
 import sys
 src = sys.argv[1]
@@ -244,6 +246,11 @@ patch("vkms_output.c", [
 """, """	drm_connector_helper_add(connector, &vkms_conn_helper_funcs);
 	drm_connector_attach_vrr_capable_property(connector);
 	drm_connector_set_vrr_capable_property(connector, true);
+	{
+		extern int vkms_panel_orientation;
+
+		drm_connector_set_panel_orientation(connector, vkms_panel_orientation);
+	}
 """),
 ])
 patch("vkms_drv.c", [
@@ -274,6 +281,10 @@ static const struct kernel_param_ops vkms_link_bad_ops = {
 	.set = vkms_link_bad_set,
 };
 module_param_cb(link_bad, &vkms_link_bad_ops, NULL, 0200);
+
+int vkms_panel_orientation = DRM_MODE_PANEL_ORIENTATION_UNKNOWN;
+module_param_named(panel_orientation, vkms_panel_orientation, int, 0444);
+MODULE_PARM_DESC(panel_orientation, "The connector's panel orientation (0..3; -1: none)");
 """),
 ])
 patch("vkms_composer.c", [

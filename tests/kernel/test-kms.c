@@ -9,7 +9,8 @@
  *
  * With --dump, prints what the driver found as JSON (for the comparison
  * with drm_info in test-kms-enum.sh) and exits; with --colour, runs only
- * the gamma and adaptive sync tests (on cards other than vkms).
+ * the gamma and adaptive sync tests (on cards other than vkms); with
+ * --orientation N, checks that the connector's panel orientation is N.
  */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <dlfcn.h>
@@ -1221,6 +1222,8 @@ static void vrr_through_the_kernel(void)
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
 	CHECK(wait_events(1));
 	printf("  %s: vrr_capable %d\n", conn->base.name, conn->base.vrr_capable);
+	/* No "panel orientation" property: mounted upright. */
+	CHECK_INT(conn->base.orientation, WLA_ORIENTATION_NORMAL);
 	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
 	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
 	cs->vrr_enabled = true;
@@ -1364,6 +1367,17 @@ int main(int argc, char **argv)
 	RUN_TEST(bad_devices);
 	if (!have_card()) {
 		harness_skip("no DRM card (/dev/dri/card*): the kernel tier runs this on vkms");
+	}
+	if (argc > 2 && strcmp(argv[1], "--orientation") == 0) {
+		/* vkms loaded with panel_orientation=N: the connector says it. */
+		setup();
+		CHECK(conn != NULL);
+		if (conn) {
+			printf("  %s: orientation %d\n", conn->base.name, (int)conn->base.orientation);
+			CHECK_INT(conn->base.orientation, atoi(argv[2]));
+		}
+		teardown();
+		HARNESS_EXIT();
 	}
 	if (argc > 1 && strcmp(argv[1], "--colour") == 0) {
 		/* Cards other than vkms: gamma and adaptive sync alone. */

@@ -481,7 +481,8 @@ static void monitor_names_and_size_of_an_output(void)
 	harness_log_clear();
 	CHECK_INT(wla_config_parse_text(&cfg, "m.conf", "[output]\nmode = 1x1\n"
 		"make = Dell Inc.\nmodel = DELL U2720Q\nserial = CN0ABC123\n"
-		"physical-size = 597x336\nnon-desktop = 1\ngamma-size = 1024\nvrr-range = 48-144\n"), 0);
+		"physical-size = 597x336\nnon-desktop = 1\ngamma-size = 1024\nvrr-range = 48-144\norientation = right-up\n"), 0);
+	CHECK_INT(cfg.outputs[0].orientation, 3);
 	CHECK_INT(cfg.outputs[0].vrr_min_mhz, 48000);
 	CHECK_INT(cfg.outputs[0].vrr_max_mhz, 144000);
 	CHECK(cfg.outputs[0].non_desktop);
@@ -516,6 +517,8 @@ static void monitor_names_and_size_of_an_output(void)
 		{ "vrr-range = 48", "vrr-range '48': expected MIN-MAX" },
 		{ "vrr-range = 48-1001", "vrr-range '48-1001': expected MIN-MAX" },
 		{ "vrr-range = -60", "vrr-range '-60': expected MIN-MAX" },
+		{ "orientation = 90", "orientation '90': expected normal, upside-down, left-up or "
+			"right-up" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char text[128];
@@ -539,6 +542,11 @@ static void monitor_names_and_size_of_an_output(void)
 	harness_log_clear();
 	CHECK_INT(wla_config_validate(&cfg), -EINVAL);
 	CHECK_ONE_ERROR("wla_config.outputs[0].model", "expected 1..15 printable");
+	wla_config_init(&cfg);
+	cfg.outputs[0].orientation = 4;
+	harness_log_clear();
+	CHECK_INT(wla_config_validate(&cfg), -EINVAL);
+	CHECK_ONE_ERROR("wla_config.outputs[0].orientation 4: expected 0..3");
 	wla_config_init(&cfg);
 	cfg.outputs[0].vrr_min_mhz = 60000;
 	cfg.outputs[0].vrr_max_mhz = 30000;

@@ -1193,6 +1193,36 @@ static void a_broken_link_is_trained_again_with_the_same_mode(void)
 	CHECK(gone);
 }
 
+/* A panel mounted turned: its output starts with the transform that shows
+ * pictures upright (one line says so), and the getter gives it. */
+static void a_turned_panel_gives_its_output_a_transform(void)
+{
+	struct wla_config cfg;
+	gf_config(&cfg, 1, false);
+	cfg.outputs[0].orientation = WLA_ORIENTATION_LEFT_UP;
+	cfg.outputs[1] = cfg.outputs[0];
+	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
+	cfg.outputs[1].orientation = WLA_ORIENTATION_NORMAL;
+	cfg.n_outputs = 2;
+	struct gf f;
+	harness_log_clear();
+	CHECK(gf_init(&f, &cfg));
+	CHECK_INT(f.n_outputs, 2);
+	if (f.n_outputs == 2) {
+		CHECK_INT(f.outputs[0].output->transform, WL_OUTPUT_TRANSFORM_90);
+		CHECK_INT(wla_output_get_panel_orientation(f.outputs[0].output),
+			WL_OUTPUT_TRANSFORM_90);
+		CHECK_INT(f.outputs[1].output->transform, WL_OUTPUT_TRANSFORM_NORMAL);
+		CHECK_INT(wla_output_get_panel_orientation(f.outputs[1].output),
+			WL_OUTPUT_TRANSFORM_NORMAL);
+		CHECK_LOGGED("output Virtual-1: panel orientation: transform 1");
+		/* Lit with it: the cursor plane and the frames follow. */
+		CHECK(enable(&f.outputs[0]));
+		CHECK(wait_until(&f, &f.outputs[0].presented, 1));
+	}
+	gf_finish(&f);
+}
+
 int main(void)
 {
 	harness_init();
@@ -1218,5 +1248,6 @@ int main(void)
 	RUN_TEST(the_gamma_size_is_configured_per_output);
 	RUN_TEST(adaptive_sync_is_honoured_where_the_monitor_has_a_range);
 	RUN_TEST(a_broken_link_is_trained_again_with_the_same_mode);
+	RUN_TEST(a_turned_panel_gives_its_output_a_transform);
 	HARNESS_EXIT();
 }
