@@ -438,6 +438,9 @@ static void discard_frame(struct wla_crtc_entry *victim, struct wla_atomic_state
 		}
 		if (r->ptr) {
 			assert(r->old_state == pe->new_state);
+			/* What changed since the screen's frame is both frames'
+			 * changes. */
+			wla_plane_state_merge_damage(r->new_state, pe->new_state);
 			wla_plane_state_cleanup_fb(pe->new_state);
 			wla_plane_state_destroy(pe->new_state);
 			r->old_state = pe->old_state;

@@ -100,10 +100,64 @@ struct wla_plane_state *wla_plane_state_duplicate(const struct wla_plane_state *
 	}
 	*copy = *state;
 	copy->prepared = false;
+	copy->n_damage = 0;
 	if (copy->fb) {
 		wla_fb_get(copy->fb);
 	}
 	return copy;
+}
+
+/* The bounding box of n rectangles into out. */
+static void bounding_box(const struct wla_rect *rects, size_t n, struct wla_rect *out)
+{
+	int64_t x1 = INT32_MAX, y1 = INT32_MAX, x2 = INT32_MIN, y2 = INT32_MIN;
+	for (size_t i = 0; i < n; i++) {
+		const struct wla_rect *r = &rects[i];
+		x1 = r->x < x1 ? r->x : x1;
+		y1 = r->y < y1 ? r->y : y1;
+		x2 = (int64_t)r->x + r->w > x2 ? (int64_t)r->x + r->w : x2;
+		y2 = (int64_t)r->y + r->h > y2 ? (int64_t)r->y + r->h : y2;
+	}
+	*out = (struct wla_rect){ (int32_t)x1, (int32_t)y1, (int32_t)(x2 - x1),
+		(int32_t)(y2 - y1) };
+}
+
+void wla_plane_state_set_damage(struct wla_plane_state *ps, const struct wla_rect *rects,
+	size_t n)
+{
+	struct wla_rect kept[WLA_MAX_DAMAGE_RECTS];
+	size_t n_kept = 0;
+	bool overflow = false;
+	for (size_t i = 0; i < n; i++) {
+		if (rects[i].w <= 0 || rects[i].h <= 0) {
+			continue;
+		}
+		if (n_kept == WLA_MAX_DAMAGE_RECTS) {
+			overflow = true;
+			break;
+		}
+		kept[n_kept++] = rects[i];
+	}
+	if (overflow) {
+		bounding_box(rects, n, &ps->damage[0]);
+		ps->n_damage = 1;
+		return;
+	}
+	memcpy(ps->damage, kept, n_kept * sizeof(kept[0]));
+	ps->n_damage = n_kept;
+}
+
+void wla_plane_state_merge_damage(struct wla_plane_state *ps,
+	const struct wla_plane_state *other)
+{
+	if (ps->n_damage == 0 || other->n_damage == 0) {
+		ps->n_damage = 0; /* all of it */
+		return;
+	}
+	struct wla_rect all[2 * WLA_MAX_DAMAGE_RECTS];
+	memcpy(all, ps->damage, ps->n_damage * sizeof(all[0]));
+	memcpy(all + ps->n_damage, other->damage, other->n_damage * sizeof(all[0]));
+	wla_plane_state_set_damage(ps, all, ps->n_damage + other->n_damage);
 }
 
 int wla_plane_state_prepare_fb(struct wla_device *dev, struct wla_plane_state *ps)

@@ -82,6 +82,32 @@ static uint32_t crtc_id_of(struct wla_crtc *crtc)
 	return crtc ? wla_kms_crtc_from_crtc(crtc)->id : 0;
 }
 
+/* The frame's damage as FB_DAMAGE_CLIPS (a hint: the kernel takes the
+ * whole fb without it), as wlroots sends it; the blob goes once the request
+ * was sent. */
+static void add_damage(struct kms_req *r, struct wla_kms_plane *kp,
+	const struct wla_plane_state *ps)
+{
+	uint32_t blob = 0;
+	if (ps->n_damage > 0 && r->n_damage_blobs < WLA_MAX_PLANES) {
+		struct drm_mode_rect rects[WLA_MAX_DAMAGE_RECTS];
+		for (size_t i = 0; i < ps->n_damage; i++) {
+			const struct wla_rect *d = &ps->damage[i];
+			rects[i] = (struct drm_mode_rect){ d->x, d->y, d->x + d->w, d->y + d->h };
+		}
+		if (drmModeCreatePropertyBlob(r->kms->fd, rects, ps->n_damage * sizeof(rects[0]),
+				&blob) != 0) {
+			wla_kms_log_errno(r->kms, WLR_DEBUG, "plane %s: no FB_DAMAGE_CLIPS blob: "
+				"the whole fb is damage", kp->base.name);
+			blob = 0;
+		} else {
+			r->damage_blobs[r->n_damage_blobs++] = blob;
+		}
+	}
+	/* 0 also clears a blob of an earlier commit. */
+	wla_kms_add_prop(r, "FB_DAMAGE_CLIPS", kp->id, kp->props.fb_damage_clips, blob);
+}
+
 static void add_plane(struct kms_req *r, struct wla_kms_plane *kp,
 	const struct wla_plane_state *ps, bool test)
 {
@@ -119,6 +145,9 @@ static void add_plane(struct kms_req *r, struct wla_kms_plane *kp,
 	wla_kms_add_prop(r, "CRTC_Y", kp->id, p->crtc_y, (uint64_t)(int64_t)ps->crtc_y);
 	wla_kms_add_prop(r, "CRTC_W", kp->id, p->crtc_w, ps->crtc_w);
 	wla_kms_add_prop(r, "CRTC_H", kp->id, p->crtc_h, ps->crtc_h);
+	if (!test && p->fb_damage_clips) {
+		add_damage(r, kp, ps);
+	}
 }
 
 static bool in_mask(struct wla_crtc *crtc, uint32_t mask)
@@ -163,6 +192,10 @@ static void build_request(struct kms_req *r, struct wla_atomic_state *state, uin
 void wla_kms_finish_request(struct kms_req *r)
 {
 	drmModeAtomicFree(r->req);
+	for (size_t i = 0; i < r->n_damage_blobs; i++) {
+		drmModeDestroyPropertyBlob(r->kms->fd, r->damage_blobs[i]);
+	}
+	r->n_damage_blobs = 0;
 }
 
 /* "crtc-0 plane-0 plane-3 Virtual-1" into buf: the objects of a state. */

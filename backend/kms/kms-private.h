@@ -87,6 +87,9 @@ struct kms_req {
 	uint32_t wb_crtc;
 	/* A writeback job the request carries. */
 	struct kms_wb_job *job;
+	/* FB_DAMAGE_CLIPS blobs of its planes, let go once it was sent. */
+	uint32_t damage_blobs[WLA_MAX_PLANES];
+	size_t n_damage_blobs;
 };
 
 static inline uint64_t now_ns(void)

@@ -73,6 +73,7 @@ static bool init_plane(struct wla_kms *kms, uint32_t plane_id, unsigned order)
 		{ "CRTC_H", &p->crtc_h, NULL },
 		{ "IN_FORMATS", &p->in_formats, &in_formats },
 		{ "zpos", &p->zpos, &zpos },
+		{ "FB_DAMAGE_CLIPS", &p->fb_damage_clips, NULL },
 	};
 	bool ok = wla_kms_get_props(kms->fd, plane_id, DRM_MODE_OBJECT_PLANE, want,
 		WLA_ARRAY_SIZE(want));

@@ -204,6 +204,21 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 	if (pending->committed & WLR_OUTPUT_STATE_BUFFER) {
 		req->buffer = pending->buffer;
 	}
+	if ((pending->committed & WLR_OUTPUT_STATE_BUFFER) &&
+			(pending->committed & WLR_OUTPUT_STATE_DAMAGE)) {
+		pixman_region32_t *region = (pixman_region32_t *)&pending->damage;
+		int n = 0;
+		const pixman_box32_t *boxes = pixman_region32_rectangles(region, &n);
+		if (n > WLA_MAX_DAMAGE_RECTS) {
+			boxes = pixman_region32_extents(region); /* their bounding box */
+			n = 1;
+		}
+		for (int i = 0; i < n; i++) {
+			req->damage[i] = (struct wla_rect){ boxes[i].x1, boxes[i].y1,
+				boxes[i].x2 - boxes[i].x1, boxes[i].y2 - boxes[i].y1 };
+		}
+		req->n_damage = (size_t)n;
+	}
 	if (pending->committed & WLR_OUTPUT_STATE_ADAPTIVE_SYNC_ENABLED) {
 		req->has_vrr = true;
 		req->vrr = pending->adaptive_sync_enabled;
@@ -295,6 +310,7 @@ static struct wla_atomic_state *build_state(struct wla_output *out,
 		if (ret == 0) {
 			wla_atomic_set_fb_for_plane(ps, fb);
 			wla_plane_state_set_full(ps, 0, 0);
+			wla_plane_state_set_damage(ps, req->damage, req->n_damage);
 		}
 		wla_fb_put(fb);
 	}

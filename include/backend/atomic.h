@@ -53,6 +53,9 @@ struct wla_config_mode;
 #define WLA_MAX_PLANES 32
 #define WLA_MAX_CONNECTORS 8
 
+/* Damage rectangles a plane state carries. */
+#define WLA_MAX_DAMAGE_RECTS 8
+
 /* 16.16 fixed point */
 #define WLA_FIXED_ONE 0x10000u
 
@@ -192,7 +195,21 @@ struct wla_plane_state {
 	bool visible;
 	struct wla_rect src, dst;
 	bool prepared;
+	/* The fb's pixels that differ from what the plane showed before, in
+	 * fb pixels (KMS: FB_DAMAGE_CLIPS), for this state only: a duplicate
+	 * starts without. n_damage 0: all of it may have changed. */
+	struct wla_rect damage[WLA_MAX_DAMAGE_RECTS];
+	size_t n_damage;
 };
+
+/* Set the damage of ps to n rectangles (more than WLA_MAX_DAMAGE_RECTS:
+ * their bounding box; empty ones are left out; none: all of the fb). */
+void wla_plane_state_set_damage(struct wla_plane_state *ps, const struct wla_rect *rects,
+	size_t n);
+/* ps shows what other would have shown too (other's frame was replaced
+ * before it latched): its damage covers both. */
+void wla_plane_state_merge_damage(struct wla_plane_state *ps,
+	const struct wla_plane_state *other);
 
 /* The kernel's panel orientations, by the edge of the panel that is up. */
 enum wla_panel_orientation {

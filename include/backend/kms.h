@@ -28,6 +28,7 @@ struct kms_wb_job;
 struct wla_kms_plane_props {
 	uint32_t type, fb_id, crtc_id, src_x, src_y, src_w, src_h;
 	uint32_t crtc_x, crtc_y, crtc_w, crtc_h, in_formats, zpos;
+	uint32_t fb_damage_clips; /* 0: the plane takes no damage hint */
 };
 
 /* A GAMMA_LUT blob of a LUT (one reference held). */

@@ -71,6 +71,10 @@ struct wla_output_request {
 	bool has_vrr, vrr;
 	/* A modeset with the mode the CRTC has (link-status BAD). */
 	bool retrain;
+	/* The buffer's damage (wlr_output_set_damage), in buffer pixels; none:
+	 * all of it. */
+	struct wla_rect damage[WLA_MAX_DAMAGE_RECTS];
+	size_t n_damage;
 };
 
 /* An overlay of a compositor's offer (wla_output_set_overlays). */

@@ -217,7 +217,8 @@ PY
 # /sys/module/vkms/parameters/link_bad sets its link-status BAD with a
 # hot-plug uevent, as a DisplayPort driver does when the link fails; the
 # parameter panel_orientation=0..3 gives the connector a "panel orientation"
-# (DSI and eDP panels mounted turned have one).
+# (DSI and eDP panels mounted turned have one); and its planes take
+# FB_DAMAGE_CLIPS (kept in the plane state; vkms composes all of the fb).
 python3 - "$src" <<'PY'
 import sys
 src = sys.argv[1]
@@ -285,6 +286,12 @@ module_param_cb(link_bad, &vkms_link_bad_ops, NULL, 0200);
 int vkms_panel_orientation = DRM_MODE_PANEL_ORIENTATION_UNKNOWN;
 module_param_named(panel_orientation, vkms_panel_orientation, int, 0444);
 MODULE_PARM_DESC(panel_orientation, "The connector's panel orientation (0..3; -1: none)");
+"""),
+])
+patch("vkms_plane.c", [
+    ("""	drm_plane_helper_add(&plane->base, funcs);
+""", """	drm_plane_helper_add(&plane->base, funcs);
+	drm_plane_enable_fb_damage_clips(&plane->base);
 """),
 ])
 patch("vkms_composer.c", [

@@ -68,6 +68,22 @@ static struct wla_kms *kms;
 static struct wla_kms_connector *conn;
 static struct wla_crtc *crtc;
 
+/* The kernel's value of an object's property (-1 if it has none). */
+static int64_t object_prop(uint32_t id, uint32_t type, const char *name)
+{
+	int64_t value = -1;
+	drmModeObjectProperties *props = drmModeObjectGetProperties(kms->fd, id, type);
+	for (uint32_t i = 0; props && i < props->count_props; i++) {
+		drmModePropertyRes *p = drmModeGetProperty(kms->fd, props->props[i]);
+		if (p && strcmp(p->name, name) == 0) {
+			value = (int64_t)props->prop_values[i];
+		}
+		drmModeFreeProperty(p);
+	}
+	drmModeFreeObjectProperties(props);
+	return value;
+}
+
 static struct wla_kms *open_kms(void)
 {
 	struct wla_config cfg;
@@ -741,18 +757,7 @@ static void on_link_bad(struct wla_device *dev, struct wla_connector *c, void *d
 /* The kernel's value of a connector property (-1 if it has none). */
 static int64_t connector_prop(const char *name)
 {
-	int64_t value = -1;
-	drmModeObjectProperties *props = drmModeObjectGetProperties(kms->fd, conn->id,
-		DRM_MODE_OBJECT_CONNECTOR);
-	for (uint32_t i = 0; props && i < props->count_props; i++) {
-		drmModePropertyRes *p = drmModeGetProperty(kms->fd, props->props[i]);
-		if (p && strcmp(p->name, name) == 0) {
-			value = (int64_t)props->prop_values[i];
-		}
-		drmModeFreeProperty(p);
-	}
-	drmModeFreeObjectProperties(props);
-	return value;
+	return object_prop(conn->id, DRM_MODE_OBJECT_CONNECTOR, name);
 }
 
 /*
@@ -1079,19 +1084,8 @@ static void capture_on_a_static_output(void)
 /* The kernel's value of a CRTC property (0 if it has none). */
 static uint64_t crtc_prop(const char *name)
 {
-	uint32_t id = wla_kms_crtc_from_crtc(crtc)->id;
-	uint64_t value = 0;
-	drmModeObjectProperties *props = drmModeObjectGetProperties(kms->fd, id,
-		DRM_MODE_OBJECT_CRTC);
-	for (uint32_t i = 0; props && i < props->count_props; i++) {
-		drmModePropertyRes *p = drmModeGetProperty(kms->fd, props->props[i]);
-		if (p && strcmp(p->name, name) == 0) {
-			value = props->prop_values[i];
-		}
-		drmModeFreeProperty(p);
-	}
-	drmModeFreeObjectProperties(props);
-	return value;
+	int64_t v = object_prop(wla_kms_crtc_from_crtc(crtc)->id, DRM_MODE_OBJECT_CRTC, name);
+	return v < 0 ? 0 : (uint64_t)v;
 }
 
 struct pixel_capture {
@@ -1253,6 +1247,60 @@ static void vrr_through_the_kernel(void)
 	teardown();
 }
 
+/* FB_DAMAGE_CLIPS: a frame's damage goes to the kernel as the plane's clips
+ * (vkms as the tier builds it keeps them in the plane state); a frame
+ * without damage clears them. */
+static void damage_clips_through_the_kernel(void)
+{
+	if (!setup_output()) {
+		return;
+	}
+	struct wla_kms_plane *kp = crtc->primary->driver_data;
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *a = full_fb(0xff112233u), *b = full_fb(0xff332211u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	printf("  %s: FB_DAMAGE_CLIPS %s\n", crtc->primary->name,
+		kp->props.fb_damage_clips ? "yes" : "no");
+	if (!kp->props.fb_damage_clips) {
+		CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+		wla_fb_put(&a->base);
+		wla_fb_put(&b->base);
+		teardown();
+		return;
+	}
+	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
+	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, crtc->primary);
+	wla_atomic_set_crtc_for_plane(state, ps, crtc);
+	wla_atomic_set_fb_for_plane(ps, &b->base);
+	wla_plane_state_set_full(ps, 0, 0);
+	const struct wla_rect damage[2] = { { 10, 20, 30, 40 }, { 100, 5, 8, 9 } };
+	wla_plane_state_set_damage(ps, damage, 2);
+	cs->commit_seq = 2;
+	cs->want_event = true;
+	CHECK_INT(wla_atomic_nonblocking_commit(state), 0);
+	CHECK(wait_events(1));
+	int64_t blob_id = object_prop(kp->id, DRM_MODE_OBJECT_PLANE, "FB_DAMAGE_CLIPS");
+	drmModePropertyBlobRes *blob = blob_id > 0 ?
+		drmModeGetPropertyBlob(kms->fd, (uint32_t)blob_id) : NULL;
+	CHECK(blob && blob->length == 2 * sizeof(struct drm_mode_rect));
+	if (blob && blob->length == 2 * sizeof(struct drm_mode_rect)) {
+		const struct drm_mode_rect *r = blob->data;
+		CHECK(r[0].x1 == 10 && r[0].y1 == 20 && r[0].x2 == 40 && r[0].y2 == 60);
+		CHECK(r[1].x1 == 100 && r[1].y1 == 5 && r[1].x2 == 108 && r[1].y2 == 14);
+	}
+	drmModeFreePropertyBlob(blob);
+	/* Without damage: none. */
+	CHECK_INT(commit_primary(&a->base, 3), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(object_prop(kp->id, DRM_MODE_OBJECT_PLANE, "FB_DAMAGE_CLIPS"), 0);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	wla_fb_put(&a->base);
+	wla_fb_put(&b->base);
+	teardown();
+}
+
 /* Bad devices: a path that is no DRM device, one that does not exist (the
  * session refuses them, naming the path); the driver handed an fd that is
  * no card, or a card's fd already closed, refuses it naming the fd. */
@@ -1403,5 +1451,6 @@ int main(int argc, char **argv)
 	RUN_TEST(capture_on_a_static_output);
 	RUN_TEST(gamma_lut_through_the_kernel);
 	RUN_TEST(vrr_through_the_kernel);
+	RUN_TEST(damage_clips_through_the_kernel);
 	HARNESS_EXIT();
 }

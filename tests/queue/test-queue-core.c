@@ -238,6 +238,75 @@ static void mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_onc
 	qf_finish(&f);
 }
 
+/* A frame with damage (fb pixels changed since the screen's frame). */
+static int qf_flip_damaged(struct fixture *f, struct wla_fb *fb, uint64_t seq,
+	const struct wla_rect *damage, size_t n)
+{
+	struct wla_atomic_state *state = test_state(f->dev, f->crtc, seq, true);
+	struct wla_plane_state *ps = test_put(state, f->crtc, f->crtc->primary, fb, 0, 0);
+	wla_plane_state_set_damage(ps, damage, n);
+	return test_commit_nonblocking(state);
+}
+
+/* A mailbox replacement shows what the replaced frame changed too: its
+ * damage becomes the union of both (as FB_DAMAGE_CLIPS must be relative to
+ * the frame on screen); a replaced frame without damage makes it all. */
+static void mailbox_replacement_carries_the_replaced_frames_damage(void)
+{
+	struct fixture f;
+	CHECK(qf_init(&f, 1, true));
+	struct wla_fb *a = qf_screen_fb(0xff0000aa), *b = qf_screen_fb(0xff00bb00);
+	struct wla_fb *c = qf_screen_fb(0xffcc0000), *d = qf_screen_fb(0xffdddddd);
+	CHECK_INT(qf_enable_latched(&f, a), 0);
+	const struct wla_rect rb = { 0, 0, 4, 4 }, rc = { 8, 8, 2, 2 }, rd = { 1, 1, 1, 1 };
+	CHECK_INT(qf_flip_damaged(&f, b, 2, &rb, 1), 0); /* armed */
+	CHECK_INT(qf_flip_damaged(&f, c, 3, &rc, 1), 0); /* waits */
+	CHECK_INT(qf_flip_damaged(&f, d, 4, &rd, 1), 0); /* replaces c */
+	const struct wla_plane_state *ps = f.crtc->primary->state;
+	CHECK(ps->fb == d);
+	CHECK_INT(ps->n_damage, 2);
+	if (ps->n_damage == 2) {
+		CHECK(ps->damage[0].x == 1 && ps->damage[0].w == 1);
+		CHECK(ps->damage[1].x == 8 && ps->damage[1].w == 2);
+	}
+	/* Replaced by a frame without damage: all of it. */
+	CHECK_INT(qf_flip(&f, c, 5), 0);
+	CHECK_INT(f.crtc->primary->state->n_damage, 0);
+	qf_vblank(&f, 2);
+	qf_vblank(&f, 3);
+	CHECK_INT(qf_disable(&f), 0);
+	fake_drop(a);
+	fake_drop(b);
+	fake_drop(c);
+	fake_drop(d);
+	qf_finish(&f);
+}
+
+/* More rectangles than a state carries become their bounding box; empty
+ * ones are left out; a duplicate starts without damage. */
+static void damage_beyond_the_limit_is_its_bounding_box(void)
+{
+	struct wla_plane_state ps = { 0 };
+	struct wla_rect many[WLA_MAX_DAMAGE_RECTS + 1];
+	for (int i = 0; i <= WLA_MAX_DAMAGE_RECTS; i++) {
+		many[i] = (struct wla_rect){ 10 * i, 5, 2, 3 + i };
+	}
+	wla_plane_state_set_damage(&ps, many, WLA_MAX_DAMAGE_RECTS);
+	CHECK_INT(ps.n_damage, WLA_MAX_DAMAGE_RECTS);
+	wla_plane_state_set_damage(&ps, many, WLA_MAX_DAMAGE_RECTS + 1);
+	CHECK_INT(ps.n_damage, 1);
+	CHECK(ps.damage[0].x == 0 && ps.damage[0].y == 5 &&
+		ps.damage[0].w == 10 * WLA_MAX_DAMAGE_RECTS + 2 &&
+		ps.damage[0].h == 3 + WLA_MAX_DAMAGE_RECTS);
+	const struct wla_rect some[3] = { { 0, 0, 0, 5 }, { 1, 2, 3, 4 }, { 0, 0, 5, -1 } };
+	wla_plane_state_set_damage(&ps, some, 3);
+	CHECK_INT(ps.n_damage, 1);
+	CHECK(ps.damage[0].x == 1 && ps.damage[0].h == 4);
+	struct wla_plane_state *copy = wla_plane_state_duplicate(&ps);
+	CHECK_INT(copy->n_damage, 0);
+	wla_plane_state_destroy(copy);
+}
+
 static void mailbox_at_depth_2_replaces_only_the_newest_waiting_frame(void)
 {
 	struct fixture f;
@@ -1006,6 +1075,8 @@ int main(void)
 	RUN_TEST(depth_2_refuses_a_third_frame_with_flip_queue_full);
 	RUN_TEST(a_blocking_commit_is_refused_while_frames_are_queued);
 	RUN_TEST(mailbox_at_depth_1_replaces_the_waiting_frame_and_releases_it_at_once);
+	RUN_TEST(mailbox_replacement_carries_the_replaced_frames_damage);
+	RUN_TEST(damage_beyond_the_limit_is_its_bounding_box);
 	RUN_TEST(mailbox_at_depth_2_replaces_only_the_newest_waiting_frame);
 	RUN_TEST(mailbox_replacement_keeps_the_replaced_frames_other_planes);
 	RUN_TEST(each_fb_is_released_at_the_vblank_that_latches_its_replacement);

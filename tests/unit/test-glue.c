@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
+#include <pixman.h>
 #include <wayland-server-core.h>
 #include <wlr/backend.h>
 #include <wlr/interfaces/wlr_output.h>
@@ -1223,6 +1224,36 @@ static void a_turned_panel_gives_its_output_a_transform(void)
 	gf_finish(&f);
 }
 
+/* wlr_output_set_damage reaches the primary plane's state (KMS sends it as
+ * FB_DAMAGE_CLIPS); a frame without damage is all damage. */
+static void a_frames_damage_reaches_the_primary_plane(void)
+{
+	struct gf f;
+	CHECK(gf_start(&f, 1, false));
+	struct gf_output *o = &f.outputs[0];
+	struct wla_output *out = wl_container_of(o->output, out, base);
+	CHECK(enable(o));
+	CHECK(wait_until(&f, &o->presented, 1));
+	pixman_region32_t damage;
+	pixman_region32_init_rect(&damage, 2, 3, 10, 5);
+	pixman_region32_union_rect(&damage, &damage, 30, 20, 4, 4);
+	wlr_output_set_damage(o->output, &damage);
+	pixman_region32_fini(&damage);
+	CHECK(commit_next(o));
+	const struct wla_plane_state *ps = out->crtc->primary->state;
+	CHECK_INT(ps->n_damage, 2);
+	if (ps->n_damage == 2) {
+		CHECK(ps->damage[0].x == 2 && ps->damage[0].y == 3 && ps->damage[0].w == 10 &&
+			ps->damage[0].h == 5);
+		CHECK(ps->damage[1].x == 30 && ps->damage[1].w == 4);
+	}
+	CHECK(wait_until(&f, &o->presented, 2));
+	CHECK(commit_next(o));
+	CHECK_INT(out->crtc->primary->state->n_damage, 0);
+	CHECK(wait_until(&f, &o->presented, 3));
+	gf_finish(&f);
+}
+
 int main(void)
 {
 	harness_init();
@@ -1249,5 +1280,6 @@ int main(void)
 	RUN_TEST(adaptive_sync_is_honoured_where_the_monitor_has_a_range);
 	RUN_TEST(a_broken_link_is_trained_again_with_the_same_mode);
 	RUN_TEST(a_turned_panel_gives_its_output_a_transform);
+	RUN_TEST(a_frames_damage_reaches_the_primary_plane);
 	HARNESS_EXIT();
 }
