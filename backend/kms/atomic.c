@@ -11,6 +11,7 @@
 #include <wlr/util/log.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
+#include "backend/session.h"
 #include "kms-private.h"
 
 void wla_kms_add_prop(struct kms_req *r, const char *what, uint32_t obj, uint32_t prop,
@@ -43,7 +44,8 @@ static void add_crtc(struct kms_req *r, struct wla_kms_crtc *kc,
 	}
 	wla_kms_add_prop(r, "MODE_ID", kc->id, kc->prop_mode_id, blob);
 	wla_kms_add_prop(r, "ACTIVE", kc->id, kc->prop_active, cs->active);
-	if (cs->active && (cs->mode_changed || cs->active_changed || cs->connectors_changed)) {
+	if (cs->active && (r->restore || cs->mode_changed || cs->active_changed ||
+			cs->connectors_changed)) {
 		/* A modeset trains the links again: the kernel's documented
 		 * answer to link-status BAD, written for every connector the
 		 * CRTC drives. */
@@ -310,6 +312,14 @@ static bool only_fbs_change(struct wla_atomic_state *state, uint32_t mask)
 	return true;
 }
 
+/* The kernel refused a commit because we are not DRM master (EACCES) on a
+ * card the seat gave us: the seat has taken master away for another
+ * session, and tells us right after. */
+static bool seat_took_master(const struct wla_kms *kms, int err)
+{
+	return err == -EACCES && kms->card && kms->card->through_seat;
+}
+
 /* TEST_ONLY of the whole state: 0 or -errno, the kernel's refusal logged
  * (log false: quietly). trusted: only_fbs_change said yes, so the request
  * is built (its fbs imported, which can still fail) but not sent, unless
@@ -335,6 +345,13 @@ static int test_state(struct wla_kms *kms, struct wla_atomic_state *state, bool 
 		kms->test_commits++;
 		if (drmModeAtomicCommit(kms->fd, r.req, flags, NULL) != 0) {
 			ret = -errno;
+			if (seat_took_master(kms, ret)) {
+				/* The seat took DRM master away before telling us
+				 * (seatd does): the session is going inactive. */
+				wla_kms_finish_request(&r);
+				wla_kms_pause(kms);
+				return 0;
+			}
 			char objs[256];
 			/* A frame the card cannot scan out is composited by the
 			 * compositor instead: not an error worth a line per frame.
@@ -370,6 +387,10 @@ int wla_kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *state)
 			"state of %s is refused", describe_state(state, objs, sizeof(objs)));
 		return -ENODEV;
 	}
+	if (kms->dev.inactive) {
+		/* Another session has the card: the restore tests it all. */
+		return 0;
+	}
 	bool wb_routed = false;
 	int ret = test_state(kms, state, true, &wb_routed, !kms->writeback.usable,
 		only_fbs_change(state, state_mask(state)));
@@ -395,6 +416,54 @@ int wla_kms_atomic_check(struct wla_device *dev, struct wla_atomic_state *state)
 		wla_kms_mark_lost(kms, ret);
 	}
 	return ret;
+}
+
+/* The CRTCs' books after the state of mask went out (serial: its commit's,
+ * whose page-flip events latch it; 0: it waits for the restore). */
+static void update_books(struct wla_kms *kms, struct wla_atomic_state *state, uint32_t mask,
+	uint64_t serial)
+{
+	wla_for_each_crtc_in_state(state, e) {
+		if (!in_mask(e->ptr, mask)) {
+			continue;
+		}
+		struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(e->ptr);
+		const struct wla_crtc_state *cs = e->new_state;
+		if (!cs->active) {
+			if (kc->active) {
+				wla_kms_obj_log(kms, kc, WLR_INFO, "disabled");
+			}
+			/* An event still to come for it names a state the core
+			 * completes now: dropped. So is a state it deferred. */
+			kc->armed_serial = 0;
+			kc->held = false;
+			kc->deferred = NULL;
+			kc->active = false;
+			kc->have_vblank = false;
+			wla_kms_fail_captures(kms, kc);
+			continue;
+		}
+		if (!kc->active || !wla_mode_equal(&kc->mode, &cs->mode)) {
+			char buf[128];
+			wla_kms_obj_log(kms, kc, WLR_INFO, "%s %s",
+				kc->active ? "mode set to" : "enabled",
+				wla_mode_describe(&cs->mode, buf, sizeof(buf)));
+			kc->mode = cs->mode;
+			kc->period_ns = wla_mode_period_ns(&cs->mode);
+			kc->counters.refresh_ns = kc->period_ns;
+			if (!kc->active) {
+				kc->have_vblank = false;
+				/* Asked again at the first event (an EINVAL may have
+				 * meant a CRTC whose vblanks were off). */
+				kc->no_vblank = false;
+			}
+			kc->active = true;
+		}
+		if (e->latch) {
+			kc->armed_serial = serial;
+			kc->held = serial == 0;
+		}
+	}
 }
 
 /* Program the CRTCs of mask in the state: one commit. */
@@ -449,6 +518,9 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 			if (injected || drmModeAtomicCommit(kms->fd, r.req, flags, flip) != 0) {
 				ret = -errno;
 				wla_kms_flip_drop(flip);
+				if (seat_took_master(kms, ret)) {
+					break;
+				}
 				char objs[256];
 				wla_kms_log(kms, WLR_ERROR, "the kernel refused the commit of %s%s: %s "
 					"(errno %d%s)", describe_state(state, objs,
@@ -474,6 +546,18 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 	bool wb_routes = r.wb_routes;
 	uint32_t wb_crtc = r.wb_crtc;
 	wla_kms_finish_request(&r);
+	if (seat_took_master(kms, ret)) {
+		/* The session is going inactive (the seat tells us next): the
+		 * state waits for the restore, as those handed over later. */
+		if (job) {
+			wl_list_insert_list(&kms->failed_captures, &job->captures);
+			wl_list_init(&job->captures);
+			wla_kms_job_free(job);
+		}
+		wla_kms_pause(kms);
+		update_books(kms, state, mask, 0);
+		return 0;
+	}
 	if (ret == -ENODEV) {
 		/* The core turns this state's CRTCs off when it hears the
 		 * error; the others go off once it is done (never from in
@@ -490,45 +574,7 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 	if (job) {
 		wla_kms_start_job(kms, job, serial, state);
 	}
-	wla_for_each_crtc_in_state(state, e) {
-		if (!in_mask(e->ptr, mask)) {
-			continue;
-		}
-		struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(e->ptr);
-		const struct wla_crtc_state *cs = e->new_state;
-		if (!cs->active) {
-			if (kc->active) {
-				wla_kms_obj_log(kms, kc, WLR_INFO, "disabled");
-			}
-			/* An event still to come for it names a state the core
-			 * completes now: dropped. So is a state it deferred. */
-			kc->armed_serial = 0;
-			kc->deferred = NULL;
-			kc->active = false;
-			kc->have_vblank = false;
-			wla_kms_fail_captures(kms, kc);
-			continue;
-		}
-		if (!kc->active || !wla_mode_equal(&kc->mode, &cs->mode)) {
-			char buf[128];
-			wla_kms_obj_log(kms, kc, WLR_INFO, "%s %s",
-				kc->active ? "mode set to" : "enabled",
-				wla_mode_describe(&cs->mode, buf, sizeof(buf)));
-			kc->mode = cs->mode;
-			kc->period_ns = wla_mode_period_ns(&cs->mode);
-			kc->counters.refresh_ns = kc->period_ns;
-			if (!kc->active) {
-				kc->have_vblank = false;
-				/* Asked again at the first event (an EINVAL may have
-				 * meant a CRTC whose vblanks were off). */
-				kc->no_vblank = false;
-			}
-			kc->active = true;
-		}
-		if (e->latch) {
-			kc->armed_serial = serial;
-		}
-	}
+	update_books(kms, state, mask, serial);
 	return 0;
 }
 
@@ -549,6 +595,13 @@ int wla_kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
 			busy = kc;
 		}
 	}
+	if (kms->dev.inactive && !kms->lost) {
+		/* Another session has the card: nothing goes to it. A CRTC
+		 * turned off is off in the books (the restore turns it off on the
+		 * card); a state that latches waits for the restore. */
+		update_books(kms, state, mask, 0);
+		return 0;
+	}
 	if (busy && !turns_off && !kms->lost) {
 		/* A writeback commit of the driver's own is in flight there:
 		 * the kernel takes this one when it completed. */
@@ -557,4 +610,111 @@ int wla_kms_commit_tail(struct wla_device *dev, struct wla_atomic_state *state)
 		return 0;
 	}
 	return wla_kms_program(kms, state, mask);
+}
+
+void wla_kms_pause(struct wla_kms *kms)
+{
+	if (kms->dev.inactive) {
+		return;
+	}
+	kms->dev.inactive = true;
+	wla_kms_log(kms, WLR_INFO, "session inactive: nothing goes to the card until it is "
+		"back (DRM master is the seat's to give)");
+	if (kms->dev.listener.active) {
+		kms->dev.listener.active(&kms->dev, kms->dev.listener.data);
+	}
+}
+
+/* One modeset of everything as the core has it: another session may have
+ * changed any property of any object. */
+static int restore(struct wla_kms *kms)
+{
+	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc(), .restore = true };
+	if (!r.req) {
+		wla_kms_log(kms, WLR_ERROR, "out of memory for the restore");
+		return -ENOMEM;
+	}
+	uint32_t active = 0, held = 0;
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		struct wla_kms_crtc *kc = &kms->crtcs[c];
+		add_crtc(&r, kc, kc->base.state, false);
+		active |= kc->base.state->active ? 1u << kc->base.index : 0;
+		held |= kc->held && kc->base.state->active ? 1u << kc->base.index : 0;
+	}
+	for (size_t p = 0; p < kms->n_planes; p++) {
+		struct wla_kms_plane *kp = &kms->planes[p];
+		add_plane(&r, kp, kp->base.state, false);
+	}
+	for (size_t i = 0; i < kms->n_connectors; i++) {
+		struct wla_kms_connector *kc = kms->connectors[i];
+		wla_kms_add_prop(&r, "CRTC_ID", kc->id, kc->prop_crtc_id,
+			crtc_id_of(kc->base.state->crtc));
+	}
+	struct wla_kms_writeback *wb = &kms->writeback;
+	if (kms->has_writeback) {
+		bool keep = false;
+		for (size_t c = 0; c < kms->n_crtcs; c++) {
+			keep |= kms->crtcs[c].id == wb->routed_crtc && kms->crtcs[c].base.state->active;
+		}
+		wb->routed_crtc = keep ? wb->routed_crtc : 0;
+		wla_kms_add_prop(&r, "CRTC_ID", wb->id, wb->prop_crtc_id, wb->routed_crtc);
+	}
+	int ret = r.err;
+	uint64_t serial = ++kms->serial;
+	/* Nonblocking with events where a state waits to latch (nothing else
+	 * of ours is in flight: the card was not ours). */
+	struct wla_kms_flip *flip = held ? wla_kms_flip_take(kms, serial, active) : NULL;
+	uint32_t flags = DRM_MODE_ATOMIC_ALLOW_MODESET |
+		(held ? DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT : 0);
+	if (ret == 0 && drmModeAtomicCommit(kms->fd, r.req, flags, flip) != 0) {
+		ret = -errno;
+	}
+	wla_kms_finish_request(&r);
+	if (ret < 0) {
+		wla_kms_flip_drop(flip);
+		wla_kms_log(kms, WLR_ERROR, "the kernel refused the restore of every CRTC and plane "
+			"after the session came back: %s (errno %d)", strerror(-ret), -ret);
+		return ret;
+	}
+	kms->commits++;
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		struct wla_kms_crtc *kc = &kms->crtcs[c];
+		if (kc->base.state->active) {
+			/* A modeset: the vblank counter is learnt again. */
+			kc->have_vblank = false;
+			kc->no_vblank = false;
+		}
+		if (kc->held && kc->base.state->active) {
+			kc->armed_serial = serial;
+		}
+		kc->held = false;
+	}
+	return 0;
+}
+
+void wla_kms_resume(struct wla_kms *kms)
+{
+	if (!kms->dev.inactive || kms->lost) {
+		return;
+	}
+	kms->dev.inactive = false;
+	kms->restores++;
+	int ret = restore(kms);
+	if (ret < 0) {
+		/* What the core believes on screen is not: turned off, its
+		 * frames reported failed; the compositor may enable again. */
+		kms->restores_failed++;
+		for (size_t c = 0; c < kms->n_crtcs; c++) {
+			struct wla_crtc *crtc = &kms->crtcs[c].base;
+			if (crtc->state->active || !wl_list_empty(&crtc->queue)) {
+				wla_crtc_force_off(crtc);
+			}
+		}
+	} else {
+		wla_kms_log(kms, WLR_INFO, "session active again: every CRTC and plane restored in "
+			"one modeset");
+	}
+	if (kms->dev.listener.active) {
+		kms->dev.listener.active(&kms->dev, kms->dev.listener.data);
+	}
 }

@@ -79,8 +79,25 @@ static void handle_card_session_end(struct wl_listener *listener, void *data)
 	kms->dev.drm_fd = -1;
 }
 
+/* The seat's session went inactive (a VT switch: the seat takes DRM master
+ * once this returns) or active again (master is ours again). */
+static void handle_card_active(struct wl_listener *listener, void *data)
+{
+	struct wla_kms *kms = wl_container_of(listener, kms, card_active);
+	wla_device_hold(&kms->dev);
+	if (kms->card->active) {
+		wla_kms_resume(kms);
+	} else {
+		wla_kms_pause(kms);
+	}
+	wla_device_deliver_events(&kms->dev);
+	wla_device_release(&kms->dev);
+}
+
 void wla_kms_listen_card(struct wla_kms *kms)
 {
+	kms->card_active.notify = handle_card_active;
+	wl_signal_add(&kms->card->events.active, &kms->card_active);
 	kms->card_change.notify = handle_card_change;
 	wl_signal_add(&kms->card->events.change, &kms->card_change);
 	kms->card_session_end.notify = handle_card_session_end;
@@ -91,4 +108,5 @@ void wla_kms_unlisten_card(struct wla_kms *kms)
 {
 	wl_list_remove(&kms->card_change.link);
 	wl_list_remove(&kms->card_session_end.link);
+	wl_list_remove(&kms->card_active.link);
 }

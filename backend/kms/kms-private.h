@@ -87,6 +87,8 @@ struct kms_req {
 	uint32_t wb_crtc;
 	/* A writeback job the request carries. */
 	struct kms_wb_job *job;
+	/* The restore after an inactive session: every modeset is forced. */
+	bool restore;
 	/* FB_DAMAGE_CLIPS blobs of its planes, let go once it was sent. */
 	uint32_t damage_blobs[WLA_MAX_PLANES];
 	size_t n_damage_blobs;
@@ -105,6 +107,11 @@ bool wla_kms_get_props(int fd, uint32_t obj, uint32_t type, const struct prop_wa
 
 /* mode.c */
 bool wla_kms_mode_from_drm(const drmModeModeInfo *info, struct wla_mode *mode);
+/* atomic.c: the session went inactive (nothing goes to the card; states
+ * handed over wait) or active again (every object programmed as the core
+ * has it, in one modeset; the states that waited latch with it). */
+void wla_kms_pause(struct wla_kms *kms);
+void wla_kms_resume(struct wla_kms *kms);
 uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode);
 uint32_t wla_kms_gamma_blob(struct wla_kms *kms, struct wla_kms_crtc *kc,
 	struct wla_gamma_lut *lut);

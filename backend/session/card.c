@@ -101,6 +101,8 @@ static struct wla_card *open_card(struct wla_session *session, const char *path,
 	card->seat_dev = seat_dev;
 	wl_signal_init(&card->events.change);
 	wl_signal_init(&card->events.session_end);
+	wl_signal_init(&card->events.active);
+	card->active = true;
 	wl_list_insert(session->cards.prev, &card->link);
 	if (seat_dev) {
 		wlr_log(WLR_INFO, "session: %s opened through the seat (fd %d)", path, fd);

@@ -38,6 +38,7 @@ static void handle_seat_destroy(struct wl_listener *listener, void *data)
 {
 	struct wla_session *session = wl_container_of(listener, session, seat_destroy);
 	wl_list_remove(&session->seat_destroy.link);
+	wl_list_remove(&session->seat_active.link);
 	struct wla_card *card;
 	wl_list_for_each(card, &session->cards, link) {
 		wl_signal_emit(&card->events.session_end, card);
@@ -51,6 +52,28 @@ static void handle_seat_destroy(struct wl_listener *listener, void *data)
 	session->seat = NULL;
 }
 
+/* The seat's session went inactive or active again (a VT switch): the
+ * drivers of the cards opened through it stop or start again. */
+static void handle_seat_active(struct wl_listener *listener, void *data)
+{
+	struct wla_session *session = wl_container_of(listener, session, seat_active);
+	bool active = session->seat->active;
+	wlr_log(WLR_INFO, "session: the seat's session is %s", active ? "active again" :
+		"inactive (another VT or session has the seat)");
+	wla_hold(&session->hold);
+	struct wla_card *card, *tmp;
+	wl_list_for_each_safe(card, tmp, &session->cards, link) {
+		if (card->through_seat && card->active != active) {
+			card->active = active;
+			wl_signal_emit(&card->events.active, card);
+		}
+		if (wla_doomed(&session->hold)) {
+			break;
+		}
+	}
+	wla_release(&session->hold, session_free, session);
+}
+
 struct wlr_session *wla_session_get_seat(struct wla_session *session)
 {
 	if (!session->seat && session->display && !session->seat_failed) {
@@ -59,6 +82,8 @@ struct wlr_session *wla_session_get_seat(struct wla_session *session)
 		if (session->seat) {
 			session->seat_destroy.notify = handle_seat_destroy;
 			wl_signal_add(&session->seat->events.destroy, &session->seat_destroy);
+			session->seat_active.notify = handle_seat_active;
+			wl_signal_add(&session->seat->events.active, &session->seat_active);
 		}
 	}
 	return session->seat;
@@ -161,6 +186,7 @@ static void session_free(void *data)
 	unwatch_uevents(session);
 	if (session->seat) {
 		wl_list_remove(&session->seat_destroy.link);
+		wl_list_remove(&session->seat_active.link);
 		wlr_session_destroy(session->seat);
 	}
 	free(session);

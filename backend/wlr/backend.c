@@ -195,6 +195,31 @@ static void handle_connector_link_bad(struct wla_device *dev, struct wla_connect
 	}
 }
 
+/* The device's session went inactive (a VT switch): commits are refused
+ * while it lasts, and no frame event is sent (wlroots' frame_pending held
+ * set), so that a compositor that draws at each frame event, and its
+ * clients, rest instead of drawing frames that are refused. Active again:
+ * the outputs show what they showed, and the compositor is asked for a
+ * frame, as wlroots' DRM backend asks after its restore. */
+static void handle_device_active(struct wla_device *dev, void *data)
+{
+	struct wla_backend *backend = data;
+	wlr_log(WLR_INFO, "device %s: session %s", dev->name, dev->inactive ?
+		"inactive: no frame events until it is back" : "active again");
+	wla_hold(&backend->hold);
+	struct wla_output *out, *tmp;
+	wl_list_for_each_safe(out, tmp, &backend->outputs, link) {
+		if (out->dev != dev) {
+			continue;
+		}
+		out->base.frame_pending = dev->inactive;
+		if (!dev->inactive && out->base.enabled) {
+			wlr_output_schedule_frame(&out->base);
+		}
+	}
+	wla_backend_release(backend);
+}
+
 /* An unplug waiting for the present event of the connector's output to end. */
 struct wla_unplug {
 	struct wl_list link; /* wla_backend.unplugs */
@@ -388,6 +413,7 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 			.connector_added = handle_connector_added,
 			.connector_removed = handle_connector_removed,
 			.connector_link_bad = handle_connector_link_bad,
+			.active = handle_device_active,
 			.data = backend,
 		};
 	}

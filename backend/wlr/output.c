@@ -369,7 +369,7 @@ static void frame_done_without_event(struct wla_output *out)
 
 static void send_frame_if_room(struct wla_output *out)
 {
-	if (!out->base.frame_pending) {
+	if (!out->base.frame_pending || out->dev->inactive) {
 		return;
 	}
 	if (!out->base.enabled) {
@@ -388,6 +388,9 @@ static void handle_frame_idle(void *data)
 {
 	struct wla_output *out = data;
 	out->frame_idle = NULL;
+	if (out->dev->inactive) {
+		return; /* asked for again when the session is back */
+	}
 	if (out->first_frame) {
 		/* Lit up without a buffer: the compositor's first frame. */
 		out->first_frame = false;
@@ -509,11 +512,25 @@ static bool needs_hardware(struct wla_output *out)
 		wla_output_overlays_pending(out);
 }
 
+/* Another session has the device (a VT switch): as wlroots' DRM backend,
+ * no commit reaches the hardware until it is back. */
+static bool device_inactive(struct wla_output *out)
+{
+	if (!out->dev->inactive) {
+		return false;
+	}
+	wla_output_log(out, WLR_DEBUG, "commit refused: the session is inactive");
+	return true;
+}
+
 static bool output_test(struct wlr_output *wlr_output)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
 	if (!needs_hardware(out)) {
 		return true;
+	}
+	if (device_inactive(out)) {
+		return false;
 	}
 	struct wla_output_request req;
 	out->probing = true;
@@ -657,6 +674,10 @@ static bool output_commit(struct wlr_output *wlr_output)
 	if (!needs_hardware(out)) {
 		out->stats.commits++;
 		return true;
+	}
+	if (device_inactive(out)) {
+		out->stats.refused++;
+		return false;
 	}
 	struct wla_output_request req;
 	int ret = request_from_pending(out, &req) ? 0 : -EINVAL;

@@ -531,6 +531,10 @@ struct wla_device_listener {
 	 * state with connectors_changed set gives. */
 	void (*connector_link_bad)(struct wla_device *dev, struct wla_connector *conn,
 		void *data);
+	/* The device's session went inactive or active again (dev->inactive
+	 * says which); once active, what the CRTCs showed is on screen again
+	 * and the compositor may draw. */
+	void (*active)(struct wla_device *dev, void *data);
 	void *data;
 };
 
@@ -564,6 +568,10 @@ struct wla_device {
 	/* Set by the driver: a modeset latches when the CRTC is up again, not
 	 * on its vblank grid (KMS), so a frame carrying one misses nothing. */
 	bool modeset_untimed;
+	/* Set by the driver: its session is inactive (KMS: another VT has the
+	 * seat and DRM master), nothing reaches the hardware; the glue refuses
+	 * commits until the listener's active tells it is back. */
+	bool inactive;
 	/* Atomic states allocated and not yet freed: a leak check. */
 	size_t live_states;
 	/* Those states (struct wla_atomic_state.link): removing an object

@@ -60,6 +60,9 @@ struct wla_kms_crtc {
 	uint64_t own_serial;
 	struct wla_atomic_state *deferred;
 	uint32_t deferred_mask; /* the CRTCs to program of it */
+	/* A state latching here was handed over while the session was
+	 * inactive: it goes to the card with the restore. */
+	bool held;
 	/* The mode the CRTC runs (its vblank period). */
 	struct wla_mode mode;
 	uint64_t period_ns;
@@ -137,6 +140,9 @@ struct wla_kms {
 	struct wla_card *card;
 	struct wl_listener card_change;
 	struct wl_listener card_session_end;
+	struct wl_listener card_active;
+	/* Restores after a session came back, and those the kernel refused. */
+	uint64_t restores, restores_failed;
 	uint64_t reprobes;
 	struct wla_kms_crtc crtcs[WLA_MAX_CRTCS];
 	size_t n_crtcs;

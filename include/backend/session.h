@@ -43,7 +43,14 @@ struct wla_card {
 		 * fd is still open; when through_seat it is closed (-1)
 		 * right after. data: the card. */
 		struct wl_signal session_end;
+		/* The seat's session went inactive (another VT, another
+		 * session: the seat takes DRM master away once the listeners
+		 * returned) or active again (master is ours again); active says
+		 * which. Only for cards opened through the seat. data: the
+		 * card. */
+		struct wl_signal active;
 	} events;
+	bool active;
 };
 
 struct wla_session {
@@ -54,6 +61,7 @@ struct wla_session {
 	struct wlr_session *seat; /* made on first need */
 	bool seat_failed;
 	struct wl_listener seat_destroy;
+	struct wl_listener seat_active;
 	/* Uevents of the drm subsystem, from the first card opened on. */
 	struct udev *udev;
 	struct udev_monitor *monitor;

@@ -1,0 +1,126 @@
+#!/bin/bash
+# Run in the guest: a VT switch under a compositor on the KMS driver. seatd
+# runs for nobody; the test fixture, as nobody, has the card through the
+# seat on VT 1, with a client. `chvt 2` makes seatd take the seat away: the
+# driver says the session is inactive, leaves the card alone (its DRM master
+# is free: this script can take it) and no frame is presented. `chvt 1`
+# gives the seat back: every CRTC and plane is restored in one modeset,
+# frames flow again, drm_info shows the output lit with a framebuffer, and
+# at the end nothing is left locked.
+# Usage: test-kms-vt.sh TINYWL_MEASURED PATTERN_CLIENT WLATOMIC_CTL
+set -euo pipefail
+. "$(dirname "$0")/../integration/lib.sh"
+TINYWL=$1 CLIENT=$2 CTL=$3
+setup
+[ -e /dev/dri/card0 ] || skip "no /dev/dri/card0: run through run-guest.sh"
+for tool in seatd busybox drm_info; do
+	command -v $tool >/dev/null || skip "no $tool"
+done
+[ "$(id -u)" -eq 0 ] || skip "needs root to start seatd and switch VTs"
+[ -e /dev/tty1 ] && [ -e /dev/tty2 ] || skip "no virtual terminals"
+busybox chvt 1
+chmod 0600 /dev/dri/card0
+chmod 0755 "$TEST_DIR"
+chown 65534:65534 "$XDG_RUNTIME_DIR"
+export WLA_CONTROL=$XDG_RUNTIME_DIR/wla-vt.sock
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env XDG_RUNTIME_DIR="$XDG_RUNTIME_DIR" WLA_DRIVER=kms WLR_RENDERER=pixman \
+		WLA_CONTROL="$WLA_CONTROL" LIBSEAT_BACKEND=seatd "$@"
+}
+ctl() { as_nobody "$CTL" -t "$(scaled 30)" "$@"; }
+
+# Whether this process can become the card's DRM master (no one is).
+master_free() {
+	/usr/bin/python3 - <<-'PY'
+	import fcntl, os, sys
+	fd = os.open('/dev/dri/card0', os.O_RDWR)
+	try:
+	    fcntl.ioctl(fd, 0x641e)  # DRM_IOCTL_SET_MASTER
+	    fcntl.ioctl(fd, 0x641f)  # DRM_IOCTL_DROP_MASTER
+	    sys.exit(0)
+	except OSError:
+	    sys.exit(1)
+	finally:
+	    os.close(fd)
+	PY
+}
+
+lit() {
+	drm_info -j /dev/dri/card0 >"$TEST_DIR/drm_info.json" 2>/dev/null || return 1
+	/usr/bin/python3 - "$TEST_DIR/drm_info.json" <<-'PY'
+	import json, sys
+	dev = list(json.load(open(sys.argv[1])).values())[0]
+	active = {c['id'] for c in dev['crtcs'] if c['properties']['ACTIVE']['value']}
+	shown = {p['properties']['CRTC_ID']['value'] for p in dev['planes']
+	         if p['properties']['FB_ID']['value'] and p['properties']['CRTC_ID']['value']}
+	print(f"drm_info: active CRTCs {sorted(active)}, with a framebuffer {sorted(active & shown)}")
+	sys.exit(0 if active & shown else 1)
+	PY
+}
+
+seatd -u nobody -g nogroup -n 9 >"$TEST_DIR/seatd.log" 2>&1 9>"$TEST_DIR/seatd.ready" &
+seatd_pid=$!
+trap 'touch "$TEST_DIR/done"; kill $seatd_pid 2>/dev/null || true' EXIT
+poll 100 '[ -S /run/seatd.sock ]' || { cat "$TEST_DIR/seatd.log"; fail "seatd did not start"; }
+
+# The fixture ends when its startup command does: the client runs until
+# this script says so.
+cat >"$TEST_DIR/startup.sh" <<-EOS
+$(shell_quote "$CLIENT") --frames 1000000 &
+client=\$!
+while [ ! -e $(shell_quote "$TEST_DIR/done") ]; do sleep 0.1; done
+kill \$client
+wait \$client || true
+EOS
+chmod 0755 "$TEST_DIR/startup.sh"
+as_nobody timeout -k 5 "$(scaled 240)" "$TINYWL" -v -s "sh $(shell_quote "$TEST_DIR/startup.sh")" \
+	>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
+tinywl_pid=$!
+wait_until 120 '[ -S "$WLA_CONTROL" ] && ctl wait Virtual-1 10 >/dev/null 2>&1' ||
+	{ tail -n 30 "$TEST_DIR/stderr"; fail "no frames before the VT switch"; }
+grep -q 'session: /dev/dri/card0 opened through the seat' "$TEST_DIR/stderr" ||
+	fail "the card was not opened through the seat"
+master_free && fail "the card's master is free while the compositor runs"
+
+# Away: the session goes inactive, the card is left alone.
+busybox chvt 2
+wait_until 30 'grep -q "session inactive: nothing goes to the card" "$TEST_DIR/stderr"' ||
+	{ tail -n 20 "$TEST_DIR/stderr"; cat "$TEST_DIR/seatd.log"; fail "no inactive session after chvt 2"; }
+wait_until 30 master_free || fail "the card's DRM master was not given up"
+before=$(ctl list | sed -n 's/^output Virtual-1 .* frames_presented=\([0-9]*\).*/\1/p')
+# Nothing presented while away (a frame would come within 2 periods).
+if ctl -t 1 wait Virtual-1 1 >/dev/null 2>&1; then
+	fail "a frame was presented on VT 2"
+fi
+after=$(ctl list | sed -n 's/^output Virtual-1 .* frames_presented=\([0-9]*\).*/\1/p')
+[ "$before" = "$after" ] || fail "frames presented on VT 2: $before, then $after"
+echo "on VT 2: the master free, no frames ($after presented before)"
+
+# Back: one restore, frames again.
+busybox chvt 1
+wait_until 30 'grep -q "session active again: every CRTC and plane restored" "$TEST_DIR/stderr"' ||
+	{ tail -n 20 "$TEST_DIR/stderr"; fail "no restore after chvt 1"; }
+ctl wait Virtual-1 20 >/dev/null || { grep -B30 -A30 "session active again: every" "$TEST_DIR/stderr" | cut -c1-220; fail "no frames after coming back to VT 1"; }
+master_free && fail "the card's master is free after coming back"
+wait_until 30 'lit >"$TEST_DIR/lit.out"' || fail "drm_info shows nothing lit after coming back"
+cat "$TEST_DIR/lit.out"
+n=$(grep -c 'restored in one modeset' "$TEST_DIR/stderr" || true)
+[ "$n" -eq 1 ] || fail "$n restores, expected 1"
+
+touch "$TEST_DIR/done"
+STATUS=0
+wait $tinywl_pid || STATUS=$?
+grep 'tinywl: stats' "$TEST_DIR/stdout" || true
+check_no_sanitizer_report
+[ "$STATUS" -eq 0 ] || { tail -n 30 "$TEST_DIR/stderr"; fail "tinywl exited with $STATUS"; }
+grep -q '^tinywl: buffer_locks=0$' "$TEST_DIR/stdout" || fail "buffer locks left at exit"
+# The seat may take master away before it says so (seatd does): a commit
+# refused then is no error, and nothing was turned off.
+if grep -E '\[ERROR\].*\[\.\./backend/' "$TEST_DIR/stderr"; then
+	fail "wlatomic logged errors around the VT switch"
+fi
+refused=$(sed -n 's/^tinywl: stats output=Virtual-1 .* refused=\([0-9]*\) .*/\1/p' "$TEST_DIR/stdout")
+echo "commits refused while away: $refused"
+grep -E 'session|restore' "$TEST_DIR/stderr" | grep -v DEBUG | head -n 8
+echo "PASS"
