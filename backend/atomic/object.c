@@ -113,6 +113,9 @@ static void bounding_box(const struct wla_rect *rects, size_t n, struct wla_rect
 	int64_t x1 = INT32_MAX, y1 = INT32_MAX, x2 = INT32_MIN, y2 = INT32_MIN;
 	for (size_t i = 0; i < n; i++) {
 		const struct wla_rect *r = &rects[i];
+		if (r->w <= 0 || r->h <= 0) {
+			continue; /* empty: no damage */
+		}
 		x1 = r->x < x1 ? r->x : x1;
 		y1 = r->y < y1 ? r->y : y1;
 		x2 = (int64_t)r->x + r->w > x2 ? (int64_t)r->x + r->w : x2;

@@ -392,8 +392,11 @@ static void cmd_link_bad(struct control_client *client, int argc, char **argv)
 		reply(client, "error link-bad: expected link-bad NAME");
 		return;
 	}
-	if (wla_backend_break_link(&client->control->backend->base, argv[1]) < 0) {
+	int ret = wla_backend_break_link(&client->control->backend->base, argv[1]);
+	if (ret == -ENOENT) {
 		reply(client, "error link-bad: no virtual connector named %s", argv[1]);
+	} else if (ret < 0) {
+		reply(client, "error link-bad: connector %s: %s", argv[1], strerror(-ret));
 	} else {
 		reply(client, "ok link-status BAD on %s", argv[1]);
 	}

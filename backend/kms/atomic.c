@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <wlr/util/log.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
@@ -91,7 +92,9 @@ static void add_damage(struct kms_req *r, struct wla_kms_plane *kp,
 	const struct wla_plane_state *ps)
 {
 	uint32_t blob = 0;
-	if (ps->n_damage > 0 && r->n_damage_blobs < WLA_MAX_PLANES) {
+	/* A restore after another session: the plane shows someone else's
+	 * pixels, so all of the fb is damage. */
+	if (ps->n_damage > 0 && !r->restore && r->n_damage_blobs < WLA_MAX_PLANES) {
 		struct drm_mode_rect rects[WLA_MAX_DAMAGE_RECTS];
 		for (size_t i = 0; i < ps->n_damage; i++) {
 			const struct wla_rect *d = &ps->damage[i];
@@ -317,7 +320,7 @@ static bool only_fbs_change(struct wla_atomic_state *state, uint32_t mask)
  * session, and tells us right after. */
 static bool seat_took_master(const struct wla_kms *kms, int err)
 {
-	return err == -EACCES && kms->card && kms->card->through_seat;
+	return err == -EACCES && kms->card && kms->card->through_seat && !drmIsMaster(kms->fd);
 }
 
 /* TEST_ONLY of the whole state: 0 or -errno, the kernel's refusal logged
@@ -660,34 +663,53 @@ static int restore(struct wla_kms *kms)
 		wla_kms_add_prop(&r, "CRTC_ID", wb->id, wb->prop_crtc_id, wb->routed_crtc);
 	}
 	int ret = r.err;
-	uint64_t serial = ++kms->serial;
-	/* Nonblocking with events where a state waits to latch (nothing else
-	 * of ours is in flight: the card was not ours). */
-	struct wla_kms_flip *flip = held ? wla_kms_flip_take(kms, serial, active) : NULL;
-	uint32_t flags = DRM_MODE_ATOMIC_ALLOW_MODESET |
-		(held ? DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT : 0);
-	if (ret == 0 && drmModeAtomicCommit(kms->fd, r.req, flags, flip) != 0) {
+	/* Blocking, without events (an event on a CRTC that stays off is
+	 * refused): the modeset is on screen when it returns. */
+	if (ret == 0 && drmModeAtomicCommit(kms->fd, r.req, DRM_MODE_ATOMIC_ALLOW_MODESET,
+			NULL) != 0) {
 		ret = -errno;
 	}
 	wla_kms_finish_request(&r);
 	if (ret < 0) {
-		wla_kms_flip_drop(flip);
-		wla_kms_log(kms, WLR_ERROR, "the kernel refused the restore of every CRTC and plane "
-			"after the session came back: %s (errno %d)", strerror(-ret), -ret);
+		char names[128] = "";
+		size_t len = 0;
+		for (size_t c = 0; c < kms->n_crtcs && len < sizeof(names); c++) {
+			if (active & (1u << kms->crtcs[c].base.index)) {
+				int n = snprintf(names + len, sizeof(names) - len, "%s%s", len ? " " : "",
+					kms->crtcs[c].base.name);
+				len += n > 0 ? (size_t)n : 0;
+			}
+		}
+		wla_kms_log(kms, WLR_ERROR, "the kernel refused the restore after the session came "
+			"back (active: %s): %s (errno %d)", len ? names : "none", strerror(-ret), -ret);
 		return ret;
 	}
 	kms->commits++;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	for (size_t c = 0; c < kms->n_crtcs; c++) {
 		struct wla_kms_crtc *kc = &kms->crtcs[c];
-		if (kc->base.state->active) {
-			/* A modeset: the vblank counter is learnt again. */
-			kc->have_vblank = false;
-			kc->no_vblank = false;
-		}
-		if (kc->held && kc->base.state->active) {
-			kc->armed_serial = serial;
-		}
+		bool latch = kc->held && (held & (1u << kc->base.index));
 		kc->held = false;
+		if (!kc->base.state->active) {
+			continue;
+		}
+		/* A modeset: the vblank counter is learnt again at the next
+		 * event. A held state is on screen now: its latch, at the
+		 * kernel's vblank count where it has one, without VSYNC (no
+		 * event stamped it). */
+		kc->have_vblank = false;
+		kc->no_vblank = false;
+		if (latch) {
+			uint64_t seq = kc->counters.seq + 1, ns = 0;
+			if (drmCrtcGetSequence(kms->fd, kc->id, &seq, &ns) != 0 ||
+					seq <= kc->counters.seq) {
+				seq = kc->counters.seq + 1;
+			}
+			kc->counters.seq = seq;
+			wla_crtc_handle_latch(&kc->base, seq, &now, kc->period_ns,
+				kms->copy_scanout ? 0 : WLA_PRESENT_ZERO_COPY);
+		}
 	}
 	return 0;
 }

@@ -342,9 +342,10 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 	return h;
 }
 
-/* What identifies the monitor on a connector: its EDID's bytes and the
- * kernel's mode list (a monitor without an EDID, as qxl's, is told apart by
- * its modes). */
+/* What identifies the monitor on a connector: its EDID's bytes, or for a
+ * monitor without one (qxl's, vkms') the kernel's mode list. Not the list
+ * where there is an EDID: after link-status BAD the kernel may prune the
+ * modes of the same monitor. */
 static uint64_t monitor_signature(struct wla_kms *kms, struct wla_kms_connector *kc,
 	const drmModeConnector *conn)
 {
@@ -359,8 +360,9 @@ static uint64_t monitor_signature(struct wla_kms *kms, struct wla_kms_connector 
 		drmModePropertyBlobRes *blob = drmModeGetPropertyBlob(kms->fd, (uint32_t)blob_id);
 		if (blob) {
 			h = fnv1a(h, blob->data, blob->length);
+			drmModeFreePropertyBlob(blob);
+			return h;
 		}
-		drmModeFreePropertyBlob(blob);
 	}
 	for (int i = 0; i < conn->count_modes; i++) {
 		drmModeModeInfo m = conn->modes[i];
@@ -516,13 +518,18 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 		bool was = kc->base.status == WLA_CONNECTOR_CONNECTED;
 		int override = conn->connector_id == conn_id ? status_override : -1;
 		bool now = override >= 0 ? override != 0 : conn->connection == DRM_MODE_CONNECTED;
-		bool swapped = was && now && monitor_signature(kms, kc, conn) != kc->monitor_sig;
+		/* A failed link first: the kernel may have pruned its modes. */
+		bool bad_link = was && now && link_bad(kms, kc);
+		uint64_t sig = was && now && !bad_link ? monitor_signature(kms, kc, conn) : 0;
+		bool swapped = was && now && !bad_link && sig != kc->monitor_sig;
 		if (swapped) {
 			/* A new monitor on a port that stayed connected: it is
 			 * unplugged and plugged in again, so that the compositor
 			 * sees its names and modes (and configures it afresh). */
-			wla_kms_log(kms, WLR_INFO, "connector %s: another monitor (EDID or modes "
-				"changed while connected)", kc->base.name);
+			wla_kms_log(kms, WLR_INFO, "connector %s: another monitor while connected "
+				"(%s changed; was \"%s %s\")", kc->base.name,
+				strcmp(kc->base.make, "<Unknown>") == 0 ? "mode list" : "EDID",
+				kc->base.make, kc->base.model);
 		}
 		if ((was && !now) || swapped) {
 			wla_kms_log(kms, WLR_INFO, "connector %s unplugged", kc->base.name);
@@ -541,7 +548,7 @@ void wla_kms_reprobe(struct wla_kms *kms, uint32_t conn_id, int status_override)
 			drmModeFreeConnector(conn);
 			break;
 		}
-		if (was && now && link_bad(kms, kc)) {
+		if (bad_link) {
 			wla_kms_log(kms, WLR_INFO, "connector %s: link-status BAD: set up again with "
 				"its mode", kc->base.name);
 			if (kms->dev.listener.connector_link_bad) {

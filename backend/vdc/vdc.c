@@ -107,7 +107,9 @@ static void set_timing(struct wla_vdc_output *out, const struct wla_mode *mode, 
 	uint64_t epoch)
 {
 	out->mode = *mode;
-	out->vrr = vrr && out->vrr_min_mhz > 0;
+	/* A range whose lowest rate is not below the mode's leaves nothing
+	 * to vary: the mode's fixed grid. */
+	out->vrr = vrr && out->vrr_min_mhz > 0 && out->vrr_min_mhz < mode->refresh_mhz;
 	/* The rate the timing gives, to the mHz (wla_mode_cvt_exact makes the
 	 * timing give the configured rate exactly that far). */
 	out->grid = (struct wla_vblank_grid){ .origin_ns = epoch,
@@ -459,7 +461,7 @@ static void output_process(struct wla_vdc_output *out, uint64_t now, bool serve)
 	/* The last vblank that passed (the idle skip counts several at once,
 	 * with nothing changing on screen). */
 	if (out->running) {
-		serve_captures(out, vblank_time(out, out->next_index - 1), serve);
+		serve_captures(out, out->last_vblank_ns, serve);
 	}
 	update_timer(out);
 	output_release(out);

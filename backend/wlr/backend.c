@@ -212,9 +212,14 @@ static void handle_device_active(struct wla_device *dev, void *data)
 		if (out->dev != dev) {
 			continue;
 		}
-		out->base.frame_pending = dev->inactive;
-		if (!dev->inactive && out->base.enabled) {
-			wlr_output_schedule_frame(&out->base);
+		if (dev->inactive) {
+			out->base.frame_pending = true;
+		} else if (out->crtc->pending_frames == 0) {
+			/* A frame still to latch sends the frame event itself. */
+			out->base.frame_pending = false;
+			if (out->base.enabled) {
+				wlr_output_schedule_frame(&out->base);
+			}
 		}
 	}
 	wla_backend_release(backend);

@@ -457,30 +457,6 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
 	return 0;
 }
 
-void wla_output_retrain_link(struct wla_output *out)
-{
-	const struct wla_crtc *crtc = output_crtc(out);
-	if (!out->base.enabled || !crtc->state->active) {
-		wla_output_log(out, WLR_INFO, "link-status BAD while off: the next enable "
-			"sets it up");
-		return;
-	}
-	struct wla_output_request req = {
-		.enabled = true,
-		.has_mode = true,
-		.mode = crtc->state->mode,
-		.retrain = true,
-	};
-	char desc[128];
-	wla_output_log(out, WLR_INFO, "link-status BAD: modeset with the same mode %s",
-		wla_mode_describe(&req.mode, desc, sizeof(desc)));
-	int ret = wla_output_commit_request(out, &req);
-	if (ret < 0) {
-		wla_output_log(out, WLR_ERROR, "the modeset after link-status BAD failed: %s",
-			strerror(-ret));
-	}
-}
-
 /*
  * Whether req lights the output up or gives it a mode that the primary
  * plane's fb does not cover, without a buffer. Refused quietly (a probe,
@@ -567,6 +543,48 @@ static struct wlr_output_mode *find_mode(struct wla_output *out, const struct wl
 		}
 	}
 	return NULL;
+}
+
+void wla_output_retrain_link(struct wla_output *out)
+{
+	const struct wla_crtc *crtc = output_crtc(out);
+	if (!out->base.enabled || !crtc->state->active) {
+		wla_output_log(out, WLR_INFO, "link-status BAD while off: the next enable "
+			"sets it up");
+		return;
+	}
+	struct wla_output_request req = {
+		.enabled = true,
+		.has_mode = true,
+		.mode = crtc->state->mode,
+		.retrain = true,
+	};
+	char desc[128];
+	/* The kernel may have pruned the mode (a link that trains only at a
+	 * lower rate): then the monitor's preferred one of those left. */
+	bool listed = false;
+	for (size_t i = 0; i < out->conn->n_modes; i++) {
+		listed |= wla_mode_equal(&out->conn->modes[i], &req.mode);
+	}
+	if (!listed && out->conn->n_modes > 0) {
+		wla_output_log(out, WLR_INFO, "link-status BAD: mode %s is gone from the "
+			"connector's list", wla_mode_describe(&req.mode, desc, sizeof(desc)));
+		req.mode = out->conn->modes[0];
+		req.mode.preferred = false;
+	}
+	wla_output_log(out, WLR_INFO, "link-status BAD: modeset with %s mode %s",
+		listed ? "the same" : "the preferred", wla_mode_describe(&req.mode, desc,
+		sizeof(desc)));
+	int ret = wla_output_commit_request(out, &req);
+	if (ret < 0) {
+		wla_output_log(out, WLR_ERROR, "the modeset after link-status BAD failed: %s",
+			strerror(-ret));
+	} else if (!listed) {
+		struct wlr_output_mode *m = find_mode(out, &req.mode);
+		if (m) {
+			wlr_output_update_mode(&out->base, m);
+		}
+	}
 }
 
 /*
@@ -1201,13 +1219,12 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 			conn->name);
 	}
 	wlr_output_set_description(wo, description);
-	/* A panel mounted turned: the output starts with the transform that
-	 * shows pictures upright, which a compositor keeps unless configured
-	 * otherwise (sway 1.8 asks wlroots' DRM backend for the same hint). */
-	wo->transform = orientation_transform(conn->orientation);
-	if (wo->transform != WL_OUTPUT_TRANSFORM_NORMAL) {
-		wla_output_log(out, WLR_INFO, "panel orientation: transform %d",
-			(int)wo->transform);
+	/* A panel mounted turned: the transform that shows pictures upright is
+	 * the compositor's to apply (wla_output_get_panel_orientation), as
+	 * wlroots' DRM backend leaves it to sway 1.8 and later. */
+	if (conn->orientation != WLA_ORIENTATION_NORMAL) {
+		wla_output_log(out, WLR_INFO, "panel orientation: transform %d is the hint",
+			(int)orientation_transform(conn->orientation));
 	}
 	/* A head-mounted display: as wlroots' DRM backend marks it, for the
 	 * compositor to leave alone (or lease, where it can). */

@@ -34,7 +34,8 @@ bool wla_output_scanout_copies(struct wlr_output *output);
 /* How the output's panel is mounted, as the transform that shows a picture
  * upright on it (KMS: the connector's "panel orientation", as wlroots'
  * wlr_drm_connector_get_panel_orientation gives it; the VDC: the
- * configuration's orientation). The output starts with this transform;
+ * configuration's orientation): a hint for the compositor to apply with
+ * wlr_output_set_transform unless configured otherwise.
  * WL_OUTPUT_TRANSFORM_NORMAL for a panel mounted upright or an output that
  * is not wlatomic's. */
 enum wl_output_transform wla_output_get_panel_orientation(struct wlr_output *output);

@@ -90,7 +90,7 @@ wait_until 30 'grep -q "session inactive: nothing goes to the card" "$TEST_DIR/s
 wait_until 30 master_free || fail "the card's DRM master was not given up"
 before=$(ctl list | sed -n 's/^output Virtual-1 .* frames_presented=\([0-9]*\).*/\1/p')
 # Nothing presented while away (a frame would come within 2 periods).
-if ctl -t 1 wait Virtual-1 1 >/dev/null 2>&1; then
+if ctl -t "$(scaled 1)" wait Virtual-1 1 >/dev/null 2>&1; then
 	fail "a frame was presented on VT 2"
 fi
 after=$(ctl list | sed -n 's/^output Virtual-1 .* frames_presented=\([0-9]*\).*/\1/p')

@@ -771,6 +771,32 @@ static void vdc_adaptive_sync_latches_frames_as_they_come_within_the_range(void)
 	fixture_teardown(&f);
 }
 
+/* A range whose lowest rate is the mode's: nothing to vary, the mode's
+ * fixed grid (the state still says adaptive sync is on). */
+static void vdc_adaptive_sync_below_the_range_keeps_the_fixed_grid(void)
+{
+	struct fixture f;
+	memset(&f, 0, sizeof(f));
+	wla_config_init(&f.cfg);
+	f.cfg.outputs[0].modes[0] = (struct wla_config_mode){ W, H, 60000 };
+	f.cfg.outputs[0].vrr_min_mhz = 60000;
+	f.cfg.outputs[0].vrr_max_mhz = 120000;
+	CHECK(fixture_setup_config(&f));
+	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
+	CHECK_INT(enable_output(&f, a), 0);
+	vblank(&f);
+	struct wla_atomic_state *st = test_state(f.dev, f.crtc, ++f.last_commit_seq, true);
+	test_put(st, f.crtc, f.primary, a, 0, 0);
+	wla_atomic_get_crtc_state(st, f.crtc)->vrr_enabled = true;
+	CHECK_INT(test_commit_nonblocking(st), 0);
+	vblank(&f);
+	CHECK(f.crtc->state->vrr_enabled);
+	CHECK(!f.out->vrr);
+	vblanks(&f, 3);
+	CHECK_INT(f.out->last_vblank_ns, vblank_at(&f, 5));
+	fixture_teardown(&f);
+}
+
 /* A monitor without a range takes no adaptive sync: refused, saying so. */
 static void vdc_adaptive_sync_needs_a_vrr_capable_connector(void)
 {
@@ -1343,6 +1369,7 @@ int main(void)
 	RUN_TEST(vdc_59_94hz_counts_every_vblank_without_drift);
 	RUN_TEST(vdc_adaptive_sync_latches_frames_as_they_come_within_the_range);
 	RUN_TEST(vdc_adaptive_sync_needs_a_vrr_capable_connector);
+	RUN_TEST(vdc_adaptive_sync_below_the_range_keeps_the_fixed_grid);
 	RUN_TEST(vdc_capture_blends_the_cursor_over_the_primary_at_its_position);
 	RUN_TEST(vdc_capture_shows_the_frame_latched_at_its_vblank);
 	RUN_TEST(vdc_capture_fails_when_the_crtc_is_disabled);
