@@ -358,6 +358,7 @@ static void run_deferred(struct wla_kms *kms)
 	}
 	wla_kms_deliver_failed(kms);
 	wla_kms_check_job(kms);
+	wla_kms_check_stall(kms);
 	wla_kms_kick_captures(kms);
 }
 

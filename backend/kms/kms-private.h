@@ -75,7 +75,15 @@ struct kms_wb_job {
 	 * still reads them after the next flip released them. */
 	struct wla_fb *held[WLA_MAX_PLANES];
 	size_t n_held;
+	/* Fires when the writeback has not completed in time (a display
+	 * engine that dropped it: vkms' composer under load); without a loop
+	 * the page-flip events look (wla_kms_check_stall). */
+	struct wl_event_source *stall_timer;
+	uint64_t started_ns;
+	/* Injected (kms->fail_writebacks): taken as never completing. */
+	bool dropped;
 };
+
 
 /* One atomic request being built. */
 struct kms_req {
@@ -107,6 +115,9 @@ bool wla_kms_get_props(int fd, uint32_t obj, uint32_t type, const struct prop_wa
 
 /* mode.c */
 bool wla_kms_mode_from_drm(const drmModeModeInfo *info, struct wla_mode *mode);
+/* writeback.c: give the writeback in flight up if it is overdue. */
+void wla_kms_check_stall(struct wla_kms *kms);
+
 /* atomic.c: the session went inactive (nothing goes to the card; states
  * handed over wait) or active again (every object programmed as the core
  * has it, in one modeset; the states that waited latch with it). */

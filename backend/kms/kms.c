@@ -187,6 +187,7 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card
 		(uint32_t)cap : 64;
 	cap = 0;
 	kms->monotonic = drmGetCap(kms->fd, DRM_CAP_TIMESTAMP_MONOTONIC, &cap) == 0 && cap;
+	kms->wb_stall_ms = WLA_KMS_WB_STALL_MS;
 	drmVersion *version = drmGetVersion(kms->fd);
 	snprintf(kms->driver_name, sizeof(kms->driver_name), "%s",
 		version && version->name ? version->name : "unknown");

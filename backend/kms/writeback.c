@@ -29,6 +29,9 @@ void wla_kms_job_free(struct kms_wb_job *job)
 	if (job->fence_source) {
 		wl_event_source_remove(job->fence_source);
 	}
+	if (job->stall_timer) {
+		wl_event_source_remove(job->stall_timer);
+	}
 	if (job->fence_fd >= 0) {
 		close(job->fence_fd);
 	}
@@ -149,6 +152,7 @@ static void job_complete(struct kms_wb_job *job)
 	if (job->kms->wb_job == job) {
 		job->kms->wb_job = NULL;
 	}
+	job->kms->wb_stalls = 0;
 	while (!wl_list_empty(&job->captures)) {
 		struct wla_capture *cap = wl_container_of(job->captures.next, cap, link);
 		wl_list_remove(&cap->link);
@@ -170,7 +174,8 @@ static bool fence_signalled(int fd)
 void wla_kms_check_job(struct wla_kms *kms)
 {
 	struct kms_wb_job *job = kms->wb_job;
-	if (job && job->flipped && (job->fenced || fence_signalled(job->fence_fd))) {
+	if (job && !job->dropped && job->flipped &&
+			(job->fenced || fence_signalled(job->fence_fd))) {
 		job_complete(job);
 	}
 }
@@ -189,6 +194,35 @@ static int handle_fence(int fd, uint32_t mask, void *data)
 	if (!wla_doomed(&kms->dev.hold)) {
 		wla_kms_kick_captures(kms);
 	}
+	wla_device_release(&kms->dev);
+	return 0;
+}
+
+/* The writeback was not done in time: given up, its captures ride on the
+ * next frame (or fail after WLA_KMS_WB_STALLS_MAX give-ups in a row). */
+static int handle_stall(void *data)
+{
+	struct kms_wb_job *job = data;
+	struct wla_kms *kms = job->kms;
+	if (job->stall_timer) {
+		wl_event_source_remove(job->stall_timer);
+		job->stall_timer = NULL;
+	}
+	kms->wb_stalls++;
+	kms->wb_stalls_total++;
+	bool give_up = kms->wb_stalls >= WLA_KMS_WB_STALLS_MAX;
+	wla_kms_obj_log(kms, job->kc, give_up ? WLR_ERROR : WLR_INFO, "writeback of commit %"
+		PRIu64 " not done after %" PRIu32 " ms (flipped %d, fence %s): %s", job->serial,
+		kms->wb_stall_ms, job->flipped, job->fenced ? "signalled" : "not signalled",
+		give_up ? "its captures fail" : "its captures go on the next frame");
+	wl_list_insert_list(give_up ? &kms->failed_captures : &kms->captures, &job->captures);
+	wl_list_init(&job->captures);
+	if (give_up) {
+		kms->wb_stalls = 0;
+	}
+	wla_device_hold(&kms->dev);
+	wla_kms_job_free(job);
+	wla_kms_kick_captures(kms);
 	wla_device_release(&kms->dev);
 	return 0;
 }
@@ -221,6 +255,27 @@ void wla_kms_start_job(struct wla_kms *kms, struct kms_wb_job *job, uint64_t ser
 	if (kms->loop && job->fence_fd >= 0) {
 		job->fence_source = wl_event_loop_add_fd(kms->loop, job->fence_fd,
 			WL_EVENT_READABLE, handle_fence, job);
+	}
+	job->started_ns = now_ns();
+	if (kms->fail_writebacks > 0) {
+		kms->fail_writebacks--;
+		job->dropped = true;
+	}
+	if (kms->loop) {
+		job->stall_timer = wl_event_loop_add_timer(kms->loop, handle_stall, job);
+		if (job->stall_timer) {
+			/* timer_update(0) disarms: at least 1 ms. */
+			wl_event_source_timer_update(job->stall_timer,
+				kms->wb_stall_ms ? (int)kms->wb_stall_ms : 1);
+		}
+	}
+}
+
+void wla_kms_check_stall(struct wla_kms *kms)
+{
+	struct kms_wb_job *job = kms->wb_job;
+	if (job && now_ns() - job->started_ns >= (uint64_t)kms->wb_stall_ms * 1000000u) {
+		handle_stall(job);
 	}
 }
 

@@ -24,6 +24,12 @@ struct wla_card;
 struct wla_kms;
 struct kms_wb_job;
 
+/* A writeback not done this long after its commit is given up: its
+ * captures go on the next frame, and fail after this many give-ups in a
+ * row. */
+#define WLA_KMS_WB_STALL_MS 3000
+#define WLA_KMS_WB_STALLS_MAX 3
+
 /* Property ids of the objects, looked up once (0: not exposed). */
 struct wla_kms_plane_props {
 	uint32_t type, fb_id, crtc_id, src_x, src_y, src_w, src_h;
@@ -177,6 +183,13 @@ struct wla_kms {
 	struct wl_list captures;
 	struct wl_list failed_captures;
 	struct kms_wb_job *wb_job; /* the writeback in flight, one at a time */
+	unsigned wb_stalls;        /* writebacks given up in a row */
+	/* How long a writeback may take (WLA_KMS_WB_STALL_MS; tests set it),
+	 * and for tests, how many of the next writebacks are taken as never
+	 * completing (a display engine that drops them). */
+	uint32_t wb_stall_ms;
+	unsigned fail_writebacks;
+	uint64_t wb_stalls_total;
 	bool destroying;
 	/* Counters for tests and the benchmark. */
 	uint64_t commits, test_commits, refused, fbs_added, fbs_removed;

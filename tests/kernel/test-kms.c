@@ -1301,6 +1301,55 @@ static void damage_clips_through_the_kernel(void)
 	teardown();
 }
 
+/*
+ * A writeback the display engine never completes (injected: as vkms'
+ * composer drops one under load): given
+ * up once overdue, its capture rides on the next frame; given up three
+ * times in a row, the capture fails with one error line. Nothing hangs.
+ */
+static void a_stalled_writeback_is_given_up(void)
+{
+	setup();
+	if (!crtc || !kms->has_writeback) {
+		printf("  no writeback connector: nothing to check\n");
+		teardown();
+		return;
+	}
+	const struct wla_mode *mode = preferred();
+	struct dumb_fb *a = full_fb(0xff505050u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, mode, &a->base, 1), 0);
+	CHECK(wait_events(1));
+	/* Long enough for vkms' composer under TCG, short enough for a test. */
+	kms->wb_stall_ms = 1000;
+	uint64_t seq = 2;
+	for (int round = 0; round < 2; round++) {
+		/* round 0: one stall, then served; round 1: three, then failed. */
+		int stalls = round == 0 ? 1 : WLA_KMS_WB_STALLS_MAX;
+		struct pixel_capture pc = { 0 };
+		uint64_t before = kms->wb_stalls_total;
+		harness_log_clear();
+		kms->fail_writebacks = (unsigned)stalls;
+		CHECK(kms->dev.capture_funcs->capture(&kms->dev, crtc, on_pixel_capture, &pc) != NULL);
+		for (int i = 0; i < 2000 && !pc.done; i++) {
+			CHECK_INT(commit_primary(&a->base, seq++), 0);
+			CHECK(wait_events(1));
+		}
+		CHECK_INT(kms->fail_writebacks, 0);
+		CHECK(pc.done);
+		CHECK_INT(kms->wb_stalls_total - before, (uint64_t)stalls);
+		CHECK_LOGGED("writeback of commit", "not done after 1000 ms");
+		if (round == 0) {
+			CHECK_INT(pc.pixel, 0x505050);
+		} else {
+			CHECK_INT(pc.pixel, 0xdeadbeef);
+			CHECK_LOGGED("its captures fail");
+		}
+	}
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	wla_fb_put(&a->base);
+	teardown();
+}
+
 /* Bad devices: a path that is no DRM device, one that does not exist (the
  * session refuses them, naming the path); the driver handed an fd that is
  * no card, or a card's fd already closed, refuses it naming the fd. */
@@ -1452,5 +1501,6 @@ int main(int argc, char **argv)
 	RUN_TEST(gamma_lut_through_the_kernel);
 	RUN_TEST(vrr_through_the_kernel);
 	RUN_TEST(damage_clips_through_the_kernel);
+	RUN_TEST(a_stalled_writeback_is_given_up);
 	HARNESS_EXIT();
 }
