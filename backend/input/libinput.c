@@ -731,6 +731,30 @@ void wla_libinput_stop(struct wla_input *input)
 	}
 }
 
+void wla_libinput_set_active(struct wla_input *input, bool active)
+{
+	struct wla_libinput *l = input->libinput;
+	if (!l || !l->li) {
+		return;
+	}
+	if (active) {
+		if (libinput_resume(l->li) != 0) {
+			wlr_log(WLR_ERROR, "input: libinput_resume failed: real input devices "
+				"stay closed");
+		} else {
+			wlr_log(WLR_INFO, "input: session active again: real input devices opened "
+				"again");
+		}
+	} else {
+		/* Another session has the seat: its devices are not ours to
+		 * read (what is typed there must not reach this compositor). */
+		libinput_suspend(l->li);
+		wlr_log(WLR_INFO, "input: session inactive: real input devices closed");
+	}
+	/* The devices' removal and return, as events now. */
+	handle_libinput(libinput_get_fd(l->li), WL_EVENT_READABLE, l);
+}
+
 void wla_libinput_destroy(struct wla_input *input)
 {
 	struct wla_libinput *l = input->libinput;

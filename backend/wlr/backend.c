@@ -207,6 +207,13 @@ static void handle_device_active(struct wla_device *dev, void *data)
 	wlr_log(WLR_INFO, "device %s: session %s", dev->name, dev->inactive ?
 		"inactive: no frame events until it is back" : "active again");
 	wla_hold(&backend->hold);
+	/* Input goes quiet with the display: the seat is another's. */
+	wla_input_hold(backend->input);
+	wla_libinput_set_active(backend->input, !dev->inactive);
+	if (!wla_input_release(backend->input) || wla_doomed(&backend->hold)) {
+		wla_backend_release(backend);
+		return;
+	}
 	struct wla_output *out, *tmp;
 	wl_list_for_each_safe(out, tmp, &backend->outputs, link) {
 		if (out->dev != dev) {

@@ -209,6 +209,10 @@ void wla_libinput_start(struct wla_input *input);
  * event of it may be in hand); destroy frees the rest. */
 void wla_libinput_stop(struct wla_input *input);
 void wla_libinput_destroy(struct wla_input *input);
+/* The session went inactive (real devices closed, removed from the
+ * compositor, as wlroots' libinput backend does) or active again (opened
+ * and announced again). */
+void wla_libinput_set_active(struct wla_input *input, bool active);
 
 /* Shared by both sources. */
 struct wla_input_device *wla_input_device_create(struct wla_input *input,

@@ -7,10 +7,10 @@
 # gives the seat back: every CRTC and plane is restored in one modeset,
 # frames flow again, drm_info shows the output lit with a framebuffer, and
 # at the end nothing is left locked.
-# Usage: test-kms-vt.sh TINYWL_MEASURED PATTERN_CLIENT WLATOMIC_CTL
+# Usage: test-kms-vt.sh TINYWL_MEASURED PATTERN_CLIENT WLATOMIC_CTL UINPUT
 set -euo pipefail
 . "$(dirname "$0")/../integration/lib.sh"
-TINYWL=$1 CLIENT=$2 CTL=$3
+TINYWL=$1 CLIENT=$2 CTL=$3 UINPUT=$4
 setup
 [ -e /dev/dri/card0 ] || skip "no /dev/dri/card0: run through run-guest.sh"
 for tool in seatd busybox drm_info; do
@@ -64,6 +64,22 @@ seatd_pid=$!
 trap 'touch "$TEST_DIR/done"; kill $seatd_pid 2>/dev/null || true' EXIT
 poll 100 '[ -S /run/seatd.sock ]' || { cat "$TEST_DIR/seatd.log"; fail "seatd did not start"; }
 
+# A real keyboard (uinput, where the guest has it and udevd): closed while
+# the session is inactive, so that what is typed on VT 2 does not reach the
+# compositor, and opened again when it is back.
+input_env=()
+if [ -w /dev/uinput ] && [ -S /run/udev/control ]; then
+	mkfifo "$TEST_DIR/uinput.in"
+	"$UINPUT" --keyboard "wla-vt keyboard" <"$TEST_DIR/uinput.in" >"$TEST_DIR/uinput.out" 2>&1 &
+	exec 3>"$TEST_DIR/uinput.in"
+	poll 200 "grep -q '^ready' '$TEST_DIR/uinput.out'" || fail "wla-uinput did not start"
+	keyboard=$(sed -n 's/^ready keyboard=\([^ ]*\).*/\1/p' "$TEST_DIR/uinput.out")
+	chmod 0666 "$keyboard"
+	input_env=(WLA_INPUT_DEVICES="$keyboard")
+else
+	echo "no uinput or udevd here: input is not checked"
+fi
+
 # The fixture ends when its startup command does: the client runs until
 # this script says so.
 cat >"$TEST_DIR/startup.sh" <<-EOS
@@ -74,7 +90,7 @@ kill \$client
 wait \$client || true
 EOS
 chmod 0755 "$TEST_DIR/startup.sh"
-as_nobody timeout -k 5 "$(scaled 240)" "$TINYWL" -v -s "sh $(shell_quote "$TEST_DIR/startup.sh")" \
+as_nobody "${input_env[@]}" timeout -k 5 "$(scaled 240)" "$TINYWL" -v -s "sh $(shell_quote "$TEST_DIR/startup.sh")" \
 	>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
 tinywl_pid=$!
 wait_until 120 '[ -S "$WLA_CONTROL" ] && ctl wait Virtual-1 10 >/dev/null 2>&1' ||
@@ -96,11 +112,24 @@ fi
 after=$(ctl list | sed -n 's/^output Virtual-1 .* frames_presented=\([0-9]*\).*/\1/p')
 [ "$before" = "$after" ] || fail "frames presented on VT 2: $before, then $after"
 echo "on VT 2: the master free, no frames ($after presented before)"
+if [ ${#input_env[@]} -gt 0 ]; then
+	grep -q "input: session inactive: real input devices closed" "$TEST_DIR/stderr" ||
+		fail "the keyboard was not closed on VT 2"
+	grep -Eq "input: $(basename "$keyboard") \(wla-vt keyboard\) removed" "$TEST_DIR/stderr" ||
+		fail "the keyboard was not removed from the compositor on VT 2"
+fi
 
 # Back: one restore, frames again.
 busybox chvt 1
 wait_until 30 'grep -q "session active again: every CRTC and plane restored" "$TEST_DIR/stderr"' ||
 	{ tail -n 20 "$TEST_DIR/stderr"; fail "no restore after chvt 1"; }
+if [ ${#input_env[@]} -gt 0 ]; then
+	wait_until 30 'grep -q "input: session active again: real input devices opened again" "$TEST_DIR/stderr"' ||
+		fail "the keyboard was not opened again"
+	n=$(grep -Ec "input: device 'wla-vt keyboard' .*announced" "$TEST_DIR/stderr" || true)
+	[ "$n" -eq 2 ] || fail "the keyboard was announced $n times, expected 2 (at start, on VT 1 again)"
+	echo "keyboard: closed on VT 2, announced again on VT 1"
+fi
 ctl wait Virtual-1 20 >/dev/null || { grep -B30 -A30 "session active again: every" "$TEST_DIR/stderr" | cut -c1-220; fail "no frames after coming back to VT 1"; }
 master_free && fail "the card's master is free after coming back"
 wait_until 30 'lit >"$TEST_DIR/lit.out"' || fail "drm_info shows nothing lit after coming back"
