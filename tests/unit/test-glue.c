@@ -151,6 +151,16 @@ static void gf_config(struct wla_config *cfg, unsigned depth, bool mailbox)
 	cfg->flip_mailbox = mailbox;
 }
 
+/* A second output in cfg, Virtual-2, the same as the first (the caller
+ * changes what differs). */
+static struct wla_config_output *gf_second_output(struct wla_config *cfg)
+{
+	cfg->outputs[1] = cfg->outputs[0];
+	snprintf(cfg->outputs[1].name, sizeof(cfg->outputs[1].name), "Virtual-2");
+	cfg->n_outputs = 2;
+	return &cfg->outputs[1];
+}
+
 /* The new_output listener and the test's buffers (backend created). */
 static void gf_listen(struct gf *f)
 {
@@ -248,13 +258,11 @@ static void a_configured_monitor_names_the_output(void)
 	snprintf(cfg.outputs[0].serial, sizeof(cfg.outputs[0].serial), "CN0ABC123");
 	cfg.outputs[0].phys_width_mm = 597;
 	cfg.outputs[0].phys_height_mm = 336;
-	cfg.outputs[1] = cfg.outputs[0];
-	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
+	gf_second_output(&cfg);
 	memset(cfg.outputs[1].make, 0, sizeof(cfg.outputs[1].make));
 	memset(cfg.outputs[1].model, 0, sizeof(cfg.outputs[1].model));
 	memset(cfg.outputs[1].serial, 0, sizeof(cfg.outputs[1].serial));
 	cfg.outputs[1].phys_width_mm = cfg.outputs[1].phys_height_mm = 0;
-	cfg.n_outputs = 2;
 	struct gf f;
 	CHECK(gf_init(&f, &cfg));
 	CHECK_INT(f.n_outputs, 2);
@@ -290,10 +298,7 @@ static void a_non_desktop_connector_gets_a_marked_output(void)
 {
 	struct wla_config cfg;
 	gf_config(&cfg, 1, false);
-	cfg.outputs[1] = cfg.outputs[0];
-	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
-	cfg.outputs[1].non_desktop = true;
-	cfg.n_outputs = 2;
+	gf_second_output(&cfg)->non_desktop = true;
 	struct gf f;
 	harness_log_clear();
 	CHECK(gf_init(&f, &cfg));
@@ -457,9 +462,7 @@ static void a_listener_may_destroy_the_backend(void)
 		memset(&f, 0, sizeof(f));
 		struct wla_config cfg;
 		gf_config(&cfg, 2, false);
-		cfg.outputs[1] = cfg.outputs[0];
-		snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
-		cfg.n_outputs = 2;
+		gf_second_output(&cfg);
 		f.backend = test_backend_create(&f.display, &f.loop, &cfg, NULL);
 		CHECK(f.backend != NULL);
 		gf_listen(&f);
@@ -1028,10 +1031,7 @@ static void the_gamma_size_is_configured_per_output(void)
 	gf_config(&cfg, 1, false);
 	cfg.outputs[0].gamma_size = 0;
 	cfg.outputs[0].gamma_size_set = true;
-	cfg.outputs[1] = cfg.outputs[0];
-	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
-	cfg.outputs[1].gamma_size = 2;
-	cfg.n_outputs = 2;
+	gf_second_output(&cfg)->gamma_size = 2;
 	struct gf f;
 	CHECK(gf_init(&f, &cfg));
 	CHECK_INT(f.n_outputs, 2);
@@ -1075,10 +1075,8 @@ static void adaptive_sync_is_honoured_where_the_monitor_has_a_range(void)
 	gf_config(&cfg, 1, false);
 	cfg.outputs[0].vrr_min_mhz = 40000;
 	cfg.outputs[0].vrr_max_mhz = 60000;
-	cfg.outputs[1] = cfg.outputs[0];
-	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
-	cfg.outputs[1].vrr_min_mhz = cfg.outputs[1].vrr_max_mhz = 0;
-	cfg.n_outputs = 2;
+	struct wla_config_output *fixed_cfg = gf_second_output(&cfg);
+	fixed_cfg->vrr_min_mhz = fixed_cfg->vrr_max_mhz = 0;
 	struct gf f;
 	CHECK(gf_init(&f, &cfg));
 	CHECK_INT(f.n_outputs, 2);
@@ -1130,9 +1128,7 @@ static void a_broken_link_is_trained_again_with_the_same_mode(void)
 {
 	struct wla_config cfg;
 	gf_config(&cfg, 1, false);
-	cfg.outputs[1] = cfg.outputs[0];
-	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
-	cfg.n_outputs = 2;
+	gf_second_output(&cfg);
 	struct gf f;
 	CHECK(gf_init(&f, &cfg));
 	CHECK_INT(f.n_outputs, 2);
@@ -1202,10 +1198,7 @@ static void a_turned_panel_gives_its_output_a_transform_hint(void)
 	struct wla_config cfg;
 	gf_config(&cfg, 1, false);
 	cfg.outputs[0].orientation = WLA_ORIENTATION_LEFT_UP;
-	cfg.outputs[1] = cfg.outputs[0];
-	snprintf(cfg.outputs[1].name, sizeof(cfg.outputs[1].name), "Virtual-2");
-	cfg.outputs[1].orientation = WLA_ORIENTATION_NORMAL;
-	cfg.n_outputs = 2;
+	gf_second_output(&cfg)->orientation = WLA_ORIENTATION_NORMAL;
 	struct gf f;
 	harness_log_clear();
 	CHECK(gf_init(&f, &cfg));
