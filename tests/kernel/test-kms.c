@@ -163,7 +163,11 @@ static struct dumb_fb *full_fb(uint32_t color)
 		DRM_FORMAT_XRGB8888, color);
 }
 
-static int commit_primary(struct wla_fb *fb, uint64_t seq)
+/* A frame: fb full-screen on the primary plane, with its present event;
+ * *cs and *ps (if not NULL) the CRTC's and plane's states, to change
+ * further before frame_commit. */
+static struct wla_atomic_state *frame_state(struct wla_fb *fb, uint64_t seq,
+	struct wla_crtc_state **cs_out, struct wla_plane_state **ps_out)
 {
 	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
 	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
@@ -173,11 +177,28 @@ static int commit_primary(struct wla_fb *fb, uint64_t seq)
 	wla_plane_state_set_full(ps, 0, 0);
 	cs->commit_seq = seq;
 	cs->want_event = true;
+	if (cs_out) {
+		*cs_out = cs;
+	}
+	if (ps_out) {
+		*ps_out = ps;
+	}
+	return state;
+}
+
+/* Commit it through the flip queue; freed if refused. */
+static int frame_commit(struct wla_atomic_state *state)
+{
 	int ret = wla_atomic_nonblocking_commit(state);
 	if (ret < 0) {
 		wla_atomic_state_free(state);
 	}
 	return ret;
+}
+
+static int commit_primary(struct wla_fb *fb, uint64_t seq)
+{
+	return frame_commit(frame_state(fb, seq, NULL, NULL));
 }
 
 static const struct wla_mode *preferred(void)
@@ -411,21 +432,11 @@ static void mode_change(void)
  * the CRTC has. */
 static int queue_mode(const struct wla_mode *mode, struct wla_fb *fb, uint64_t seq)
 {
-	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
+	struct wla_crtc_state *cs;
+	struct wla_atomic_state *state = frame_state(fb, seq, &cs, NULL);
 	state->allow_modeset = true;
-	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
-	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, crtc->primary);
 	cs->mode = *mode;
-	cs->commit_seq = seq;
-	cs->want_event = true;
-	wla_atomic_set_crtc_for_plane(state, ps, crtc);
-	wla_atomic_set_fb_for_plane(ps, fb);
-	wla_plane_state_set_full(ps, 0, 0);
-	int ret = wla_atomic_nonblocking_commit(state);
-	if (ret < 0) {
-		wla_atomic_state_free(state);
-	}
-	return ret;
+	return frame_commit(state);
 }
 
 static void next_latch_follows_the_queue(void)
@@ -1116,20 +1127,10 @@ static uint32_t captured_pixel(void)
 
 static int commit_gamma(struct wla_fb *fb, struct wla_gamma_lut *lut, uint64_t seq)
 {
-	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
-	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
-	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, crtc->primary);
-	wla_atomic_set_crtc_for_plane(state, ps, crtc);
-	wla_atomic_set_fb_for_plane(ps, fb);
-	wla_plane_state_set_full(ps, 0, 0);
+	struct wla_crtc_state *cs;
+	struct wla_atomic_state *state = frame_state(fb, seq, &cs, NULL);
 	wla_crtc_state_set_gamma(cs, lut);
-	cs->commit_seq = seq;
-	cs->want_event = true;
-	int ret = wla_atomic_nonblocking_commit(state);
-	if (ret < 0) {
-		wla_atomic_state_free(state);
-	}
-	return ret;
+	return frame_commit(state);
 }
 
 /*
@@ -1269,17 +1270,11 @@ static void damage_clips_through_the_kernel(void)
 		teardown();
 		return;
 	}
-	struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
-	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, crtc);
-	struct wla_plane_state *ps = wla_atomic_get_plane_state(state, crtc->primary);
-	wla_atomic_set_crtc_for_plane(state, ps, crtc);
-	wla_atomic_set_fb_for_plane(ps, &b->base);
-	wla_plane_state_set_full(ps, 0, 0);
+	struct wla_plane_state *ps;
+	struct wla_atomic_state *state = frame_state(&b->base, 2, NULL, &ps);
 	const struct wla_rect damage[2] = { { 10, 20, 30, 40 }, { 100, 5, 8, 9 } };
 	wla_plane_state_set_damage(ps, damage, 2);
-	cs->commit_seq = 2;
-	cs->want_event = true;
-	CHECK_INT(wla_atomic_nonblocking_commit(state), 0);
+	CHECK_INT(frame_commit(state), 0);
 	CHECK(wait_events(1));
 	int64_t blob_id = object_prop(kp->id, DRM_MODE_OBJECT_PLANE, "FB_DAMAGE_CLIPS");
 	drmModePropertyBlobRes *blob = blob_id > 0 ?
