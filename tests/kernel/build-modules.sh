@@ -88,6 +88,28 @@ assert text.count(old) == 1, "vkms_output.c: writeback init not found"
 open(path, "w").write(text.replace(old, new))
 PY
 
+# The patches below replace texts of vkms' sources, each found exactly once
+# (else the script stops, naming the patch to update): patch(name, pairs).
+cat >"$work/vkms_patch.py" <<'PY'
+import functools
+import sys
+
+
+def _patch(src, what, name, pairs):
+    path = src + "/" + name
+    text = open(path).read()
+    for old, new in pairs:
+        n = text.count(old)
+        if n != 1:
+            sys.exit("build-modules: %s: expected text found %d times, not once; update the "
+                     "%s patch:\n%s" % (name, n, what, old))
+        text = text.replace(old, new)
+    open(path, "w").write(text)
+
+
+patch = functools.partial(_patch, sys.argv[1], sys.argv[2])
+PY
+
 # Debian's 6.1 vkms can freeze the guest: DRM calls ->disable_vblank with
 # its vblank locks held (drm_crtc_vblank_off(): event_lock, vbl_lock,
 # vblank_time_lock; the vblank off timer: vbl_lock, vblank_time_lock), and
@@ -100,21 +122,10 @@ PY
 # vblank off; the timer is set up once instead of at each enable (a callback
 # may still run then), waited for only when the device goes, and a left-over
 # callback counts no vblank. Steady vblank timestamps and events are as before.
-python3 - "$src" <<'PY'
+python3 - "$src" vblank "$work" <<'PY'
 import sys
-src = sys.argv[1]
-
-
-def patch(name, pairs):
-    path = src + "/" + name
-    text = open(path).read()
-    for old, new in pairs:
-        n = text.count(old)
-        if n != 1:
-            sys.exit("build-modules: %s: expected text found %d times, not once; update the "
-                     "vblank patch:\n%s" % (name, n, old))
-        text = text.replace(old, new)
-    open(path, "w").write(text)
+sys.path.insert(0, sys.argv[3])
+from vkms_patch import patch
 
 
 patch("vkms_crtc.c", [
@@ -219,21 +230,10 @@ PY
 # parameter panel_orientation=0..3 gives the connector a "panel orientation"
 # (DSI and eDP panels mounted turned have one); and its planes take
 # FB_DAMAGE_CLIPS (kept in the plane state; vkms composes all of the fb).
-python3 - "$src" <<'PY'
+python3 - "$src" colour "$work" <<'PY'
 import sys
-src = sys.argv[1]
-
-
-def patch(name, pairs):
-    path = src + "/" + name
-    text = open(path).read()
-    for old, new in pairs:
-        n = text.count(old)
-        if n != 1:
-            sys.exit("build-modules: %s: expected text found %d times, not once; update the "
-                     "colour patch:\n%s" % (name, n, old))
-        text = text.replace(old, new)
-    open(path, "w").write(text)
+sys.path.insert(0, sys.argv[3])
+from vkms_patch import patch
 
 
 patch("vkms_crtc.c", [
