@@ -634,7 +634,7 @@ WLA_EXPORT int wla_output_assign_layers(struct wlr_output *output, struct wla_la
 		layers[i].plane = 0;
 		layers[i].status = WLA_OVERLAY_COMPOSITED;
 	}
-	if (!output->enabled || !out->crtc->state->active || !p) {
+	if (!output->enabled || !out->crtc || !out->crtc->state->active || !p) {
 		for (size_t i = 0; i < n; i++) {
 			layers[i].status = WLA_OVERLAY_OUTPUT_OFF;
 		}

@@ -99,16 +99,11 @@ static void create_outputs(struct wla_backend *backend, struct wla_device *dev)
 		if (!wants_output(&m, i)) {
 			continue;
 		}
-		struct wla_connector *conn = dev->connectors[i];
-		if (!crtc_of[i]) {
-			wlr_log(WLR_ERROR, "output %s: every CRTC among its possible_crtcs 0x%"
-				PRIx32 " drives another output or has no primary plane; no output "
-				"for it", conn->name, conn->possible_crtcs);
-			continue;
-		}
-		/* A failure (memory) is logged; the other outputs still come,
+		/* Without a CRTC matched (more connectors than CRTCs) the output
+		 * comes all the same and claims one when it is enabled. A
+		 * failure (memory) is logged; the other outputs still come,
 		 * unless a new_output listener destroyed the backend. */
-		wla_output_create(backend, dev, conn, crtc_of[i]);
+		wla_output_create(backend, dev, dev->connectors[i], crtc_of[i]);
 		if (wla_doomed(&backend->hold)) {
 			return;
 		}
@@ -170,7 +165,7 @@ static void handle_connector_added(struct wla_device *dev, struct wla_connector 
 		/* The caller (the driver, from a hot-plug) goes on after a
 		 * listener destroyed the backend: see wla_device.hold. */
 		wla_hold(&backend->hold);
-		wla_output_create(backend, dev, conn, NULL);
+		wla_output_create(backend, dev, conn, wla_output_free_crtc(backend, dev, conn));
 		wla_backend_release(backend);
 	}
 }
@@ -221,7 +216,7 @@ static void handle_device_active(struct wla_device *dev, void *data)
 		}
 		if (dev->inactive) {
 			out->base.frame_pending = true;
-		} else if (out->crtc->pending_frames == 0) {
+		} else if (!out->crtc || out->crtc->pending_frames == 0) {
 			/* A frame still to latch sends the frame event itself. */
 			out->base.frame_pending = false;
 			if (out->base.enabled) {

@@ -25,6 +25,9 @@
 		WLR_OUTPUT_STATE_GAMMA_LUT | WLR_OUTPUT_STATE_ADAPTIVE_SYNC_ENABLED)
 
 static const struct wlr_output_impl output_impl;
+static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, void *data);
+static void handle_idle(struct wla_crtc *crtc, void *data);
+static bool claim_if_enabling(struct wla_output *out);
 
 static enum wl_output_transform orientation_transform(enum wla_panel_orientation o)
 {
@@ -57,7 +60,7 @@ static struct wla_crtc *output_crtc(struct wla_output *out)
 /* Put the cursor plane where set_cursor/move_cursor last asked for. */
 static int apply_cursor(struct wla_output *out, struct wla_atomic_state *state, bool enabled)
 {
-	struct wla_plane *plane = out->crtc->cursor;
+	struct wla_plane *plane = out->crtc ? out->crtc->cursor : NULL;
 	if (!plane) {
 		return 0; /* no cursor plane: wlroots draws the cursor */
 	}
@@ -150,7 +153,7 @@ static bool current_mode(struct wla_output *out, struct wla_mode *mode)
 {
 	struct wlr_output *wo = &out->base;
 	struct wla_crtc *crtc = output_crtc(out);
-	if (crtc->state->enable) {
+	if (crtc && crtc->state->enable) {
 		*mode = crtc->state->mode;
 		return true;
 	}
@@ -236,7 +239,7 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 		 * the other; size 0 resets the LUT. */
 		req->has_gamma = true;
 		size_t size = pending->gamma_lut_size;
-		uint32_t crtc_size = output_crtc(out)->gamma_size;
+		uint32_t crtc_size = out->crtc ? out->crtc->gamma_size : 0;
 		if (size != 0 && size != crtc_size) {
 			wla_output_log(out, WLR_ERROR,
 				"gamma LUT of %zu entries refused: the CRTC's gamma_size is %" PRIu32
@@ -269,6 +272,9 @@ static struct wla_atomic_state *build_state(struct wla_output *out,
 {
 	struct wla_crtc *crtc = output_crtc(out);
 	struct wla_connector *conn = out->conn;
+	/* Claimed before any request that enables (wla_output_claim_crtc);
+	 * an output off without one has nothing on the hardware to change. */
+	assert(crtc);
 	struct wla_atomic_state *state = wla_atomic_state_alloc(crtc->dev);
 	if (!state) {
 		return NULL;
@@ -289,11 +295,12 @@ static struct wla_atomic_state *build_state(struct wla_output *out,
 			cs->mode = mode;
 		}
 		cs->commit_seq = req->commit_seq;
-		if (req->has_gamma) {
-			wla_crtc_state_set_gamma(cs, req->gamma);
+		if (req->has_gamma || out->crtc_taken_over) {
+			/* A CRTC that was another output's: not its LUT. */
+			wla_crtc_state_set_gamma(cs, req->has_gamma ? req->gamma : NULL);
 		}
-		if (req->has_vrr) {
-			cs->vrr_enabled = req->vrr;
+		if (req->has_vrr || out->crtc_taken_over) {
+			cs->vrr_enabled = req->has_vrr && req->vrr;
 		}
 		/* A modeset though nothing of the mode changes: KMS trains the
 		 * link again. */
@@ -351,7 +358,7 @@ static bool queue_has_room(struct wla_output *out)
 	const struct wla_crtc *crtc = output_crtc(out);
 	/* A CRTC still running for its panel's power-off takes no new frame,
 	 * and a buffer waiting for the panel's power-on is the next frame. */
-	return out->base.enabled && crtc->state->active &&
+	return out->base.enabled && crtc && crtc->state->active &&
 		!(out->has_deferred && out->deferred.buffer) && wla_crtc_frame_fits(crtc);
 }
 
@@ -416,6 +423,9 @@ static void schedule_frame(struct wla_output *out)
 /* Check a request against the current states without changing anything. */
 static int check_request(struct wla_output *out, const struct wla_output_request *req)
 {
+	if (!out->crtc) {
+		return req->enabled ? -ENODEV : 0;
+	}
 	struct wla_atomic_state *state = build_state(out, req);
 	if (!state) {
 		wla_output_overlays_checked(out, NULL, -EINVAL);
@@ -430,6 +440,16 @@ static int check_request(struct wla_output *out, const struct wla_output_request
 
 int wla_output_commit_request(struct wla_output *out, const struct wla_output_request *req)
 {
+	if (!out->crtc) {
+		/* Off, and its CRTC another output's (or none was ever free):
+		 * the hardware has nothing of it to turn off. */
+		if (req->enabled) {
+			wla_output_log(out, WLR_ERROR, "enabled without a CRTC");
+			return -ENODEV;
+		}
+		wla_output_overlays_committed(out, false);
+		return 0;
+	}
 	bool was_active = output_crtc(out)->state->active;
 	struct wla_atomic_state *state = build_state(out, req);
 	int ret = state ? wla_atomic_nonblocking_commit(state) : -EINVAL;
@@ -438,6 +458,7 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
 		wla_atomic_state_free(state);
 		return ret;
 	}
+	out->crtc_taken_over = false;
 	wla_output_overlays_committed(out, req->enabled);
 	cursor_sent(out);
 	if (req->buffer) {
@@ -465,7 +486,7 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
  */
 static bool lacks_buffer(struct wla_output *out, const struct wla_output_request *req)
 {
-	if (!req->enabled || req->buffer || !req->has_mode) {
+	if (!req->enabled || req->buffer || !req->has_mode || !out->crtc) {
 		return false;
 	}
 	const struct wla_plane_state *ps = output_crtc(out)->primary->state;
@@ -508,9 +529,10 @@ static bool output_test(struct wlr_output *wlr_output)
 	if (device_inactive(out)) {
 		return false;
 	}
-	struct wla_output_request req;
+	struct wla_output_request req = { 0 };
 	out->probing = true;
-	bool ok = request_from_pending(out, &req) && !lacks_buffer(out, &req) &&
+	bool ok = claim_if_enabling(out) && request_from_pending(out, &req) &&
+		!lacks_buffer(out, &req) &&
 		wla_output_panel_admits(out, &req) && check_request(out, &req) == 0;
 	out->probing = false;
 	wla_output_request_finish(&req);
@@ -548,7 +570,7 @@ static struct wlr_output_mode *find_mode(struct wla_output *out, const struct wl
 void wla_output_retrain_link(struct wla_output *out)
 {
 	const struct wla_crtc *crtc = output_crtc(out);
-	if (!out->base.enabled || !crtc->state->active) {
+	if (!out->base.enabled || !crtc || !crtc->state->active) {
 		wla_output_log(out, WLR_INFO, "link-status BAD while off: the next enable "
 			"sets it up");
 		return;
@@ -697,8 +719,11 @@ static bool output_commit(struct wlr_output *wlr_output)
 		out->stats.refused++;
 		return false;
 	}
-	struct wla_output_request req;
-	int ret = request_from_pending(out, &req) ? 0 : -EINVAL;
+	struct wla_output_request req = { 0 };
+	int ret = claim_if_enabling(out) ? 0 : -ENODEV;
+	if (ret == 0 && !request_from_pending(out, &req)) {
+		ret = -EINVAL;
+	}
 	if (ret == 0 && lacks_buffer(out, &req)) {
 		ret = -EINVAL;
 	}
@@ -747,7 +772,7 @@ static bool output_commit(struct wlr_output *wlr_output)
 static bool commit_cursor(struct wla_output *out)
 {
 	struct wla_crtc *crtc = output_crtc(out);
-	if (!crtc->state->active || crtc->queued > 0) {
+	if (!crtc || !crtc->state->active || crtc->queued > 0) {
 		out->cursor_dirty = true;
 		return true;
 	}
@@ -783,7 +808,7 @@ static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
 	struct wla_fb *fb = NULL;
-	if (!out->crtc->cursor) {
+	if (!out->crtc || !out->crtc->cursor) {
 		/* No cursor plane: false makes wlroots draw a software cursor. */
 		return buffer == NULL;
 	}
@@ -841,7 +866,7 @@ static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *
 static bool output_move_cursor(struct wlr_output *wlr_output, int x, int y)
 {
 	struct wla_output *out = output_from_wlr(wlr_output);
-	if (!out->crtc->cursor) {
+	if (out->crtc && !out->crtc->cursor) {
 		return false;
 	}
 	/* x, y are in the output's space, the plane is in the mode's (the
@@ -886,19 +911,21 @@ static void output_destroy(struct wlr_output *wlr_output)
 	if (out->disabled_idle) {
 		wl_event_source_remove(out->disabled_idle);
 	}
-	/* Nobody to tell any more: complete silently. */
-	crtc->present = NULL;
-	crtc->idle = NULL;
-	crtc->present_data = NULL;
 	/* As in a disable, a panel's backlight goes off while the CRTC still
 	 * scans out; the panel's destroy runs the rest of its power-off after
 	 * the CRTC stopped, back to back. */
 	wla_output_panel_blank(out);
-	wla_crtc_force_off(crtc);
-	/* Inside the device's delivery (a present listener destroyed us) the
-	 * frames just cancelled wait to be delivered: an output made next on
-	 * this CRTC must not hear of them. */
-	wla_crtc_drop_events(crtc);
+	if (crtc) {
+		/* Nobody to tell any more: complete silently. */
+		crtc->present = NULL;
+		crtc->idle = NULL;
+		crtc->present_data = NULL;
+		wla_crtc_force_off(crtc);
+		/* Inside the device's delivery (a present listener destroyed
+		 * us) the frames just cancelled wait to be delivered: an output
+		 * made next on this CRTC must not hear of them. */
+		wla_crtc_drop_events(crtc);
+	}
 	wla_output_panel_finish(out);
 	wla_output_planes_finish(out);
 	wla_fb_put(out->cursor_fb);
@@ -924,7 +951,12 @@ static void output_destroy(struct wlr_output *wlr_output)
 static const struct wlr_drm_format_set *output_get_primary_formats(
 	struct wlr_output *wlr_output, uint32_t buffer_caps)
 {
-	return &output_from_wlr(wlr_output)->primary_formats;
+	/* wlroots asks before the commit that enables the output (for the
+	 * swapchain of its first buffer): the CRTC is claimed now, as
+	 * wlroots' DRM backend allocates one here. */
+	/* A refusal is an error: wlroots says only that it got no formats. */
+	struct wla_output *out = output_from_wlr(wlr_output);
+	return wla_output_claim_crtc(out) ? &out->primary_formats : NULL;
 }
 
 static const struct wlr_drm_format_set *output_get_cursor_formats(
@@ -935,7 +967,8 @@ static const struct wlr_drm_format_set *output_get_cursor_formats(
 
 static void output_get_cursor_size(struct wlr_output *wlr_output, int *width, int *height)
 {
-	struct wla_plane *cursor = output_from_wlr(wlr_output)->crtc->cursor;
+	struct wla_crtc *crtc = output_from_wlr(wlr_output)->crtc;
+	struct wla_plane *cursor = crtc ? crtc->cursor : NULL;
 	/* Without a cursor plane set_cursor refuses every buffer anyway. */
 	*width = cursor ? (int)cursor->max_fb_width : 64;
 	*height = cursor ? (int)cursor->max_fb_height : 64;
@@ -943,7 +976,9 @@ static void output_get_cursor_size(struct wlr_output *wlr_output, int *width, in
 
 static size_t output_get_gamma_size(struct wlr_output *wlr_output)
 {
-	return output_crtc(output_from_wlr(wlr_output))->gamma_size;
+	/* 0 without a CRTC, as wlroots' DRM backend says then. */
+	struct wla_crtc *crtc = output_crtc(output_from_wlr(wlr_output));
+	return crtc ? crtc->gamma_size : 0;
 }
 
 static const struct wlr_output_impl output_impl = {
@@ -983,7 +1018,7 @@ static void handle_disabled_idle(void *data)
 	/* Off: an offer waiting for the next commit goes, as at a disable. */
 	wla_output_overlays_committed(out, false);
 	out->disabled_idle = NULL;
-	if (out->crtc->state->active || !out->base.enabled) {
+	if (!out->crtc || out->crtc->state->active || !out->base.enabled) {
 		return;
 	}
 	wlr_log(WLR_ERROR, "output %s: off after its CRTC %s failed", out->base.name,
@@ -1133,39 +1168,174 @@ struct wla_output *wla_output_find(struct wla_backend *backend, struct wla_conne
 	return NULL;
 }
 
-bool wla_output_crtc_usable(struct wla_backend *backend, struct wla_connector *conn,
-	struct wla_crtc *crtc)
+/* The output whose CRTC crtc is, NULL if none. */
+static struct wla_output *crtc_holder(struct wla_backend *backend, const struct wla_crtc *crtc)
 {
-	if (!crtc || !crtc->primary || !(conn->possible_crtcs & (1u << crtc->index))) {
-		return false;
-	}
 	struct wla_output *other;
 	wl_list_for_each(other, &backend->outputs, link) {
 		if (other->crtc == crtc) {
-			return false;
+			return other;
 		}
 	}
+	return NULL;
+}
+
+/* Whether conn may drive crtc at all: one of its possible CRTCs, with a
+ * primary plane (a cursor plane is optional). */
+static bool crtc_possible(const struct wla_connector *conn, const struct wla_crtc *crtc)
+{
+	return crtc && crtc->primary && (conn->possible_crtcs & (1u << crtc->index));
+}
+
+bool wla_output_crtc_usable(struct wla_backend *backend, struct wla_connector *conn,
+	struct wla_crtc *crtc)
+{
+	return crtc_possible(conn, crtc) && !crtc_holder(backend, crtc);
+}
+
+/* Whether out's CRTC may go to another output: out is off, in wlroots'
+ * eyes and on its CRTC, with nothing queued and no enable waiting for its
+ * panel. */
+static bool crtc_spare(const struct wla_output *out)
+{
+	const struct wla_crtc *crtc = out->crtc;
+	return !out->base.enabled && !out->has_deferred && !crtc->state->enable &&
+		crtc->queued == 0;
+}
+
+/* Make crtc out's: its formats, its planes, its flip queue's policy and
+ * present events. false (logged) if memory ran out; out then has none. */
+static bool bind_crtc(struct wla_output *out, struct wla_crtc *crtc)
+{
+	struct wlr_drm_format_set primary = { 0 }, cursor = { 0 };
+	if (!wla_plane_add_formats_to(&primary, crtc->primary) ||
+			(crtc->cursor && !wla_plane_add_formats_to(&cursor, crtc->cursor))) {
+		wlr_log(WLR_ERROR, "output %s: out of memory for the formats of %s",
+			out->conn->name, crtc->name);
+		wlr_drm_format_set_finish(&primary);
+		wlr_drm_format_set_finish(&cursor);
+		return false;
+	}
+	wlr_drm_format_set_finish(&out->primary_formats);
+	wlr_drm_format_set_finish(&out->cursor_formats);
+	out->primary_formats = primary;
+	out->cursor_formats = cursor;
+	out->crtc = crtc;
+	/* The planes it may use are its CRTC's. */
+	wla_output_planes_finish(out);
+	if (!wla_output_planes_init(out)) {
+		out->crtc = NULL;
+		return false;
+	}
+	/* The flip queue's policy is the configuration's, whatever the driver. */
+	struct wla_backend *backend = out->backend;
+	crtc->queue_depth = backend->config.flip_depth ? backend->config.flip_depth : 1;
+	crtc->mailbox = backend->config.flip_mailbox;
+	crtc->present = handle_present;
+	crtc->idle = handle_idle;
+	crtc->present_data = out;
 	return true;
+}
+
+/* out, off, gives its CRTC up: it has none until it is enabled again. */
+static void unbind_crtc(struct wla_output *out)
+{
+	struct wla_crtc *crtc = out->crtc;
+	crtc->present = NULL;
+	crtc->idle = NULL;
+	crtc->present_data = NULL;
+	/* Nothing of it may reach the next holder (the queue is empty). */
+	wla_crtc_drop_events(crtc);
+	out->crtc = NULL;
+	wlr_drm_format_set_finish(&out->primary_formats);
+	wlr_drm_format_set_finish(&out->cursor_formats);
+	wla_output_planes_finish(out);
+	if (!wla_output_planes_init(out)) {
+		/* Without a CRTC it has no planes: nothing was allocated that
+		 * could fail but the struct, and the offer API checks for it. */
+		wlr_log(WLR_ERROR, "output %s: its plane list is gone", out->base.name);
+	}
+}
+
+struct wla_crtc *wla_output_free_crtc(struct wla_backend *backend, struct wla_device *dev,
+	struct wla_connector *conn)
+{
+	for (size_t i = 0; i < dev->n_crtcs; i++) {
+		if (wla_output_crtc_usable(backend, conn, dev->crtcs[i])) {
+			return dev->crtcs[i];
+		}
+	}
+	return NULL;
+}
+
+bool wla_output_claim_crtc(struct wla_output *out)
+{
+	if (out->crtc) {
+		return true;
+	}
+	/* A CRTC no output has first; else one an output that is off holds
+	 * (its connector appeared first), as wlroots' DRM backend
+	 * reallocates them: an enabled output keeps its CRTC. */
+	struct wla_crtc *crtc = NULL;
+	struct wla_output *victim = NULL;
+	struct wla_device *dev = out->dev;
+	for (size_t i = 0; i < dev->n_crtcs; i++) {
+		struct wla_crtc *c = dev->crtcs[i];
+		if (!crtc_possible(out->conn, c)) {
+			continue;
+		}
+		struct wla_output *holder = crtc_holder(out->backend, c);
+		if (!holder) {
+			crtc = c;
+			victim = NULL;
+			break;
+		}
+		if (!crtc && crtc_spare(holder)) {
+			crtc = c;
+			victim = holder;
+		}
+	}
+	if (!crtc) {
+		wla_output_log(out, WLR_ERROR, "no CRTC for it: each of its possible_crtcs 0x%"
+			PRIx32 " drives an enabled output or has no primary plane",
+			out->conn->possible_crtcs);
+		return false;
+	}
+	if (victim) {
+		wla_output_log(out, WLR_INFO, "takes %s from output %s, which is off",
+			crtc->name, victim->base.name);
+		unbind_crtc(victim);
+	}
+	if (!bind_crtc(out, crtc)) {
+		return false;
+	}
+	/* What the last holder left on the CRTC (its gamma LUT, adaptive
+	 * sync) goes with this output's first commit. */
+	out->crtc_taken_over = true;
+	wla_output_log(out, WLR_DEBUG, "driven by %s", crtc->name);
+	return true;
+}
+
+/* Before a request that leaves the output enabled: a CRTC for it. */
+static bool claim_if_enabling(struct wla_output *out)
+{
+	const struct wlr_output_state *pending = &out->base.pending;
+	bool enabled = (pending->committed & WLR_OUTPUT_STATE_ENABLED) ? pending->enabled :
+		out->base.enabled;
+	return !enabled || wla_output_claim_crtc(out);
 }
 
 struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_device *dev,
 	struct wla_connector *conn, struct wla_crtc *crtc)
 {
-	/* Without a CRTC given: the first the connector can use that no other
-	 * output has and that has a primary plane (a cursor plane is
-	 * optional). */
-	for (size_t i = 0; i < dev->n_crtcs && !crtc; i++) {
-		if (wla_output_crtc_usable(backend, conn, dev->crtcs[i])) {
-			crtc = dev->crtcs[i];
-		}
-	}
+	/* Without one the output comes all the same, off, and claims one when
+	 * it is enabled (wla_output_claim_crtc). */
 	if (!crtc) {
-		wlr_log(WLR_ERROR, "output %s: no free CRTC with a primary plane among its "
-			"possible_crtcs 0x%" PRIx32 "; no output until one is free", conn->name,
-			conn->possible_crtcs);
-		return NULL;
+		wlr_log(WLR_INFO, "output %s: every CRTC of its possible_crtcs 0x%" PRIx32 " is "
+			"another output's or has no primary plane; it claims one when enabled",
+			conn->name, conn->possible_crtcs);
 	}
-	assert(wla_output_crtc_usable(backend, conn, crtc));
+	assert(!crtc || wla_output_crtc_usable(backend, conn, crtc));
 	struct wla_output *out = calloc(1, sizeof(*out));
 	if (!out) {
 		wlr_log(WLR_ERROR, "output %s: out of memory", conn->name);
@@ -1174,18 +1344,6 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 	out->backend = backend;
 	out->dev = dev;
 	out->conn = conn;
-	out->crtc = crtc;
-	if (!wla_plane_add_formats_to(&out->primary_formats, crtc->primary) ||
-			(crtc->cursor && !wla_plane_add_formats_to(&out->cursor_formats, crtc->cursor))) {
-		wlr_log(WLR_ERROR, "output %s: out of memory for formats", conn->name);
-		wlr_drm_format_set_finish(&out->primary_formats);
-		wlr_drm_format_set_finish(&out->cursor_formats);
-		free(out);
-		return NULL;
-	}
-	/* The flip queue's policy is the configuration's, whatever the driver. */
-	crtc->queue_depth = backend->config.flip_depth ? backend->config.flip_depth : 1;
-	crtc->mailbox = backend->config.flip_mailbox;
 
 	struct wlr_output *wo = &out->base;
 	wlr_output_init(wo, &backend->base, &output_impl, backend->display);
@@ -1193,7 +1351,8 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 	/* First of its destroy listeners, whoever destroys it. */
 	out->destroying.notify = handle_output_destroying;
 	wl_signal_add(&wo->events.destroy, &out->destroying);
-	if (!wla_output_planes_init(out) || !add_modes(wo, conn)) {
+	if (!wla_output_planes_init(out) || !add_modes(wo, conn) ||
+			(crtc && !bind_crtc(out, crtc))) {
 		wlr_output_destroy(wo);
 		return NULL;
 	}
@@ -1236,9 +1395,6 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 	wo->phys_width = (int32_t)conn->phys_width_mm;
 	wo->phys_height = (int32_t)conn->phys_height_mm;
 
-	crtc->present = handle_present;
-	crtc->idle = handle_idle;
-	crtc->present_data = out;
 	const struct wla_config_panel *panel = panel_of(backend, conn);
 	if (panel) {
 		wla_output_panel_init(out, panel);
@@ -1288,7 +1444,7 @@ WLA_EXPORT bool wla_output_get_frame_deadline(struct wlr_output *output,
 	struct wla_output *out = output_from_wlr(output);
 	struct wla_vblank_counters counters = { 0 };
 	uint64_t latch, commit_by;
-	if (!wla_crtc_next_latch(out->crtc, &latch, &commit_by)) {
+	if (!out->crtc || !wla_crtc_next_latch(out->crtc, &latch, &commit_by)) {
 		return false;
 	}
 	wla_crtc_get_counters(out->crtc, &counters);
@@ -1329,7 +1485,9 @@ WLA_EXPORT bool wla_output_get_stats(struct wlr_output *output,
 		}
 	}
 	struct wla_vblank_counters counters = { 0 };
-	wla_crtc_get_counters(out->crtc, &counters);
+	if (out->crtc) {
+		wla_crtc_get_counters(out->crtc, &counters);
+	}
 	stats->vblanks = counters.vblanks;
 	stats->missed_vblanks = counters.missed;
 	stats->last_seq = counters.seq;
@@ -1345,7 +1503,7 @@ WLA_EXPORT struct wla_capture *wla_output_capture(struct wlr_output *output,
 		return NULL;
 	}
 	struct wla_output *out = output_from_wlr(output);
-	if (!out->crtc->state->active) {
+	if (!out->crtc || !out->crtc->state->active) {
 		wlr_log(WLR_ERROR, "capture: output %s is disabled", output->name);
 		return NULL;
 	}

@@ -69,7 +69,7 @@ static bool keep_deferred(struct wla_output *out, const struct wla_output_reques
 
 static void crtc_off(struct wla_output *out)
 {
-	if (!out->crtc->state->active) {
+	if (!out->crtc || !out->crtc->state->active) {
 		return;
 	}
 	struct wla_output_request off = { .enabled = false };
@@ -185,7 +185,7 @@ bool wla_output_panel_takes(struct wla_output *out, const struct wla_output_requ
 	if (req->enabled) {
 		return !powered || out->has_deferred;
 	}
-	return state != WLA_PANEL_OFF || out->crtc->state->active;
+	return state != WLA_PANEL_OFF || (out->crtc && out->crtc->state->active);
 }
 
 int wla_output_panel_request(struct wla_output *out, const struct wla_output_request *req)

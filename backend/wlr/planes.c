@@ -27,7 +27,7 @@ static struct wla_output *wla_output_from_wlr(struct wlr_output *output)
  * an overlay plane its CRTC can take. */
 static bool plane_of_output(const struct wla_output *out, const struct wla_plane *plane)
 {
-	if (!plane || !(plane->possible_crtcs & (1u << out->crtc->index))) {
+	if (!plane || !out->crtc || !(plane->possible_crtcs & (1u << out->crtc->index))) {
 		return false;
 	}
 	return plane->type == WLA_PLANE_OVERLAY || plane == out->crtc->primary ||

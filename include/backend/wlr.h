@@ -117,7 +117,13 @@ struct wla_output {
 	struct wla_backend *backend;
 	struct wla_device *dev;
 	struct wla_connector *conn;
+	/* NULL while the output is off and no CRTC was free for it, or an
+	 * output enabled later took it (wla_output_claim_crtc); never NULL
+	 * while it is enabled. */
 	struct wla_crtc *crtc;
+	/* Its CRTC was another output's until now: the first commit resets
+	 * what that one left (gamma LUT, adaptive sync). */
+	bool crtc_taken_over;
 	struct wl_list link;
 	struct wla_output_stats stats;
 	struct wlr_drm_format_set primary_formats;
@@ -178,10 +184,17 @@ struct wla_output {
 struct wla_backend *wla_backend_from_wlr(struct wlr_backend *backend);
 
 /* Create and announce the wlr_output of a connector on crtc, or without
- * one on the first usable free CRTC (backend started). NULL, logged, when
- * there is none or memory ran out. */
+ * a CRTC (it claims one when enabled). NULL, logged, if memory ran out or
+ * a new_output listener destroyed it. */
 struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_device *dev,
 	struct wla_connector *conn, struct wla_crtc *crtc);
+/* A CRTC for out if it has none: a free one, else one an output that is
+ * off gives up (it gets one again when enabled). false (logged) if every
+ * CRTC it may use drives an enabled output. */
+bool wla_output_claim_crtc(struct wla_output *out);
+/* The first CRTC of dev that conn may drive and no output has, or NULL. */
+struct wla_crtc *wla_output_free_crtc(struct wla_backend *backend, struct wla_device *dev,
+	struct wla_connector *conn);
 /* Whether conn may drive crtc: one of its possible CRTCs, with a primary
  * plane, and no output's yet. */
 bool wla_output_crtc_usable(struct wla_backend *backend, struct wla_connector *conn,

@@ -77,7 +77,7 @@ preload_list() {
 
 # as_user CMD...: run CMD as the test user in the compositor's session.
 as_user() {
-	setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups \
+	setpriv --reuid="$TEST_USER" --regid="${TEST_GROUP:-$TEST_USER}" --init-groups \
 		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$(getent passwd "$TEST_USER" | cut -d: -f6)" \
 		XDG_RUNTIME_DIR="$RUN" WAYLAND_DISPLAY="${WAYLAND_DISPLAY_NAME:-wayland-1}" \
 		WLA_CONTROL="$WLA_CONTROL" SWAYSOCK="${SWAYSOCK:-}" LANG=C.UTF-8 "$@"
@@ -100,7 +100,7 @@ start_compositor() {
 			wla_env+=("$v=${!v}")
 		fi
 	done
-	setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups \
+	setpriv --reuid="$TEST_USER" --regid="${TEST_GROUP:-$TEST_USER}" --init-groups \
 		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$(getent passwd "$TEST_USER" | cut -d: -f6)" \
 		XDG_RUNTIME_DIR="$RUN" LANG=C.UTF-8 LD_PRELOAD="$(preload_list)" \
 		LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
@@ -111,7 +111,7 @@ start_compositor() {
 		timeout -k 5 "$(scaled "${COMPOSITOR_TIMEOUT:-60}")" "$@" \
 		>"$TEST_DIR/$name.out" 2>"$TEST_DIR/$name.err" &
 	COMPOSITOR_PID=$!
-	wait_until 10 '{ [ -S "$WLA_CONTROL" ] && ls "$RUN"/wayland-* >/dev/null 2>&1; } ||
+	wait_until "${COMPOSITOR_START_WAIT:-10}" '{ [ -S "$WLA_CONTROL" ] && ls "$RUN"/wayland-* >/dev/null 2>&1; } ||
 		! kill -0 "$COMPOSITOR_PID" 2>/dev/null' || true
 	if ! [ -S "$WLA_CONTROL" ] && [ -z "${NO_CONTROL:-}" ]; then
 		cat "$TEST_DIR/$name.err"
@@ -128,6 +128,11 @@ start_compositor() {
 stop_compositor() {
 	if [ -n "${COMPOSITOR_PID:-}" ]; then
 		pkill -TERM -P "$COMPOSITOR_PID" 2>/dev/null || kill "$COMPOSITOR_PID" 2>/dev/null || true
+		# A compositor caught before its signal handlers, or stuck in
+		# its exit, must not hold the test up: killed after 30 s.
+		wait_until 30 '! kill -0 "$COMPOSITOR_PID" 2>/dev/null' ||
+			{ echo "$COMPOSITOR did not exit on SIGTERM: killed" >&2;
+			pkill -KILL -P "$COMPOSITOR_PID" 2>/dev/null || true; }
 		wait "$COMPOSITOR_PID" 2>/dev/null || true
 		COMPOSITOR_PID=
 	fi

@@ -338,6 +338,101 @@ static void apply_lut(const struct drm_property_blob *blob, struct line_buffer *
 ])
 PY
 
+# More connectors than CRTCs, as display engines with more ports than
+# pipes have (no card qemu emulates for Debian's 6.1 has the shape): the
+# parameter extra_connectors=N (0..3) adds Virtual-2.. to vkms' one CRTC,
+# each connected, with its own encoder, modes as Virtual-1's.
+python3 - "$src" connectors "$work" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[3])
+from vkms_patch import patch
+
+
+patch("vkms_output.c", [
+    ("""static const struct drm_connector_helper_funcs vkms_conn_helper_funcs = {
+	.get_modes    = vkms_conn_get_modes,
+};
+""", """static const struct drm_connector_helper_funcs vkms_conn_helper_funcs = {
+	.get_modes    = vkms_conn_get_modes,
+};
+
+static int extra_connectors;
+module_param(extra_connectors, int, 0444);
+MODULE_PARM_DESC(extra_connectors, "Connectors beside Virtual-1 on its one CRTC (0..3)");
+
+/* One more connected virtual connector, with its own encoder, that only
+ * the one CRTC can drive; both freed with the mode config. */
+static void vkms_extra_connector_destroy(struct drm_connector *connector)
+{
+	drm_connector_cleanup(connector);
+	kfree(connector);
+}
+
+static const struct drm_connector_funcs vkms_extra_connector_funcs = {
+	.fill_modes = drm_helper_probe_single_connector_modes,
+	.destroy = vkms_extra_connector_destroy,
+	.reset = drm_atomic_helper_connector_reset,
+	.atomic_duplicate_state = drm_atomic_helper_connector_duplicate_state,
+	.atomic_destroy_state = drm_atomic_helper_connector_destroy_state,
+};
+
+static void vkms_extra_encoder_destroy(struct drm_encoder *encoder)
+{
+	drm_encoder_cleanup(encoder);
+	kfree(encoder);
+}
+
+static const struct drm_encoder_funcs vkms_extra_encoder_funcs = {
+	.destroy = vkms_extra_encoder_destroy,
+};
+
+static int vkms_add_extra_connector(struct drm_device *dev)
+{
+	struct drm_connector *connector;
+	struct drm_encoder *encoder;
+	int ret;
+
+	connector = kzalloc(sizeof(*connector), GFP_KERNEL);
+	if (!connector)
+		return -ENOMEM;
+	ret = drm_connector_init(dev, connector, &vkms_extra_connector_funcs,
+				 DRM_MODE_CONNECTOR_VIRTUAL);
+	if (ret) {
+		kfree(connector);
+		return ret;
+	}
+	drm_connector_helper_add(connector, &vkms_conn_helper_funcs);
+	encoder = kzalloc(sizeof(*encoder), GFP_KERNEL);
+	if (!encoder)
+		return -ENOMEM;
+	ret = drm_encoder_init(dev, encoder, &vkms_extra_encoder_funcs,
+			       DRM_MODE_ENCODER_VIRTUAL, NULL);
+	if (ret) {
+		kfree(encoder);
+		return ret;
+	}
+	encoder->possible_crtcs = 1;
+	return drm_connector_attach_encoder(connector, encoder);
+}
+"""),
+    ("""	drm_mode_config_reset(dev);
+
+	return 0;
+""", """	for (n = 0; n < extra_connectors && n < 3; n++) {
+		ret = vkms_add_extra_connector(dev);
+		if (ret) {
+			DRM_ERROR("Failed to add extra connector %u: %d\\n", n, ret);
+			return ret;
+		}
+	}
+
+	drm_mode_config_reset(dev);
+
+	return 0;
+"""),
+])
+PY
+
 cat >"$src/Kbuild" <<'EOF'
 vkms-y := vkms_drv.o vkms_plane.o vkms_output.o vkms_crtc.o vkms_composer.o \
 	vkms_writeback.o vkms_formats.o

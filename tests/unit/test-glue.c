@@ -671,9 +671,9 @@ static void outputs_fit_the_crtcs_planes_and_connectors_they_are_given(void)
 /*
  * CRTCs go to as many connectors as can have one: a connector that could
  * use either of two CRTCs does not take the only one another can use, and
- * a connector left without one is logged and skipped, the others start.
+ * a connector left without one still gets its output, off, saying so.
  */
-static void crtcs_are_matched_to_connectors_and_one_left_over_is_skipped(void)
+static void crtcs_are_matched_to_connectors_and_one_left_over_waits(void)
 {
 	struct gf f;
 	struct wla_vdc *vdc = gf_create_unstarted(&f, 3);
@@ -685,16 +685,19 @@ static void crtcs_are_matched_to_connectors_and_one_left_over_is_skipped(void)
 	gf_listen(&f);
 	harness_log_clear();
 	CHECK(wlr_backend_start(f.backend));
-	CHECK_INT(f.n_outputs, 2);
-	CHECK_LOGGED("output Virtual-3", "possible_crtcs 0x1", "no output for it");
+	CHECK_INT(f.n_outputs, 3);
+	CHECK_LOGGED("output Virtual-3", "possible_crtcs 0x1", "claims one when enabled");
 	CHECK(!LOGGED("output Virtual-1:") && !LOGGED("output Virtual-2:"));
-	if (f.n_outputs == 2) {
+	if (f.n_outputs == 3) {
 		struct wla_output *a = wl_container_of(f.outputs[0].output, a, base);
 		struct wla_output *b = wl_container_of(f.outputs[1].output, b, base);
+		struct wla_output *c = wl_container_of(f.outputs[2].output, c, base);
 		CHECK(strcmp(a->base.name, "Virtual-1") == 0);
 		CHECK(strcmp(b->base.name, "Virtual-2") == 0);
+		CHECK(strcmp(c->base.name, "Virtual-3") == 0);
 		CHECK(a->crtc == &vdc->outputs[1]->crtc);
 		CHECK(b->crtc == &vdc->outputs[0]->crtc);
+		CHECK(c->crtc == NULL);
 		for (int i = 0; i < 2; i++) {
 			CHECK(enable(&f.outputs[i]));
 		}
@@ -706,9 +709,105 @@ static void crtcs_are_matched_to_connectors_and_one_left_over_is_skipped(void)
 		struct wla_device *dev = &vdc->dev;
 		vdc->outputs[0]->connector.possible_crtcs = 0x7;
 		dev->listener.connector_added(dev, &vdc->outputs[0]->connector, dev->listener.data);
-		CHECK_INT(f.n_outputs, 2);
+		CHECK_INT(f.n_outputs, 3);
 		CHECK(a->crtc == &vdc->outputs[1]->crtc);
 	}
+	gf_finish(&f);
+}
+
+static bool disable(struct gf_output *o)
+{
+	wlr_output_enable(o->output, false);
+	return wlr_output_commit(o->output);
+}
+
+/*
+ * More connectors than CRTCs, as wlroots' DRM backend reallocates them: an
+ * output without a CRTC is off and has no gamma LUT, cursor plane or
+ * statistics; enabled, it takes a free CRTC, else the CRTC of an output
+ * that is off (which then has none), never one of an enabled output (the
+ * commit is refused, saying so, and nothing changes). The LUT the last
+ * holder left does not come with the CRTC.
+ */
+static void a_crtc_moves_to_the_output_enabled_from_one_that_is_off(void)
+{
+	struct gf f;
+	struct wla_vdc *vdc = gf_create_unstarted(&f, 2);
+	/* Both connectors on CRTC 0 only. */
+	vdc->outputs[0]->connector.possible_crtcs = 0x1;
+	vdc->outputs[1]->connector.possible_crtcs = 0x1;
+	gf_listen(&f);
+	CHECK(wlr_backend_start(f.backend));
+	CHECK_INT(f.n_outputs, 2);
+	if (f.n_outputs != 2) {
+		gf_finish(&f);
+		return;
+	}
+	struct gf_output *o1 = &f.outputs[0], *o2 = &f.outputs[1];
+	struct wla_output *a = wl_container_of(o1->output, a, base);
+	struct wla_output *b = wl_container_of(o2->output, b, base);
+	struct wla_crtc *crtc0 = &vdc->outputs[0]->crtc;
+	CHECK(a->crtc == crtc0 && b->crtc == NULL);
+	/* Without a CRTC: no LUT, no statistics, no capture, the cursor is
+	 * kept for later; destroying it later is checked by gf_finish. */
+	CHECK_INT(wlr_output_get_gamma_size(o2->output), 0);
+	struct wla_output_stats stats;
+	CHECK(wla_output_get_stats(o2->output, &stats) && stats.vblanks == 0);
+	struct wla_frame_deadline deadline;
+	CHECK(!wla_output_get_frame_deadline(o2->output, &deadline));
+	CHECK(o2->output->impl->move_cursor(o2->output, 5, 5));
+	CHECK(disable(o2));
+
+	/* The first output lit with a LUT. */
+	CHECK(enable(o1));
+	CHECK(wait_until(&f, &o1->presented, 1));
+	uint16_t r[256], g[256], bl[256];
+	for (int i = 0; i < 256; i++) {
+		r[i] = g[i] = bl[i] = (uint16_t)(i * 128);
+	}
+	wlr_output_set_gamma(o1->output, 256, r, g, bl);
+	CHECK(commit_next(o1));
+	CHECK(wait_until(&f, &o1->presented, 2));
+	CHECK(crtc0->state->gamma != NULL);
+
+	/* Its CRTC drives an enabled output: refused (a test quietly, a
+	 * commit saying why), nothing moves. */
+	harness_log_clear();
+	wlr_output_enable(o2->output, true);
+	CHECK(!wlr_output_test(o2->output));
+	wlr_output_rollback(o2->output);
+	CHECK(!LOGGED("no CRTC for it")); /* debug output only */
+	harness_log_clear();
+	CHECK(!enable(o2));
+	wlr_output_rollback(o2->output);
+	CHECK_LOGGED("output Virtual-2", "no CRTC for it", "possible_crtcs 0x1",
+		"drives an enabled output");
+	CHECK(a->crtc == crtc0 && b->crtc == NULL && !o2->output->enabled);
+	CHECK(crtc0->state->active);
+
+	/* Off, the first gives it up to the second, which shows its frames
+	 * without the first one's LUT. */
+	CHECK(disable(o1));
+	harness_log_clear();
+	CHECK(enable(o2));
+	CHECK_LOGGED("output Virtual-2", "takes", crtc0->name, "from output Virtual-1");
+	CHECK(b->crtc == crtc0 && a->crtc == NULL);
+	CHECK(wait_until(&f, &o2->presented, 1));
+	CHECK(crtc0->state->gamma == NULL);
+	CHECK(crtc0->state->active);
+	CHECK_INT(wlr_output_get_gamma_size(o1->output), 0);
+	CHECK_INT(wlr_output_get_gamma_size(o2->output), WLA_CONFIG_GAMMA_SIZE_DEFAULT);
+	CHECK(wla_output_get_stats(o2->output, &stats) && stats.vblanks > 0);
+	CHECK_INT(o1->presented, 2);
+
+	/* And back. */
+	CHECK(!enable(o1));
+	wlr_output_rollback(o1->output);
+	CHECK(disable(o2));
+	CHECK(enable(o1));
+	CHECK(a->crtc == crtc0 && b->crtc == NULL);
+	CHECK(wait_until(&f, &o1->presented, 3));
+	CHECK_INT(o2->presented, 1);
 	gf_finish(&f);
 }
 
@@ -1265,7 +1364,8 @@ int main(void)
 	RUN_TEST(two_timings_of_one_size_and_rate_are_two_modes);
 	RUN_TEST(a_custom_mode_joins_the_mode_list_and_stays_current);
 	RUN_TEST(outputs_fit_the_crtcs_planes_and_connectors_they_are_given);
-	RUN_TEST(crtcs_are_matched_to_connectors_and_one_left_over_is_skipped);
+	RUN_TEST(crtcs_are_matched_to_connectors_and_one_left_over_waits);
+	RUN_TEST(a_crtc_moves_to_the_output_enabled_from_one_that_is_off);
 	RUN_TEST(cursor_moves_behind_a_cursor_state_reach_the_screen);
 	RUN_TEST(the_cursor_plane_follows_the_output_transform);
 	RUN_TEST(without_rearm_a_cursor_move_goes_with_the_next_frame);
