@@ -217,6 +217,17 @@ void wla_crtc_drop_events(struct wla_crtc *crtc)
 	}
 }
 
+bool wla_crtc_has_events(const struct wla_crtc *crtc)
+{
+	const struct wla_crtc_entry *e;
+	wl_list_for_each(e, &crtc->dev->events, event_link) {
+		if (e->ptr == crtc) {
+			return true;
+		}
+	}
+	return false;
+}
+
 void wla_device_deliver_events(struct wla_device *dev)
 {
 	/* A handler's commit delivers nothing itself: this loop goes on with

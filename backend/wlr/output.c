@@ -240,10 +240,16 @@ static bool request_from_pending(struct wla_output *out, struct wla_output_reque
 		req->has_gamma = true;
 		size_t size = pending->gamma_lut_size;
 		uint32_t crtc_size = out->crtc ? out->crtc->gamma_size : 0;
+		if (size != 0 && !out->crtc) {
+			wla_output_log(out, WLR_ERROR, "gamma LUT of %zu entries refused: the "
+				"output has no CRTC (it is off)", size);
+			return false;
+		}
 		if (size != 0 && size != crtc_size) {
 			wla_output_log(out, WLR_ERROR,
-				"gamma LUT of %zu entries refused: the CRTC's gamma_size is %" PRIu32
-				"%s", size, crtc_size, crtc_size ? "" : " (it has no gamma LUT)");
+				"gamma LUT of %zu entries refused: %s's gamma_size is %" PRIu32
+				"%s", size, out->crtc->name, crtc_size,
+				crtc_size ? "" : " (it has no gamma LUT)");
 			return false;
 		}
 		if (size != 0) {
@@ -809,7 +815,14 @@ static bool output_set_cursor(struct wlr_output *wlr_output, struct wlr_buffer *
 	struct wla_output *out = output_from_wlr(wlr_output);
 	struct wla_fb *fb = NULL;
 	if (!out->crtc || !out->crtc->cursor) {
-		/* No cursor plane: false makes wlroots draw a software cursor. */
+		/* No cursor plane: false makes wlroots draw a software cursor.
+		 * Hidden, nothing is kept for a CRTC claimed later. */
+		if (!buffer && out->cursor_fb) {
+			wla_fb_put(out->cursor_fb);
+			release_cursor_buffer(out, out->cursor_buffer);
+			out->cursor_fb = NULL;
+			out->cursor_buffer = NULL;
+		}
 		return buffer == NULL;
 	}
 	if (buffer) {
@@ -1168,16 +1181,12 @@ struct wla_output *wla_output_find(struct wla_backend *backend, struct wla_conne
 	return NULL;
 }
 
-/* The output whose CRTC crtc is, NULL if none. */
+/* The output whose CRTC crtc is, NULL if none: bound by bind_crtc until
+ * unbind_crtc or output_destroy (also while the compositor's destroy
+ * listeners run, when the output has left the backend's list). */
 static struct wla_output *crtc_holder(struct wla_backend *backend, const struct wla_crtc *crtc)
 {
-	struct wla_output *other;
-	wl_list_for_each(other, &backend->outputs, link) {
-		if (other->crtc == crtc) {
-			return other;
-		}
-	}
-	return NULL;
+	return crtc->present == handle_present ? crtc->present_data : NULL;
 }
 
 /* Whether conn may drive crtc at all: one of its possible CRTCs, with a
@@ -1194,13 +1203,14 @@ bool wla_output_crtc_usable(struct wla_backend *backend, struct wla_connector *c
 }
 
 /* Whether out's CRTC may go to another output: out is off, in wlroots'
- * eyes and on its CRTC, with nothing queued and no enable waiting for its
- * panel. */
+ * eyes and on its CRTC, with nothing queued, no event of its last frames
+ * still to deliver (their presentation feedback is out's) and no enable
+ * waiting for its panel. */
 static bool crtc_spare(const struct wla_output *out)
 {
 	const struct wla_crtc *crtc = out->crtc;
 	return !out->base.enabled && !out->has_deferred && !crtc->state->enable &&
-		crtc->queued == 0;
+		crtc->queued == 0 && !wla_crtc_has_events(crtc);
 }
 
 /* Make crtc out's: its formats, its planes, its flip queue's policy and
@@ -1276,29 +1286,39 @@ bool wla_output_claim_crtc(struct wla_output *out)
 	/* A CRTC no output has first; else one an output that is off holds
 	 * (its connector appeared first), as wlroots' DRM backend
 	 * reallocates them: an enabled output keeps its CRTC. */
+	/* Of those, the one the fewest other outputs without a CRTC could
+	 * use, so as not to take the only one another may want next. */
 	struct wla_crtc *crtc = NULL;
 	struct wla_output *victim = NULL;
 	struct wla_device *dev = out->dev;
-	for (size_t i = 0; i < dev->n_crtcs; i++) {
-		struct wla_crtc *c = dev->crtcs[i];
-		if (!crtc_possible(out->conn, c)) {
-			continue;
-		}
-		struct wla_output *holder = crtc_holder(out->backend, c);
-		if (!holder) {
-			crtc = c;
-			victim = NULL;
-			break;
-		}
-		if (!crtc && crtc_spare(holder)) {
-			crtc = c;
-			victim = holder;
+	size_t best = SIZE_MAX;
+	for (int pass = 0; pass < 2 && !crtc; pass++) {
+		for (size_t i = 0; i < dev->n_crtcs; i++) {
+			struct wla_crtc *c = dev->crtcs[i];
+			if (!crtc_possible(out->conn, c)) {
+				continue;
+			}
+			struct wla_output *holder = crtc_holder(out->backend, c);
+			if (pass == 0 ? holder != NULL : !holder || !crtc_spare(holder)) {
+				continue;
+			}
+			size_t wanted = 0;
+			struct wla_output *other;
+			wl_list_for_each(other, &out->backend->outputs, link) {
+				wanted += other != out && !other->crtc && other != holder &&
+					other->dev == dev && crtc_possible(other->conn, c);
+			}
+			if (wanted < best) {
+				best = wanted;
+				crtc = c;
+				victim = holder;
+			}
 		}
 	}
 	if (!crtc) {
 		wla_output_log(out, WLR_ERROR, "no CRTC for it: each of its possible_crtcs 0x%"
-			PRIx32 " drives an enabled output or has no primary plane",
-			out->conn->possible_crtcs);
+			PRIx32 " drives an output that is on (or turning off) or has no primary "
+			"plane", out->conn->possible_crtcs);
 		return false;
 	}
 	if (victim) {

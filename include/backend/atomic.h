@@ -641,6 +641,8 @@ bool wla_device_add_connector(struct wla_device *dev, struct wla_connector *conn
 void wla_device_remove_crtc(struct wla_device *dev, struct wla_crtc *crtc);
 /* Forget the CRTC's events not yet delivered (wla_device_remove_crtc). */
 void wla_crtc_drop_events(struct wla_crtc *crtc);
+/* Whether the CRTC has events not yet delivered. */
+bool wla_crtc_has_events(const struct wla_crtc *crtc);
 void wla_device_remove_plane(struct wla_device *dev, struct wla_plane *plane);
 void wla_device_remove_connector(struct wla_device *dev, struct wla_connector *conn);
 /* Free the current states of every object (after every commit completed). */

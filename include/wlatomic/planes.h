@@ -29,7 +29,8 @@ enum wla_output_plane_type {
 
 /* One plane of an output, as the display controller describes it. */
 struct wla_output_plane {
-	uint32_t id; /* stable while the output exists; offers may name it */
+	/* Stable while the output keeps its CRTC; offers may name it. */
+	uint32_t id;
 	enum wla_output_plane_type type;
 	unsigned zpos; /* fixed stacking order, higher on top */
 	/* src/dst ratios the plane scales by, 16.16: min_scale is the largest
@@ -40,13 +41,16 @@ struct wla_output_plane {
 	uint32_t max_width, max_height;
 	/* The plane must cover the whole output (most primaries). */
 	bool full_screen_only;
-	/* Formats with their modifiers; valid while the output exists. */
+	/* Formats with their modifiers; valid while the output keeps its
+	 * CRTC (an output enabled on another CRTC, where connectors outnumber
+	 * CRTCs, has that CRTC's planes: ask again after enabling it). */
 	const struct wlr_drm_format_set *formats;
 };
 
 /*
  * The output's planes, bottom to top: fills up to cap entries and returns
- * how many the output has (0 if it is not a wlatomic output).
+ * how many the output has (0 if it is not a wlatomic output, or has no
+ * CRTC: an output off whose CRTC another output took).
  */
 size_t wla_output_get_planes(struct wlr_output *output, struct wla_output_plane *planes,
 	size_t cap);

@@ -418,7 +418,7 @@ static int vkms_add_extra_connector(struct drm_device *dev)
     ("""	drm_mode_config_reset(dev);
 
 	return 0;
-""", """	for (n = 0; n < extra_connectors && n < 3; n++) {
+""", """	for (n = 0; extra_connectors > 0 && n < (unsigned int)extra_connectors && n < 3; n++) {
 		ret = vkms_add_extra_connector(dev);
 		if (ret) {
 			DRM_ERROR("Failed to add extra connector %u: %d\\n", n, ret);

@@ -781,7 +781,7 @@ static void a_crtc_moves_to_the_output_enabled_from_one_that_is_off(void)
 	CHECK(!enable(o2));
 	wlr_output_rollback(o2->output);
 	CHECK_LOGGED("output Virtual-2", "no CRTC for it", "possible_crtcs 0x1",
-		"drives an enabled output");
+		"drives an output that is on");
 	CHECK(a->crtc == crtc0 && b->crtc == NULL && !o2->output->enabled);
 	CHECK(crtc0->state->active);
 
@@ -808,6 +808,53 @@ static void a_crtc_moves_to_the_output_enabled_from_one_that_is_off(void)
 	CHECK(a->crtc == crtc0 && b->crtc == NULL);
 	CHECK(wait_until(&f, &o1->presented, 3));
 	CHECK_INT(o2->presented, 1);
+	gf_finish(&f);
+}
+
+/* The compositor enables another output from a destroy listener of one
+ * that is off (its CRTC is then claimed while it is half gone). */
+struct enable_on_destroy {
+	struct wl_listener destroy;
+	struct gf_output *other;
+	bool ok;
+};
+
+static void enable_other_on_destroy(struct wl_listener *listener, void *data)
+{
+	struct enable_on_destroy *e = wl_container_of(listener, e, destroy);
+	wl_list_remove(&e->destroy.link);
+	e->ok = enable(e->other);
+}
+
+/*
+ * An output being destroyed still holds its CRTC until it is gone: another
+ * output enabled from one of its destroy listeners takes the CRTC from it
+ * (it is off), and the end of the destroy leaves that CRTC alone, so the
+ * new holder's frames are presented.
+ */
+static void a_crtc_taken_while_its_output_is_destroyed_stays_lit(void)
+{
+	struct gf f;
+	struct wla_vdc *vdc = gf_create_unstarted(&f, 2);
+	vdc->outputs[0]->connector.possible_crtcs = 0x1;
+	vdc->outputs[1]->connector.possible_crtcs = 0x1;
+	gf_listen(&f);
+	CHECK(wlr_backend_start(f.backend));
+	CHECK_INT(f.n_outputs, 2);
+	if (f.n_outputs == 2) {
+		struct gf_output *o1 = &f.outputs[0], *o2 = &f.outputs[1];
+		struct wla_output *b = wl_container_of(o2->output, b, base);
+		struct enable_on_destroy e = { .other = o2 };
+		e.destroy.notify = enable_other_on_destroy;
+		wl_signal_add(&o1->output->events.destroy, &e.destroy);
+		wlr_output_destroy(o1->output);
+		CHECK(e.ok);
+		CHECK(b->crtc == &vdc->outputs[0]->crtc);
+		CHECK(b->crtc && b->crtc->state->active);
+		CHECK(wait_until(&f, &o2->presented, 1));
+		CHECK(commit_next(o2));
+		CHECK(wait_until(&f, &o2->presented, 2));
+	}
 	gf_finish(&f);
 }
 
@@ -1366,6 +1413,7 @@ int main(void)
 	RUN_TEST(outputs_fit_the_crtcs_planes_and_connectors_they_are_given);
 	RUN_TEST(crtcs_are_matched_to_connectors_and_one_left_over_waits);
 	RUN_TEST(a_crtc_moves_to_the_output_enabled_from_one_that_is_off);
+	RUN_TEST(a_crtc_taken_while_its_output_is_destroyed_stays_lit);
 	RUN_TEST(cursor_moves_behind_a_cursor_state_reach_the_screen);
 	RUN_TEST(the_cursor_plane_follows_the_output_transform);
 	RUN_TEST(without_rearm_a_cursor_move_goes_with_the_next_frame);
