@@ -490,6 +490,54 @@ bool wla_device_add_connector(struct wla_device *dev, struct wla_connector *conn
 	return true;
 }
 
+bool wla_crtc_adopt(struct wla_crtc *crtc, const struct wla_mode *mode, uint32_t connector_mask)
+{
+	struct wla_device *dev = crtc->dev;
+	struct wla_crtc_state *cs = crtc->state;
+	char desc[128];
+	const char *why = "no connector";
+	if (cs->enable || cs->active || !wl_list_empty(&crtc->queue) || crtc->commit) {
+		wla_dev_log(dev, WLA_LOG_ERROR, "%s: cannot adopt what the hardware shows: the "
+			"core has a state of its own for it", crtc->name);
+		return false;
+	}
+	if (!connector_mask || !wla_mode_valid(mode, &why)) {
+		wla_dev_log(dev, WLA_LOG_ERROR, "%s: cannot adopt mode %s: %s", crtc->name,
+			wla_mode_describe(mode, desc, sizeof(desc)), why);
+		return false;
+	}
+	for (size_t i = 0; i < dev->n_connectors; i++) {
+		struct wla_connector *conn = dev->connectors[i];
+		if (!(connector_mask & (1u << i))) {
+			continue;
+		}
+		if (!conn || conn->state->crtc || !(conn->possible_crtcs & (1u << crtc->index))) {
+			wla_dev_log(dev, WLA_LOG_ERROR, "%s: cannot adopt connector %s: %s",
+				crtc->name, conn ? conn->name : "(none)", !conn ? "there is none" :
+				conn->state->crtc ? "routed elsewhere" : "not one of its possible CRTCs");
+			return false;
+		}
+	}
+	if (connector_mask >> dev->n_connectors) {
+		wla_dev_log(dev, WLA_LOG_ERROR, "%s: cannot adopt connector mask 0x%" PRIx32
+			": only %zu connectors", crtc->name, connector_mask, dev->n_connectors);
+		return false;
+	}
+	cs->enable = cs->active = true;
+	cs->mode = *mode;
+	cs->mode.preferred = false;
+	cs->connector_mask = connector_mask;
+	for (size_t i = 0; i < dev->n_connectors; i++) {
+		if (connector_mask & (1u << i)) {
+			dev->connectors[i]->state->crtc = crtc;
+		}
+	}
+	wla_dev_log(dev, WLA_LOG_INFO, "%s: adopted as the hardware shows it: mode %s, "
+		"connectors 0x%" PRIx32 ", planes off in the books", crtc->name,
+		wla_mode_describe(mode, desc, sizeof(desc)), connector_mask);
+	return true;
+}
+
 void wla_device_remove_crtc(struct wla_device *dev, struct wla_crtc *crtc)
 {
 	assert(dev->crtcs[crtc->index] == crtc);

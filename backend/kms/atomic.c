@@ -160,6 +160,60 @@ static bool in_mask(struct wla_crtc *crtc, uint32_t mask)
 	return crtc && (mask & (1u << crtc->index));
 }
 
+/* Whether the state has plane. */
+static bool state_has_plane(struct wla_atomic_state *state, const struct wla_plane *plane)
+{
+	wla_for_each_plane_in_state(state, e) {
+		if (e->ptr == plane) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The planes (bits of their core index) showing a framebuffer not ours
+ * (wla_kms_plane.foreign_crtc) that a request of mask turns off: those of
+ * a CRTC it turns off or gives another mode, where the state does not set
+ * them. Elsewhere they stay as the kernel has them until a state sets
+ * them: a CRTC kept lit at start goes on showing what it showed. */
+static uint32_t foreign_planes_off(struct wla_atomic_state *state, uint32_t mask)
+{
+	uint32_t planes = 0;
+	wla_for_each_crtc_in_state(state, e) {
+		const struct wla_crtc_state *cs = e->new_state;
+		if (!in_mask(e->ptr, mask) || (cs->active && !cs->mode_changed)) {
+			continue;
+		}
+		struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(e->ptr);
+		for (size_t i = 0; i < kc->kms->n_planes; i++) {
+			struct wla_kms_plane *kp = &kc->kms->planes[i];
+			if (kp->foreign_crtc == kc->id && !state_has_plane(state, &kp->base)) {
+				planes |= 1u << kp->base.index;
+			}
+		}
+	}
+	return planes;
+}
+
+/* After a commit of mask in the state: planes it set or turned off show
+ * what the core has. */
+static void foreign_planes_gone(struct wla_kms *kms, struct wla_atomic_state *state,
+	uint32_t mask)
+{
+	uint32_t off = foreign_planes_off(state, mask);
+	wla_for_each_plane_in_state(state, e) {
+		if (in_mask(e->new_state->crtc, mask) || in_mask(e->old_state->crtc, mask)) {
+			off |= 1u << e->ptr->index;
+		}
+	}
+	for (size_t i = 0; i < kms->n_planes; i++) {
+		struct wla_kms_plane *kp = &kms->planes[i];
+		if (off & (1u << kp->base.index)) {
+			kp->foreign_crtc = 0;
+		}
+	}
+}
+
 /* The CRTCs of mask in the state, with their planes and connectors, into
  * r; test: a TEST_ONLY (unprepared fbs imported for it). */
 static void build_request(struct kms_req *r, struct wla_atomic_state *state, uint32_t mask,
@@ -184,6 +238,14 @@ static void build_request(struct kms_req *r, struct wla_atomic_state *state, uin
 			continue;
 		}
 		add_plane(r, e->ptr->driver_data, ns, test);
+	}
+	uint32_t foreign = foreign_planes_off(state, mask);
+	for (size_t i = 0; i < r->kms->n_planes; i++) {
+		struct wla_kms_plane *kp = &r->kms->planes[i];
+		if (foreign & (1u << kp->base.index)) {
+			wla_kms_add_prop(r, "FB_ID", kp->id, kp->props.fb_id, 0);
+			wla_kms_add_prop(r, "CRTC_ID", kp->id, kp->props.crtc_id, 0);
+		}
 	}
 	if (!test && with_job) {
 		wla_for_each_crtc_in_state(state, e) {
@@ -342,7 +404,10 @@ static int test_state(struct wla_kms *kms, struct wla_atomic_state *state, bool 
 	if (ret == 0 && trusted && !*wb_routed) {
 		kms->tests_skipped++;
 	} else if (ret == 0) {
-		bool modeset = state->allow_modeset && needs_modeset(state, mask);
+		/* Attaching the writeback connector (for a capture on a CRTC
+		 * kept lit at start) is a modeset the commit allows too. */
+		bool modeset = (state->allow_modeset && needs_modeset(state, mask)) ||
+			*wb_routed;
 		uint32_t flags = DRM_MODE_ATOMIC_TEST_ONLY |
 			(modeset ? DRM_MODE_ATOMIC_ALLOW_MODESET : 0);
 		kms->test_commits++;
@@ -571,6 +636,7 @@ int wla_kms_program(struct wla_kms *kms, struct wla_atomic_state *state, uint32_
 		return ret;
 	}
 	kms->commits++;
+	foreign_planes_gone(kms, state, mask);
 	if (wb_routes) {
 		kms->writeback.routed_crtc = wb_crtc;
 	}
@@ -621,6 +687,11 @@ void wla_kms_pause(struct wla_kms *kms)
 		return;
 	}
 	kms->dev.inactive = true;
+	/* What another session shows meanwhile is not what the console left:
+	 * the restore programs every plane as the core has it. */
+	for (size_t i = 0; i < kms->n_planes; i++) {
+		kms->planes[i].foreign_crtc = 0;
+	}
 	wla_kms_log(kms, WLR_INFO, "session inactive: nothing goes to the card until it is "
 		"back (DRM master is the seat's to give)");
 	if (kms->dev.listener.active) {
@@ -645,8 +716,13 @@ static int restore(struct wla_kms *kms)
 		held |= kc->held && kc->base.state->active ? 1u << kc->base.index : 0;
 	}
 	for (size_t p = 0; p < kms->n_planes; p++) {
+		/* What the console left on a CRTC kept lit at start, never
+		 * replaced: as the kernel has it (a primary plane off on a lit
+		 * CRTC is refused by simple display pipes). */
 		struct wla_kms_plane *kp = &kms->planes[p];
-		add_plane(&r, kp, kp->base.state, false);
+		if (!kp->foreign_crtc) {
+			add_plane(&r, kp, kp->base.state, false);
+		}
 	}
 	for (size_t i = 0; i < kms->n_connectors; i++) {
 		struct wla_kms_connector *kc = kms->connectors[i];

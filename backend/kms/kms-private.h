@@ -124,6 +124,11 @@ void wla_kms_check_stall(struct wla_kms *kms);
 void wla_kms_pause(struct wla_kms *kms);
 void wla_kms_resume(struct wla_kms *kms);
 uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode);
+/* The cached MODE_ID blob of mode made of the kernel's info as it is
+ * (a mode kept lit at start: flags ours would not carry keep the kernel
+ * from seeing another mode). false (logged) on failure. */
+bool wla_kms_mode_blob_keep(struct wla_kms *kms, const struct wla_mode *mode,
+	const drmModeModeInfo *info);
 uint32_t wla_kms_gamma_blob(struct wla_kms *kms, struct wla_kms_crtc *kc,
 	struct wla_gamma_lut *lut);
 /* Let go of kc's n oldest GAMMA_LUT blobs. */

@@ -81,20 +81,133 @@ static const struct wla_driver_funcs kms_funcs = {
 	.destroy = kms_destroy_device,
 };
 
-/* What another client (the console, a compositor that crashed) left on:
- * turned off in one commit, so that the kernel's state is the core's (all
- * off) and no plane shows a stale buffer. */
-static void reset_kernel_state(struct wla_kms *kms)
+/* A property of an object as the kernel has it now (fallback if unread). */
+static uint64_t kernel_prop(struct wla_kms *kms, uint32_t obj, uint32_t type, uint32_t prop,
+	uint64_t fallback)
 {
+	drmModeObjectProperties *props = prop ? drmModeObjectGetProperties(kms->fd, obj, type) :
+		NULL;
+	uint64_t value = fallback;
+	for (uint32_t i = 0; props && i < props->count_props; i++) {
+		if (props->props[i] == prop) {
+			value = props->prop_values[i];
+		}
+	}
+	drmModeFreeObjectProperties(props);
+	return value;
+}
+
+/*
+ * A CRTC lit at start with a mode, driving connected connectors: kept as
+ * the kernel has it (the core's books say so, wla_crtc_adopt), its primary
+ * plane's framebuffer on screen until the first frame replaces it. false
+ * if it is off or cannot be kept (then it is turned off).
+ */
+static bool keep_lit(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	drmModeCrtc *crtc = drmModeGetCrtc(kms->fd, kc->id);
+	struct wla_mode mode;
+	drmModeModeInfo info = { 0 };
+	bool lit = crtc && crtc->mode_valid &&
+		kernel_prop(kms, kc->id, DRM_MODE_OBJECT_CRTC, kc->prop_active, 1) != 0;
+	bool timing = lit && wla_kms_mode_from_drm(&crtc->mode, &mode);
+	if (lit) {
+		info = crtc->mode;
+	}
+	drmModeFreeCrtc(crtc);
+	if (!lit) {
+		return false;
+	}
+	/* One connector: an output is one connector, as in wlroots (a console
+	 * cloned on several has the others turned off). */
+	uint32_t conns = 0;
+	for (size_t i = 0; i < kms->n_connectors && !conns; i++) {
+		struct wla_kms_connector *conn = kms->connectors[i];
+		if (conn->added && conn->base.status == WLA_CONNECTOR_CONNECTED &&
+				kernel_prop(kms, conn->id, DRM_MODE_OBJECT_CONNECTOR, conn->prop_crtc_id,
+					0) == kc->id) {
+			conns |= 1u << conn->base.index;
+		}
+	}
+	if (!timing || !conns || !kc->base.primary) {
+		wla_kms_obj_log(kms, kc, WLR_INFO, "lit at start, not kept: %s",
+			!timing ? "a mode the core cannot time (interlaced)" :
+			!conns ? "no connected connector on it" : "no primary plane");
+		return false;
+	}
+	/* Our MODE_ID blob of it is the kernel's mode as it is, so that a
+	 * frame in the same mode is no modeset. */
+	if (!wla_kms_mode_blob_keep(kms, &mode, &info) ||
+			!wla_crtc_adopt(&kc->base, &mode, conns)) {
+		return false;
+	}
+	kc->mode = kc->base.state->mode;
+	kc->period_ns = wla_mode_period_ns(&kc->mode);
+	kc->counters.refresh_ns = kc->period_ns;
+	kc->active = true;
+	kc->have_vblank = false;
+	kc->no_vblank = false;
+	struct wla_kms_plane *primary = wl_container_of(kc->base.primary, primary, base);
+	drmModePlane *plane = drmModeGetPlane(kms->fd, primary->id);
+	if (plane && plane->fb_id && plane->crtc_id == kc->id) {
+		primary->foreign_crtc = kc->id;
+	}
+	drmModeFreePlane(plane);
+	char desc[128];
+	wla_kms_obj_log(kms, kc, WLR_INFO, "lit at start with %s for connector %s: kept, as "
+		"it shows", wla_mode_describe(&kc->mode, desc, sizeof(desc)),
+		kms->dev.connectors[__builtin_ctz(conns)]->name);
+	return true;
+}
+
+/* A CRTC kept by keep_lit back to off in the books (the commit that turns
+ * the rest off failed). */
+static void unkeep(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	struct wla_crtc_state *cs = kc->base.state;
+	for (size_t i = 0; i < kms->n_connectors; i++) {
+		struct wla_connector *conn = &kms->connectors[i]->base;
+		if (conn->state->crtc == &kc->base) {
+			conn->state->crtc = NULL;
+		}
+	}
+	cs->enable = cs->active = false;
+	cs->connector_mask = 0;
+	memset(&cs->mode, 0, sizeof(cs->mode));
+	kc->active = false;
+	for (size_t i = 0; i < kms->n_planes; i++) {
+		if (kms->planes[i].foreign_crtc == kc->id) {
+			kms->planes[i].foreign_crtc = 0;
+		}
+	}
+}
+
+/*
+ * What another client (the console, a compositor that crashed) left on.
+ * As wlroots' DRM backend, a CRTC lit with a mode for connected connectors
+ * is kept (its output starts enabled with that mode); everything else is
+ * turned off in one commit, so that the kernel's state is the core's: the
+ * other planes, the connectors routed elsewhere, the CRTCs not kept. The
+ * writeback connector goes to the first kept CRTC it can serve, as a
+ * modeset of ours would attach it. keep false: all of it goes off.
+ */
+static void take_over_kernel_state(struct wla_kms *kms, bool keep)
+{
+	uint32_t kept = 0;
+	for (size_t c = 0; c < kms->n_crtcs && keep; c++) {
+		if (keep_lit(kms, &kms->crtcs[c])) {
+			kept |= 1u << c;
+		}
+	}
 	size_t crtcs_on = 0, planes_on = 0;
 	for (size_t c = 0; c < kms->n_crtcs; c++) {
 		drmModeCrtc *crtc = drmModeGetCrtc(kms->fd, kms->crtcs[c].id);
-		crtcs_on += crtc && crtc->mode_valid;
+		crtcs_on += crtc && crtc->mode_valid && !(kept & (1u << c));
 		drmModeFreeCrtc(crtc);
 	}
 	for (size_t i = 0; i < kms->n_planes; i++) {
 		drmModePlane *plane = drmModeGetPlane(kms->fd, kms->planes[i].id);
-		planes_on += plane && (plane->fb_id || plane->crtc_id);
+		planes_on += plane && (plane->fb_id || plane->crtc_id) && !kms->planes[i].foreign_crtc;
 		drmModeFreePlane(plane);
 	}
 	if (crtcs_on == 0 && planes_on == 0) {
@@ -102,37 +215,65 @@ static void reset_kernel_state(struct wla_kms *kms)
 	}
 	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
 	if (!r.req) {
+		wla_kms_log(kms, WLR_ERROR, "out of memory for the commit turning off what was "
+			"left on (%zu crtcs, %zu planes)", crtcs_on, planes_on);
+		for (size_t c = 0; c < kms->n_crtcs; c++) {
+			if (kept & (1u << c)) {
+				unkeep(kms, &kms->crtcs[c]);
+			}
+		}
 		return;
 	}
 	for (size_t i = 0; i < kms->n_planes; i++) {
 		struct wla_kms_plane *kp = &kms->planes[i];
-		wla_kms_add_prop(&r, "FB_ID", kp->id, kp->props.fb_id, 0);
-		wla_kms_add_prop(&r, "CRTC_ID", kp->id, kp->props.crtc_id, 0);
+		if (!kp->foreign_crtc) {
+			wla_kms_add_prop(&r, "FB_ID", kp->id, kp->props.fb_id, 0);
+			wla_kms_add_prop(&r, "CRTC_ID", kp->id, kp->props.crtc_id, 0);
+		}
 	}
 	for (size_t i = 0; i < kms->n_connectors; i++) {
 		struct wla_kms_connector *kc = kms->connectors[i];
-		wla_kms_add_prop(&r, "CRTC_ID", kc->id, kc->prop_crtc_id, 0);
+		struct wla_crtc *crtc = kc->added ? kc->base.state->crtc : NULL;
+		wla_kms_add_prop(&r, "CRTC_ID", kc->id, kc->prop_crtc_id,
+			crtc ? wla_kms_crtc_from_crtc(crtc)->id : 0);
 	}
+	/* The writeback connector too: attaching it to a CRTC kept lit would
+	 * be a modeset, which keeping it lit is there to avoid (the first
+	 * capture there attaches it). */
 	if (kms->has_writeback) {
 		wla_kms_add_prop(&r, "CRTC_ID", kms->writeback.id, kms->writeback.prop_crtc_id, 0);
 	}
 	for (size_t c = 0; c < kms->n_crtcs; c++) {
 		struct wla_kms_crtc *kc = &kms->crtcs[c];
-		wla_kms_add_prop(&r, "MODE_ID", kc->id, kc->prop_mode_id, 0);
-		wla_kms_add_prop(&r, "ACTIVE", kc->id, kc->prop_active, 0);
+		if (!(kept & (1u << c))) {
+			wla_kms_add_prop(&r, "MODE_ID", kc->id, kc->prop_mode_id, 0);
+			wla_kms_add_prop(&r, "ACTIVE", kc->id, kc->prop_active, 0);
+		}
 	}
 	if (r.err == 0 && drmModeAtomicCommit(kms->fd, r.req, DRM_MODE_ATOMIC_ALLOW_MODESET,
 			NULL) != 0) {
 		r.err = -errno;
+	}
+	wla_kms_finish_request(&r);
+	if (r.err && kept) {
+		wla_kms_log(kms, WLR_ERROR, "cannot keep what was left lit (crtcs 0x%" PRIx32
+			" of the core kept, %zu crtcs and %zu planes off beside them): %s; all of "
+			"it goes off", kept, crtcs_on, planes_on, strerror(-r.err));
+		for (size_t c = 0; c < kms->n_crtcs; c++) {
+			if (kept & (1u << c)) {
+				unkeep(kms, &kms->crtcs[c]);
+			}
+		}
+		take_over_kernel_state(kms, false);
+		return;
 	}
 	if (r.err) {
 		wla_kms_log(kms, WLR_ERROR, "cannot turn off what was left on (%zu crtcs, %zu "
 			"planes): %s", crtcs_on, planes_on, strerror(-r.err));
 	} else {
 		wla_kms_log(kms, WLR_INFO, "turned off what another client left on (%zu crtcs, "
-			"%zu planes)", crtcs_on, planes_on);
+			"%zu planes)%s", crtcs_on, planes_on, kept ? "; kept what is lit" : "");
 	}
-	wla_kms_finish_request(&r);
 }
 
 struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card)
@@ -198,7 +339,7 @@ struct wla_kms *wla_kms_create(struct wl_event_loop *loop, struct wla_card *card
 		wla_kms_init_connectors(kms, res);
 	drmModeFreeResources(res);
 	if (ok) {
-		reset_kernel_state(kms);
+		take_over_kernel_state(kms, true);
 	}
 	if (ok && loop) {
 		kms->fd_source = wl_event_loop_add_fd(loop, kms->fd, WL_EVENT_READABLE, wla_kms_handle_fd,

@@ -93,6 +93,26 @@ uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode)
 	return id;
 }
 
+bool wla_kms_mode_blob_keep(struct wla_kms *kms, const struct wla_mode *mode,
+	const drmModeModeInfo *info)
+{
+	uint32_t id = wla_kms_mode_blob(kms, mode);
+	uint32_t kept = 0;
+	if (!id || drmModeCreatePropertyBlob(kms->fd, info, sizeof(*info), &kept) != 0) {
+		char buf[128];
+		wla_kms_log(kms, WLR_ERROR, "cannot make a MODE_ID blob of the mode kept, %s",
+			wla_mode_describe(mode, buf, sizeof(buf)));
+		return false;
+	}
+	for (size_t i = 0; i < kms->n_blobs; i++) {
+		if (kms->blobs[i].id == id) {
+			drmModeDestroyPropertyBlob(kms->fd, id);
+			kms->blobs[i].id = kept;
+		}
+	}
+	return true;
+}
+
 /* The GAMMA_LUT blob of lut on kc, made on first use; 0 (logged) on
  * failure. The oldest of a CRTC's blobs goes when a fifth LUT comes: the
  * kernel keeps its own reference of the blob a CRTC shows. */

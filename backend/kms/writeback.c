@@ -287,13 +287,20 @@ void wla_kms_add_writeback_route(struct kms_req *r, struct wla_kms_crtc *kc,
 	if (!r->kms->has_writeback || !(wb->possible_crtcs & (1u << kc->base.index))) {
 		return;
 	}
-	/* Attached only where the CRTC goes through a modeset anyway: for the
-	 * kernel a new connector on a running CRTC is one. */
+	/* Attached where the CRTC goes through a modeset anyway (for the
+	 * kernel a new connector on a running CRTC is one), or, on a CRTC
+	 * kept lit at start that no modeset of ours attached it to, for the
+	 * first capture there: that capture costs a modeset. */
 	bool modeset = cs->active_changed || cs->mode_changed || cs->connectors_changed;
-	if (cs->active && modeset && with_wb && wb->usable && wb->routed_crtc == 0 &&
-			!r->wb_routes) {
+	bool for_capture = !modeset && captures_waiting(r->kms, kc);
+	if (cs->active && (modeset || for_capture) && with_wb && wb->usable &&
+			wb->routed_crtc == 0 && !r->wb_routes) {
 		r->wb_routes = true;
 		r->wb_crtc = kc->id;
+		if (for_capture) {
+			wla_kms_obj_log(r->kms, kc, WLR_INFO, "writeback connector %" PRIu32
+				" attached for a capture (a modeset)", wb->id);
+		}
 	} else if (!cs->active && wb->routed_crtc == kc->id) {
 		r->wb_routes = true;
 		r->wb_crtc = 0;
@@ -309,7 +316,8 @@ void wla_kms_add_writeback_job(struct kms_req *r, struct wla_kms_crtc *kc,
 {
 	struct wla_kms *kms = r->kms;
 	struct wla_kms_writeback *wb = &kms->writeback;
-	if (r->err || r->job || kms->wb_job || !cs->active || wb->routed_crtc != kc->id ||
+	uint32_t routed = r->wb_routes ? r->wb_crtc : wb->routed_crtc;
+	if (r->err || r->job || kms->wb_job || !cs->active || routed != kc->id ||
 			!captures_waiting(kms, kc)) {
 		return;
 	}
@@ -340,13 +348,18 @@ static int own_writeback_commit(struct wla_kms *kms, struct wla_kms_crtc *kc)
 		return -ENOMEM;
 	}
 	struct wla_crtc_state *cs = kc->base.state;
+	wla_kms_add_writeback_route(&r, kc, cs, true);
 	wla_kms_add_writeback_job(&r, kc, cs);
 	int ret = r.err ? r.err : r.job ? 0 : -ENOMEM;
 	uint64_t serial = ++kms->serial;
 	struct wla_kms_flip *flip = ret == 0 ?
 		wla_kms_flip_take(kms, serial, 1u << kc->base.index) : NULL;
-	if (ret == 0 && drmModeAtomicCommit(kms->fd, r.req, DRM_MODE_ATOMIC_NONBLOCK |
-			DRM_MODE_PAGE_FLIP_EVENT, flip) != 0) {
+	/* Attaching the connector is a modeset: blocking, as ours are. */
+	uint32_t flags = DRM_MODE_PAGE_FLIP_EVENT | (r.wb_routes ?
+		DRM_MODE_ATOMIC_ALLOW_MODESET : DRM_MODE_ATOMIC_NONBLOCK);
+	bool wb_routes = r.wb_routes;
+	uint32_t wb_crtc = r.wb_crtc;
+	if (ret == 0 && drmModeAtomicCommit(kms->fd, r.req, flags, flip) != 0) {
 		ret = -errno;
 		wla_kms_flip_drop(flip);
 		wla_kms_obj_log(kms, kc, WLR_ERROR, "the kernel refused the writeback commit: %s "
@@ -360,6 +373,9 @@ static int own_writeback_commit(struct wla_kms *kms, struct wla_kms_crtc *kc)
 			wla_kms_job_free(job);
 		}
 		return ret;
+	}
+	if (wb_routes) {
+		kms->writeback.routed_crtc = wb_crtc;
 	}
 	kc->own_serial = serial;
 	wla_kms_start_job(kms, job, serial, NULL);
@@ -398,7 +414,7 @@ struct wla_capture *wla_kms_capture(struct wla_device *dev, struct wla_crtc *crt
 		why = "the kernel refused to attach its writeback connector";
 	} else if (kms->lost || kms->destroying || !kc->active) {
 		why = "the crtc is off";
-	} else if (kms->writeback.routed_crtc != kc->id) {
+	} else if (kms->writeback.routed_crtc && kms->writeback.routed_crtc != kc->id) {
 		why = "the card's writeback connector serves another crtc";
 	}
 	if (why) {

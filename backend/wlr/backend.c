@@ -60,6 +60,9 @@ static bool wants_output(struct crtc_match *m, size_t i)
 static bool augment(struct crtc_match *m, size_t i)
 {
 	struct wla_connector *conn = m->dev->connectors[i];
+	if (conn->state->crtc) {
+		return false; /* lit at start on its CRTC: it stays there */
+	}
 	/* A free CRTC first, then one whose connector can move. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t c = 0; c < m->dev->n_crtcs; c++) {
@@ -83,8 +86,16 @@ static void create_outputs(struct wla_backend *backend, struct wla_device *dev)
 	for (size_t c = 0; c < WLA_MAX_CRTCS; c++) {
 		m.owner[c] = -1;
 	}
+	/* A connector the driver found lit (KMS: kept as the console left
+	 * it) keeps its CRTC. */
 	for (size_t i = 0; i < dev->n_connectors; i++) {
-		if (wants_output(&m, i)) {
+		struct wla_crtc *lit = dev->connectors[i] ? dev->connectors[i]->state->crtc : NULL;
+		if (wants_output(&m, i) && lit && m.owner[lit->index] < 0) {
+			m.owner[lit->index] = (int)i;
+		}
+	}
+	for (size_t i = 0; i < dev->n_connectors; i++) {
+		if (wants_output(&m, i) && !dev->connectors[i]->state->crtc) {
 			memset(m.seen, 0, sizeof(m.seen));
 			augment(&m, i);
 		}

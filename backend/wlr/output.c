@@ -1148,12 +1148,14 @@ static bool add_modes(struct wlr_output *wo, const struct wla_connector *conn)
 	return true;
 }
 
+/* The panel configured behind conn's output, NULL if none. */
 static const struct wla_config_panel *panel_of(struct wla_backend *backend,
 	const struct wla_connector *conn)
 {
 	for (size_t i = 0; i < backend->config.n_outputs; i++) {
-		if (strcmp(backend->config.outputs[i].name, conn->name) == 0) {
-			return &backend->config.outputs[i].panel;
+		const struct wla_config_output *co = &backend->config.outputs[i];
+		if (strcmp(co->name, conn->name) == 0 && co->panel.chip[0]) {
+			return &co->panel;
 		}
 	}
 	return NULL;
@@ -1336,6 +1338,36 @@ bool wla_output_claim_crtc(struct wla_output *out)
 	return true;
 }
 
+/* The driver found crtc lit for the output's connector at start (KMS: the
+ * console's mode, kept): the output starts enabled with that mode, as
+ * wlroots' DRM backend reports what it finds. false if memory ran out. */
+static bool adopt_lit_mode(struct wla_output *out, struct wla_crtc *crtc)
+{
+	const struct wla_mode *mode = &crtc->state->mode;
+	struct wlr_output_mode *m = find_mode(out, mode);
+	if (m) {
+		wlr_output_update_mode(&out->base, m);
+	} else {
+		/* Not one the connector lists (a video= mode): a custom entry. */
+		struct wla_output_mode *spare = calloc(1, sizeof(*spare));
+		if (!spare) {
+			wlr_log(WLR_ERROR, "output %s: out of memory for its mode", out->base.name);
+			return false;
+		}
+		custom_mode_committed(out, mode, spare);
+	}
+	wlr_output_update_enabled(&out->base, true);
+	/* The compositor's first frame: a compositor that commits the mode it
+	 * finds commits nothing the hardware needs (wlroots drops a mode and
+	 * an enable that change nothing), and waits for a frame event. */
+	out->first_frame = true;
+	schedule_frame(out);
+	char desc[128];
+	wla_output_log(out, WLR_INFO, "lit at start on %s: enabled with %s", crtc->name,
+		wla_mode_describe(mode, desc, sizeof(desc)));
+	return true;
+}
+
 /* Before a request that leaves the output enabled: a CRTC for it. */
 static bool claim_if_enabling(struct wla_output *out)
 {
@@ -1414,8 +1446,24 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 	}
 	wo->phys_width = (int32_t)conn->phys_width_mm;
 	wo->phys_height = (int32_t)conn->phys_height_mm;
-
 	const struct wla_config_panel *panel = panel_of(backend, conn);
+	if (crtc && crtc->state->active && conn->state->crtc == crtc) {
+		if (panel) {
+			/* Its panel is powered by us, in order: the CRTC the
+			 * console left lit goes off first. */
+			wlr_log(WLR_INFO, "output %s: lit at start on %s, turned off: its panel "
+				"%s powers up in order", conn->name, crtc->name, panel->chip);
+			if (wla_output_commit_request(out, &(struct wla_output_request){
+					.enabled = false }) < 0) {
+				wlr_output_destroy(wo);
+				return NULL;
+			}
+		} else if (!adopt_lit_mode(out, crtc)) {
+			wlr_output_destroy(wo);
+			return NULL;
+		}
+	}
+
 	if (panel) {
 		wla_output_panel_init(out, panel);
 	}

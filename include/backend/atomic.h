@@ -632,6 +632,17 @@ void wla_device_init(struct wla_device *dev, const struct wla_driver_funcs *func
 bool wla_device_add_crtc(struct wla_device *dev, struct wla_crtc *crtc);
 bool wla_device_add_plane(struct wla_device *dev, struct wla_plane *plane);
 bool wla_device_add_connector(struct wla_device *dev, struct wla_connector *conn);
+/*
+ * What the hardware shows at start, kept (KMS: a CRTC the console or a
+ * previous compositor left lit): before anything was committed on crtc,
+ * its current state becomes enabled and active with mode, routed to the
+ * connectors of connector_mask (bits of their indices), as if a commit had
+ * put it there. Its planes stay off in the books: what they show is not
+ * the core's, and the driver answers for it. false (logged) if crtc has a
+ * state or queue of its own, the mode is invalid, or a connector is
+ * missing, routed elsewhere or may not use crtc.
+ */
+bool wla_crtc_adopt(struct wla_crtc *crtc, const struct wla_mode *mode, uint32_t connector_mask);
 /* Take an object out of dev (it is off, nothing queued on it) and free its
  * current state and what the core allocated for it (formats, modes). The
  * object itself belongs to the driver. No atomic state names it afterwards:

@@ -88,6 +88,11 @@ struct wla_kms_plane {
 	struct wla_plane base;
 	uint32_t id;
 	struct wla_kms_plane_props props;
+	/* The KMS id of the CRTC on which the plane shows a framebuffer that
+	 * is not ours (what the console left on a CRTC kept lit at start), 0:
+	 * none. The core's books have the plane off; it stays as the kernel
+	 * has it until a state sets it, or its CRTC goes off or changes mode. */
+	uint32_t foreign_crtc;
 };
 
 struct wla_kms_connector {

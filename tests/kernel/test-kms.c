@@ -96,12 +96,41 @@ static struct wla_kms *open_kms(void)
 	return kms_open(&cfg);
 }
 
+/* What the console left lit, kept at open (keep_lit in backend/kms/kms.c):
+ * turned off, so that a test starts from nothing on. */
+static void turn_off_what_is_lit(void)
+{
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		struct wla_crtc *lit = &kms->crtcs[c].base;
+		if (!lit->state->active) {
+			continue;
+		}
+		struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
+		state->allow_modeset = true;
+		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, lit);
+		cs->enable = cs->active = false;
+		for (size_t i = 0; i < kms->n_connectors; i++) {
+			struct wla_connector *c2 = &kms->connectors[i]->base;
+			if (c2->state->crtc == lit) {
+				wla_atomic_set_crtc_for_connector(state,
+					wla_atomic_get_connector_state(state, c2), NULL);
+			}
+		}
+		int ret = wla_atomic_commit(state);
+		CHECK_INT(ret, 0);
+		if (ret < 0) {
+			wla_atomic_state_free(state);
+		}
+	}
+}
+
 static void setup(void)
 {
 	kms = open_kms();
 	if (!kms) {
 		return;
 	}
+	turn_off_what_is_lit();
 	conn = NULL;
 	for (size_t i = 0; i < kms->n_connectors && !conn; i++) {
 		if (kms->connectors[i]->base.status == WLA_CONNECTOR_CONNECTED) {
@@ -261,6 +290,91 @@ static void enumeration(void)
 	drmModeCrtc *kc = drmModeGetCrtc(kms->fd, wla_kms_crtc_from_crtc(crtc)->id);
 	CHECK(kc && !kc->mode_valid);
 	drmModeFreeCrtc(kc);
+	teardown();
+}
+
+static uint64_t crtc_prop(const char *name);
+static uint32_t captured_pixel(void);
+
+/*
+ * As wlroots' DRM backend: the CRTC the console (vkms' fbdev) left lit is
+ * kept at open, in the core's books as the kernel has it (enabled, its
+ * mode, its connector) and on screen with the console's framebuffer; the
+ * writeback connector is not attached to it (a modeset). A frame needs no
+ * modeset and replaces the console's framebuffer; the first capture
+ * attaches the writeback connector; turning it off turns the kernel's
+ * CRTC off.
+ */
+static void what_the_console_left_lit_is_kept(void)
+{
+	/* The console lights the CRTC again once the last fd closed. */
+	kms = open_kms();
+	CHECK(kms != NULL);
+	if (!kms) {
+		return;
+	}
+	struct wla_kms_crtc *lit = NULL;
+	for (size_t c = 0; c < kms->n_crtcs && !lit; c++) {
+		lit = kms->crtcs[c].base.state->active ? &kms->crtcs[c] : NULL;
+	}
+	if (!lit) {
+		/* No fbdev console on this card: nothing to keep. */
+		printf("  nothing lit at open: the console left nothing on\n");
+		teardown();
+		return;
+	}
+	conn = kms->connectors[0];
+	crtc = &lit->base;
+	crtc->present = on_present;
+	n_events = 0;
+	CHECK_LOGGED("lit at start with", "kept, as it shows");
+	drmModeCrtc *k = drmModeGetCrtc(kms->fd, lit->id);
+	const struct wla_mode *km = &crtc->state->mode;
+	CHECK(k && k->mode_valid);
+	CHECK(k && km->width == k->mode.hdisplay && km->height == k->mode.vdisplay &&
+		km->clock_khz == k->mode.clock && km->vtotal == k->mode.vtotal);
+	drmModeFreeCrtc(k);
+	CHECK(conn->base.state->crtc == crtc);
+	CHECK_INT(crtc->state->connector_mask, 1u << conn->base.index);
+	CHECK_INT(crtc_prop("ACTIVE"), 1);
+	uint32_t fb_id, crtc_id;
+	kernel_plane(crtc->primary, &fb_id, &crtc_id);
+	CHECK(fb_id != 0 && crtc_id == lit->id);
+	uint32_t console_fb = fb_id;
+	struct wla_kms_plane *kp = crtc->primary->driver_data;
+	CHECK_INT(kp->foreign_crtc, lit->id);
+	CHECK(crtc->primary->state->fb == NULL);
+	/* Nothing attached the writeback connector (that would be a modeset
+	 * of the CRTC kept). */
+	CHECK_INT(kms->writeback.routed_crtc, 0);
+	CHECK_INT(object_prop(kms->writeback.id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID"), 0);
+
+	/* A frame of the kept mode: no modeset, ours on screen. */
+	const struct wla_mode *m = &crtc->state->mode;
+	struct dumb_fb *fb = dumb_create(kms->fd, (uint32_t)m->width, (uint32_t)m->height,
+		DRM_FORMAT_XRGB8888, 0xff336699);
+	struct wla_crtc_state *cs;
+	struct wla_atomic_state *state = frame_state(&fb->base, 1, &cs, NULL);
+	CHECK_INT(frame_commit(state), 0);
+	CHECK(!cs->mode_changed && !cs->active_changed);
+	CHECK(wait_events(1));
+	kernel_plane(crtc->primary, &fb_id, &crtc_id);
+	CHECK(fb_id != 0 && fb_id != console_fb);
+	CHECK_INT(kp->foreign_crtc, 0);
+	CHECK(n_events >= 1 && events[n_events - 1].presented);
+	if (kms->has_writeback) {
+		/* The first capture attaches the writeback connector. */
+		CHECK_INT(captured_pixel() & 0xffffff, 0x336699);
+		CHECK_INT(kms->writeback.routed_crtc, lit->id);
+		CHECK_LOGGED("attached for a capture (a modeset)");
+	}
+	wla_fb_put(&fb->base);
+
+	/* Off: the kernel's CRTC too. */
+	turn_off_what_is_lit();
+	CHECK_INT(crtc_prop("ACTIVE"), 0);
+	kernel_plane(crtc->primary, &fb_id, &crtc_id);
+	CHECK_INT(fb_id, 0);
 	teardown();
 }
 
@@ -1477,6 +1591,7 @@ int main(int argc, char **argv)
 		RUN_TEST(vrr_through_the_kernel);
 		HARNESS_EXIT();
 	}
+	RUN_TEST(what_the_console_left_lit_is_kept);
 	RUN_TEST(enumeration);
 	RUN_TEST(modeset_and_flips);
 	RUN_TEST(mode_change);

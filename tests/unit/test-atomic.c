@@ -344,6 +344,66 @@ static void set_config_enables_the_output_and_latches_at_the_first_vblank(void)
 	fixture_teardown(&f);
 }
 
+/*
+ * What the hardware shows at start, adopted (a CRTC the console left lit):
+ * the CRTC is enabled and routed as if committed, so that a frame on it
+ * with the same mode needs no modeset; it is refused for a CRTC that has a
+ * state of its own, an invalid mode, and connectors missing, routed
+ * elsewhere or not allowed on it, each with a line; and turning it off is
+ * an ordinary modeset.
+ */
+static void an_adopted_crtc_takes_frames_without_a_modeset(void)
+{
+	struct fixture f;
+	CHECK(fixture_setup(&f, W, H, 60000));
+	uint32_t conn_bit = 1u << f.conn->index;
+	struct wla_mode bad = f.mode;
+	bad.vtotal = 0;
+	harness_log_clear();
+	CHECK(!wla_crtc_adopt(f.crtc, &bad, conn_bit));
+	CHECK_LOGGED("crtc-0", "cannot adopt mode");
+	CHECK(!wla_crtc_adopt(f.crtc, &f.mode, 0));
+	CHECK_LOGGED("crtc-0", "cannot adopt mode", "no connector");
+	CHECK(!wla_crtc_adopt(f.crtc, &f.mode, 1u << 5));
+	CHECK_LOGGED("crtc-0", "cannot adopt connector mask 0x20");
+	uint32_t possible = f.conn->possible_crtcs;
+	f.conn->possible_crtcs = 0;
+	CHECK(!wla_crtc_adopt(f.crtc, &f.mode, conn_bit));
+	CHECK_LOGGED("crtc-0", "not one of its possible CRTCs");
+	f.conn->possible_crtcs = possible;
+	CHECK(!f.crtc->state->enable && !f.conn->state->crtc);
+
+	CHECK(wla_crtc_adopt(f.crtc, &f.mode, conn_bit));
+	CHECK(f.crtc->state->enable && f.crtc->state->active);
+	CHECK(wla_mode_equal(&f.crtc->state->mode, &f.mode));
+	CHECK_INT(f.crtc->state->connector_mask, conn_bit);
+	CHECK(f.conn->state->crtc == f.crtc);
+	CHECK(!wla_crtc_adopt(f.crtc, &f.mode, conn_bit));
+	CHECK_LOGGED("crtc-0", "has a state of its own");
+
+	/* A frame on it: no modeset (allow_modeset off is fine). */
+	struct wla_fb *a = screen_fb(&f, OPAQUE(BLUE), NULL);
+	struct wla_atomic_state *st = begin_state(&f);
+	place(&f, st, f.primary, a, 0, 0, W, H);
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(st, f.crtc);
+	CHECK_INT(wla_atomic_check(st), 0);
+	CHECK(!cs->mode_changed && !cs->active_changed && !cs->connectors_changed);
+	CHECK(cs->planes_changed);
+	wla_atomic_state_free(st);
+
+	/* Off: a modeset like any other. */
+	st = begin_state(&f);
+	st->allow_modeset = true;
+	cs = wla_atomic_get_crtc_state(st, f.crtc);
+	cs->enable = cs->active = false;
+	struct wla_connector_state *conn_state = wla_atomic_get_connector_state(st, f.conn);
+	CHECK_INT(wla_atomic_set_crtc_for_connector(st, conn_state, NULL), 0);
+	CHECK_INT(wla_atomic_commit(st), 0);
+	CHECK(cs->active_changed && cs->mode_changed);
+	CHECK(!f.crtc->state->active && !f.conn->state->crtc);
+	fixture_teardown(&f);
+}
+
 /* The check rules: each accepted when valid, refused with a line naming the
  * object, the field and the value, and nothing changed. */
 
@@ -1393,6 +1453,7 @@ int main(void)
 	RUN_TEST(get_connector_state_pulls_in_its_crtc);
 	RUN_TEST(unused_atomic_state_gives_back_its_fb_references);
 	RUN_TEST(set_config_enables_the_output_and_latches_at_the_first_vblank);
+	RUN_TEST(an_adopted_crtc_takes_frames_without_a_modeset);
 	RUN_TEST(check_src_must_lie_inside_the_fb);
 	RUN_TEST(check_dst_must_lie_inside_the_coordinate_range);
 	RUN_TEST(check_primary_dst_must_cover_the_mode);

@@ -858,6 +858,44 @@ static void a_crtc_taken_while_its_output_is_destroyed_stays_lit(void)
 	gf_finish(&f);
 }
 
+/*
+ * A CRTC the driver found lit at start (KMS: the console's, kept): its
+ * output starts enabled with that mode, as wlroots' DRM backend reports
+ * it, and gets a frame event although a compositor that commits the mode
+ * it finds (upstream tinywl: set_mode, enable, commit) commits nothing the
+ * hardware needs; its first buffer is presented without a modeset.
+ */
+static void an_output_lit_at_start_comes_enabled_with_its_mode(void)
+{
+	struct gf f;
+	struct wla_vdc *vdc = gf_create_unstarted(&f, 1);
+	struct wla_crtc *crtc = &vdc->outputs[0]->crtc;
+	struct wla_connector *conn = &vdc->outputs[0]->connector;
+	struct wla_mode mode = conn->modes[0];
+	CHECK(wla_crtc_adopt(crtc, &mode, 1u << conn->index));
+	gf_listen(&f);
+	harness_log_clear();
+	CHECK(wlr_backend_start(f.backend));
+	CHECK_INT(f.n_outputs, 1);
+	if (f.n_outputs == 1) {
+		struct gf_output *o = &f.outputs[0];
+		struct wlr_output *wo = o->output;
+		CHECK(wo->enabled);
+		CHECK(wo->current_mode && wo->current_mode->width == mode.width &&
+			wo->current_mode->height == mode.height &&
+			wo->current_mode->refresh == mode.refresh_mhz);
+		CHECK_LOGGED("output Virtual-1: lit at start on", crtc->name, "enabled with");
+		wlr_output_set_mode(wo, wo->current_mode);
+		wlr_output_enable(wo, true);
+		CHECK(wlr_output_commit(wo));
+		CHECK(wait_until(&f, &o->frames, 1));
+		CHECK(commit_next(o));
+		CHECK(wait_until(&f, &o->presented, 1));
+		CHECK(!crtc->state->mode_changed && !crtc->state->active_changed);
+	}
+	gf_finish(&f);
+}
+
 /* A 16x16 cursor image of color on o with its hotspot at (hx, hy), set
  * through the output's impl as wlroots sets it, the test's reference
  * dropped at once (gone: as test_buffer_create); set_cursor's result. */
@@ -1413,6 +1451,7 @@ int main(void)
 	RUN_TEST(outputs_fit_the_crtcs_planes_and_connectors_they_are_given);
 	RUN_TEST(crtcs_are_matched_to_connectors_and_one_left_over_waits);
 	RUN_TEST(a_crtc_moves_to_the_output_enabled_from_one_that_is_off);
+	RUN_TEST(an_output_lit_at_start_comes_enabled_with_its_mode);
 	RUN_TEST(a_crtc_taken_while_its_output_is_destroyed_stays_lit);
 	RUN_TEST(cursor_moves_behind_a_cursor_state_reach_the_screen);
 	RUN_TEST(the_cursor_plane_follows_the_output_transform);
