@@ -729,18 +729,28 @@ static bool disable(struct gf_output *o)
  * commit is refused, saying so, and nothing changes). The LUT the last
  * holder left does not come with the CRTC.
  */
+/* Two outputs whose connectors may only use CRTC 0, started: the first
+ * has it, the second none. NULL (finished) if they did not come. */
+static struct wla_vdc *gf_start_sharing_one_crtc(struct gf *f)
+{
+	struct wla_vdc *vdc = gf_create_unstarted(f, 2);
+	vdc->outputs[0]->connector.possible_crtcs = 0x1;
+	vdc->outputs[1]->connector.possible_crtcs = 0x1;
+	gf_listen(f);
+	CHECK(wlr_backend_start(f->backend));
+	CHECK_INT(f->n_outputs, 2);
+	if (f->n_outputs != 2) {
+		gf_finish(f);
+		return NULL;
+	}
+	return vdc;
+}
+
 static void a_crtc_moves_to_the_output_enabled_from_one_that_is_off(void)
 {
 	struct gf f;
-	struct wla_vdc *vdc = gf_create_unstarted(&f, 2);
-	/* Both connectors on CRTC 0 only. */
-	vdc->outputs[0]->connector.possible_crtcs = 0x1;
-	vdc->outputs[1]->connector.possible_crtcs = 0x1;
-	gf_listen(&f);
-	CHECK(wlr_backend_start(f.backend));
-	CHECK_INT(f.n_outputs, 2);
-	if (f.n_outputs != 2) {
-		gf_finish(&f);
+	struct wla_vdc *vdc = gf_start_sharing_one_crtc(&f);
+	if (!vdc) {
 		return;
 	}
 	struct gf_output *o1 = &f.outputs[0], *o2 = &f.outputs[1];
@@ -835,26 +845,22 @@ static void enable_other_on_destroy(struct wl_listener *listener, void *data)
 static void a_crtc_taken_while_its_output_is_destroyed_stays_lit(void)
 {
 	struct gf f;
-	struct wla_vdc *vdc = gf_create_unstarted(&f, 2);
-	vdc->outputs[0]->connector.possible_crtcs = 0x1;
-	vdc->outputs[1]->connector.possible_crtcs = 0x1;
-	gf_listen(&f);
-	CHECK(wlr_backend_start(f.backend));
-	CHECK_INT(f.n_outputs, 2);
-	if (f.n_outputs == 2) {
-		struct gf_output *o1 = &f.outputs[0], *o2 = &f.outputs[1];
-		struct wla_output *b = wl_container_of(o2->output, b, base);
-		struct enable_on_destroy e = { .other = o2 };
-		e.destroy.notify = enable_other_on_destroy;
-		wl_signal_add(&o1->output->events.destroy, &e.destroy);
-		wlr_output_destroy(o1->output);
-		CHECK(e.ok);
-		CHECK(b->crtc == &vdc->outputs[0]->crtc);
-		CHECK(b->crtc && b->crtc->state->active);
-		CHECK(wait_until(&f, &o2->presented, 1));
-		CHECK(commit_next(o2));
-		CHECK(wait_until(&f, &o2->presented, 2));
+	struct wla_vdc *vdc = gf_start_sharing_one_crtc(&f);
+	if (!vdc) {
+		return;
 	}
+	struct gf_output *o1 = &f.outputs[0], *o2 = &f.outputs[1];
+	struct wla_output *b = wl_container_of(o2->output, b, base);
+	struct enable_on_destroy e = { .other = o2 };
+	e.destroy.notify = enable_other_on_destroy;
+	wl_signal_add(&o1->output->events.destroy, &e.destroy);
+	wlr_output_destroy(o1->output);
+	CHECK(e.ok);
+	CHECK(b->crtc == &vdc->outputs[0]->crtc);
+	CHECK(b->crtc && b->crtc->state->active);
+	CHECK(wait_until(&f, &o2->presented, 1));
+	CHECK(commit_next(o2));
+	CHECK(wait_until(&f, &o2->presented, 2));
 	gf_finish(&f);
 }
 
