@@ -3,7 +3,8 @@
 # KMS driver with a panel on the simulated chip, through the real libgpiod
 # provider. While it runs the lines read back powered and lit and gpioinfo
 # names wlatomic's consumer; the log tells the order against the kernel's
-# page-flip events: the panel's supply before the CRTC starts, the
+# page-flip events: the CRTC the console left lit turned off first, the
+# panel's supply before the CRTC starts, the
 # backlight only after the first page-flip event, and at exit the
 # backlight off before the CRTC stops and the supply after.
 # Usage: test-kms-panel.sh TINYWL_MEASURED PATTERN_CLIENT
@@ -55,7 +56,9 @@ enabled=$(line_of ': enabled ')
 flip=$(line_of 'first page-flip event')
 lit_at=$(line_of 'set .*2=1')
 dark_at=$(line_of 'set .*2=0')
-disabled=$(line_of ': disabled')
+# The last: the console's CRTC, lit at boot, is turned off first (the
+# panel is ours to power up in order).
+disabled=$(last_of ': disabled')
 last_set=$(last_of 'set ')
 for v in first_set enabled flip lit_at dark_at disabled last_set; do
 	[ -n "${!v}" ] || fail "no '$v' step in the log"
@@ -65,5 +68,9 @@ done
 [ "$enabled" -lt "$flip" ] || fail "a page-flip event before the CRTC was enabled"
 [ "$dark_at" -lt "$disabled" ] || fail "the CRTC stopped before the backlight went off"
 [ "$disabled" -lt "$last_set" ] || fail "the supply went off before the CRTC stopped"
+grep -q 'output Virtual-1: lit at start on crtc-[0-9]*, turned off: its panel panel-gpio powers up in order' \
+	"$TEST_DIR/stderr" || fail "the console's lit CRTC was not turned off for the panel"
+[ "$(line_of ': disabled')" -lt "$first_set" ] ||
+	fail "the console's CRTC was not off before the panel's supply came on"
 grep -q '^tinywl: buffer_locks=0$' "$TEST_DIR/stdout" || fail "buffer locks left at exit"
 echo "PASS"
