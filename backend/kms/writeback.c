@@ -316,8 +316,9 @@ void wla_kms_add_writeback_job(struct kms_req *r, struct wla_kms_crtc *kc,
 {
 	struct wla_kms *kms = r->kms;
 	struct wla_kms_writeback *wb = &kms->writeback;
-	uint32_t routed = r->wb_routes ? r->wb_crtc : wb->routed_crtc;
-	if (r->err || r->job || kms->wb_job || !cs->active || routed != kc->id ||
+	/* Not in the commit that attaches the connector (a modeset): vkms
+	 * signals no fence for a job there. */
+	if (r->err || r->job || kms->wb_job || !cs->active || wb->routed_crtc != kc->id ||
 			!captures_waiting(kms, kc)) {
 		return;
 	}
@@ -341,6 +342,36 @@ void wla_kms_add_writeback_job(struct kms_req *r, struct wla_kms_crtc *kc,
 }
 
 /* A commit of the driver's own carrying kc's waiting captures. */
+/* The writeback connector attached to kc (kept lit at start, where no
+ * modeset of ours attached it) for a capture: a blocking modeset of its
+ * own, the vblank counter learnt again after it. 0 if it is attached. */
+static int attach_for_capture(struct wla_kms *kms, struct wla_kms_crtc *kc,
+	const struct wla_crtc_state *cs)
+{
+	if (kms->writeback.routed_crtc == kc->id) {
+		return 0;
+	}
+	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
+	if (!r.req) {
+		return -ENOMEM;
+	}
+	wla_kms_add_writeback_route(&r, kc, cs, true);
+	int ret = r.err ? r.err : r.wb_routes && r.wb_crtc == kc->id ? 0 : -EINVAL;
+	if (ret == 0 && drmModeAtomicCommit(kms->fd, r.req, DRM_MODE_ATOMIC_ALLOW_MODESET,
+			NULL) != 0) {
+		ret = -errno;
+		wla_kms_obj_log(kms, kc, WLR_ERROR, "the kernel refused to attach writeback "
+			"connector %" PRIu32 " for a capture: %s (errno %d)", kms->writeback.id,
+			strerror(-ret), -ret);
+	}
+	wla_kms_finish_request(&r);
+	if (ret == 0) {
+		kms->writeback.routed_crtc = kc->id;
+		kc->have_vblank = false;
+	}
+	return ret;
+}
+
 static int own_writeback_commit(struct wla_kms *kms, struct wla_kms_crtc *kc)
 {
 	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
@@ -348,18 +379,18 @@ static int own_writeback_commit(struct wla_kms *kms, struct wla_kms_crtc *kc)
 		return -ENOMEM;
 	}
 	struct wla_crtc_state *cs = kc->base.state;
-	wla_kms_add_writeback_route(&r, kc, cs, true);
+	int ret = attach_for_capture(kms, kc, cs);
+	if (ret < 0) {
+		wla_kms_finish_request(&r);
+		return ret;
+	}
 	wla_kms_add_writeback_job(&r, kc, cs);
-	int ret = r.err ? r.err : r.job ? 0 : -ENOMEM;
+	ret = r.err ? r.err : r.job ? 0 : -ENOMEM;
 	uint64_t serial = ++kms->serial;
 	struct wla_kms_flip *flip = ret == 0 ?
 		wla_kms_flip_take(kms, serial, 1u << kc->base.index) : NULL;
-	/* Attaching the connector is a modeset: blocking, as ours are. */
-	uint32_t flags = DRM_MODE_PAGE_FLIP_EVENT | (r.wb_routes ?
-		DRM_MODE_ATOMIC_ALLOW_MODESET : DRM_MODE_ATOMIC_NONBLOCK);
-	bool wb_routes = r.wb_routes;
-	uint32_t wb_crtc = r.wb_crtc;
-	if (ret == 0 && drmModeAtomicCommit(kms->fd, r.req, flags, flip) != 0) {
+	if (ret == 0 && drmModeAtomicCommit(kms->fd, r.req, DRM_MODE_ATOMIC_NONBLOCK |
+			DRM_MODE_PAGE_FLIP_EVENT, flip) != 0) {
 		ret = -errno;
 		wla_kms_flip_drop(flip);
 		wla_kms_obj_log(kms, kc, WLR_ERROR, "the kernel refused the writeback commit: %s "
@@ -373,9 +404,6 @@ static int own_writeback_commit(struct wla_kms *kms, struct wla_kms_crtc *kc)
 			wla_kms_job_free(job);
 		}
 		return ret;
-	}
-	if (wb_routes) {
-		kms->writeback.routed_crtc = wb_crtc;
 	}
 	kc->own_serial = serial;
 	wla_kms_start_job(kms, job, serial, NULL);
