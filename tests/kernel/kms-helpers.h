@@ -35,6 +35,36 @@ static inline struct wla_kms *kms_open(const struct wla_config *cfg)
 	return kms;
 }
 
+/* What the console left lit, kept at open (keep_lit in backend/kms/kms.c):
+ * turned off, for a test that starts from nothing on. false if a commit
+ * was refused. */
+static inline bool kms_turn_off_lit(struct wla_kms *kms)
+{
+	bool ok = true;
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		struct wla_crtc *lit = &kms->crtcs[c].base;
+		if (!lit->state->active) {
+			continue;
+		}
+		struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
+		state->allow_modeset = true;
+		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, lit);
+		cs->enable = cs->active = false;
+		for (size_t i = 0; i < kms->n_connectors; i++) {
+			struct wla_connector *conn = &kms->connectors[i]->base;
+			if (conn->state->crtc == lit) {
+				wla_atomic_set_crtc_for_connector(state,
+					wla_atomic_get_connector_state(state, conn), NULL);
+			}
+		}
+		if (wla_atomic_commit(state) < 0) {
+			wla_atomic_state_free(state);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
 static inline void kms_close(struct wla_kms *kms)
 {
 	if (kms) {

@@ -97,6 +97,8 @@ static bool fixture_init(struct fixture *f)
 	if (!f->kms) {
 		return false;
 	}
+	/* The cases start from nothing on (the console's CRTC is kept). */
+	CHECK(kms_turn_off_lit(f->kms));
 	for (size_t i = 0; i < f->kms->n_connectors && !f->kconn; i++) {
 		if (f->kms->connectors[i]->base.status == WLA_CONNECTOR_CONNECTED) {
 			f->kconn = &f->kms->connectors[i]->base;

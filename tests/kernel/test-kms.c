@@ -96,41 +96,13 @@ static struct wla_kms *open_kms(void)
 	return kms_open(&cfg);
 }
 
-/* What the console left lit, kept at open (keep_lit in backend/kms/kms.c):
- * turned off, so that a test starts from nothing on. */
-static void turn_off_what_is_lit(void)
-{
-	for (size_t c = 0; c < kms->n_crtcs; c++) {
-		struct wla_crtc *lit = &kms->crtcs[c].base;
-		if (!lit->state->active) {
-			continue;
-		}
-		struct wla_atomic_state *state = wla_atomic_state_alloc(&kms->dev);
-		state->allow_modeset = true;
-		struct wla_crtc_state *cs = wla_atomic_get_crtc_state(state, lit);
-		cs->enable = cs->active = false;
-		for (size_t i = 0; i < kms->n_connectors; i++) {
-			struct wla_connector *c2 = &kms->connectors[i]->base;
-			if (c2->state->crtc == lit) {
-				wla_atomic_set_crtc_for_connector(state,
-					wla_atomic_get_connector_state(state, c2), NULL);
-			}
-		}
-		int ret = wla_atomic_commit(state);
-		CHECK_INT(ret, 0);
-		if (ret < 0) {
-			wla_atomic_state_free(state);
-		}
-	}
-}
-
 static void setup(void)
 {
 	kms = open_kms();
 	if (!kms) {
 		return;
 	}
-	turn_off_what_is_lit();
+	CHECK(kms_turn_off_lit(kms));
 	conn = NULL;
 	for (size_t i = 0; i < kms->n_connectors && !conn; i++) {
 		if (kms->connectors[i]->base.status == WLA_CONNECTOR_CONNECTED) {
@@ -373,7 +345,7 @@ static void what_the_console_left_lit_is_kept(void)
 	wla_fb_put(&fb->base);
 
 	/* Off: the kernel's CRTC too. */
-	turn_off_what_is_lit();
+	CHECK(kms_turn_off_lit(kms));
 	CHECK_INT(crtc_prop("ACTIVE"), 0);
 	kernel_plane(crtc->primary, &fb_id, &crtc_id);
 	CHECK_INT(fb_id, 0);
