@@ -287,10 +287,12 @@ randr)
 		fail "the capture does not have the new size"
 	as_user wlr-randr --output Virtual-1 --off || fail "wlr-randr --off failed"
 	wait_until 5 '[ "$(list_field Virtual-1 enabled)" = 0 ]' || fail "wlr-randr --off left it on"
-	# An output turned on presents at least sway's first frame on it.
+	# An output turned on presents at least sway's first frame on it. The
+	# client that redraws starts once it is on: sway 1.7 aborts when a
+	# window maps while no output is on ("Expected to find a workspace").
 	as_user "$CTL" -s "$WLA_CONTROL" wait Virtual-1 1 >"$TEST_DIR/w" & waiter=$!
-	animate
 	as_user wlr-randr --output Virtual-1 --on || fail "wlr-randr --on failed"
+	animate
 	wait $waiter || fail "no frames after wlr-randr --on: $(cat "$TEST_DIR/w")"
 	;;
 dpms)
