@@ -187,9 +187,9 @@ static void unkeep(struct wla_kms *kms, struct wla_kms_crtc *kc)
  * As wlroots' DRM backend, a CRTC lit with a mode for connected connectors
  * is kept (its output starts enabled with that mode); everything else is
  * turned off in one commit, so that the kernel's state is the core's: the
- * other planes, the connectors routed elsewhere, the CRTCs not kept. The
- * writeback connector goes to the first kept CRTC it can serve, as a
- * modeset of ours would attach it. keep false: all of it goes off.
+ * other planes, the connectors routed elsewhere, the CRTCs not kept, and
+ * the writeback connector (the first capture on a kept CRTC attaches it).
+ * keep false: all of it goes off.
  */
 static void take_over_kernel_state(struct wla_kms *kms, bool keep)
 {

@@ -1287,9 +1287,9 @@ bool wla_output_claim_crtc(struct wla_output *out)
 	}
 	/* A CRTC no output has first; else one an output that is off holds
 	 * (its connector appeared first), as wlroots' DRM backend
-	 * reallocates them: an enabled output keeps its CRTC. */
-	/* Of those, the one the fewest other outputs without a CRTC could
-	 * use, so as not to take the only one another may want next. */
+	 * reallocates them: an enabled output keeps its CRTC. Of those, the
+	 * one the fewest other outputs without a CRTC could use, so as not to
+	 * take the only one another may want next. */
 	struct wla_crtc *crtc = NULL;
 	struct wla_output *victim = NULL;
 	struct wla_device *dev = out->dev;
