@@ -182,6 +182,13 @@ static void unkeep(struct wla_kms *kms, struct wla_kms_crtc *kc)
 	}
 }
 
+/* The CRTC a connector is on in the core's books (0: none). */
+static uint32_t connector_crtc_id(struct wla_kms_connector *kc)
+{
+	struct wla_crtc *crtc = kc->added ? kc->base.state->crtc : NULL;
+	return crtc ? wla_kms_crtc_from_crtc(crtc)->id : 0;
+}
+
 /*
  * What another client (the console, a compositor that crashed) left on.
  * As wlroots' DRM backend, a CRTC lit with a mode for connected connectors
@@ -210,13 +217,26 @@ static void take_over_kernel_state(struct wla_kms *kms, bool keep)
 		planes_on += plane && (plane->fb_id || plane->crtc_id) && !kms->planes[i].foreign_crtc;
 		drmModeFreePlane(plane);
 	}
-	if (crtcs_on == 0 && planes_on == 0) {
+	/* Connectors the kernel routes otherwise than the books: a console
+	 * cloned on a kept CRTC leaves a second connector on it, the writeback
+	 * connector attached. */
+	size_t conns_moved = 0;
+	for (size_t i = 0; i < kms->n_connectors; i++) {
+		conns_moved += kernel_prop(kms, kms->connectors[i]->id, DRM_MODE_OBJECT_CONNECTOR,
+			kms->connectors[i]->prop_crtc_id, 0) != connector_crtc_id(kms->connectors[i]);
+	}
+	if (kms->has_writeback) {
+		conns_moved += kernel_prop(kms, kms->writeback.id, DRM_MODE_OBJECT_CONNECTOR,
+			kms->writeback.prop_crtc_id, 0) != 0;
+	}
+	if (crtcs_on == 0 && planes_on == 0 && conns_moved == 0) {
 		return;
 	}
 	struct kms_req r = { .kms = kms, .req = drmModeAtomicAlloc() };
 	if (!r.req) {
 		wla_kms_log(kms, WLR_ERROR, "out of memory for the commit turning off what was "
-			"left on (%zu crtcs, %zu planes)", crtcs_on, planes_on);
+			"left on (%zu crtcs, %zu planes, %zu connectors)", crtcs_on, planes_on,
+			conns_moved);
 		for (size_t c = 0; c < kms->n_crtcs; c++) {
 			if (kept & (1u << c)) {
 				unkeep(kms, &kms->crtcs[c]);
@@ -233,9 +253,7 @@ static void take_over_kernel_state(struct wla_kms *kms, bool keep)
 	}
 	for (size_t i = 0; i < kms->n_connectors; i++) {
 		struct wla_kms_connector *kc = kms->connectors[i];
-		struct wla_crtc *crtc = kc->added ? kc->base.state->crtc : NULL;
-		wla_kms_add_prop(&r, "CRTC_ID", kc->id, kc->prop_crtc_id,
-			crtc ? wla_kms_crtc_from_crtc(crtc)->id : 0);
+		wla_kms_add_prop(&r, "CRTC_ID", kc->id, kc->prop_crtc_id, connector_crtc_id(kc));
 	}
 	/* The writeback connector too: attaching it to a CRTC kept lit would
 	 * be a modeset, which keeping it lit is there to avoid (the first
@@ -257,8 +275,9 @@ static void take_over_kernel_state(struct wla_kms *kms, bool keep)
 	wla_kms_finish_request(&r);
 	if (r.err && kept) {
 		wla_kms_log(kms, WLR_ERROR, "cannot keep what was left lit (crtcs 0x%" PRIx32
-			" of the core kept, %zu crtcs and %zu planes off beside them): %s; all of "
-			"it goes off", kept, crtcs_on, planes_on, strerror(-r.err));
+			" of the core kept, %zu crtcs, %zu planes and %zu connectors off beside "
+			"them): %s; all of it goes off", kept, crtcs_on, planes_on, conns_moved,
+			strerror(-r.err));
 		for (size_t c = 0; c < kms->n_crtcs; c++) {
 			if (kept & (1u << c)) {
 				unkeep(kms, &kms->crtcs[c]);
@@ -269,10 +288,12 @@ static void take_over_kernel_state(struct wla_kms *kms, bool keep)
 	}
 	if (r.err) {
 		wla_kms_log(kms, WLR_ERROR, "cannot turn off what was left on (%zu crtcs, %zu "
-			"planes): %s", crtcs_on, planes_on, strerror(-r.err));
+			"planes, %zu connectors): %s", crtcs_on, planes_on, conns_moved,
+			strerror(-r.err));
 	} else {
 		wla_kms_log(kms, WLR_INFO, "turned off what another client left on (%zu crtcs, "
-			"%zu planes)%s", crtcs_on, planes_on, kept ? "; kept what is lit" : "");
+			"%zu planes, %zu connectors)%s", crtcs_on, planes_on, conns_moved,
+			kept ? "; kept what is lit" : "");
 	}
 }
 

@@ -425,6 +425,18 @@ static int vkms_add_extra_connector(struct drm_device *dev)
 			return ret;
 		}
 	}
+	/* All encoders of the one CRTC can clone each other, as on a card
+	 * whose console clones on every head (the kernel's clone check
+	 * refuses two connectors on the CRTC otherwise). */
+	if (extra_connectors > 0) {
+		struct drm_encoder *enc;
+		u32 all = 0;
+
+		drm_for_each_encoder(enc, dev)
+			all |= drm_encoder_mask(enc);
+		drm_for_each_encoder(enc, dev)
+			enc->possible_clones = all;
+	}
 
 	drm_mode_config_reset(dev);
 

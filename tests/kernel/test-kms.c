@@ -352,6 +352,83 @@ static void what_the_console_left_lit_is_kept(void)
 	teardown();
 }
 
+/* The card's device path, as open_kms would choose it. */
+static const char *card_path(void)
+{
+	const char *dev = getenv("WLA_TEST_DRM_DEVICE");
+	return dev ? dev : "/dev/dri/card0";
+}
+
+/*
+ * A console cloned on two connectors of one CRTC (vkms with
+ * extra_connectors=1), as another client leaves it: the CRTC is kept for
+ * the first connector and the second is unrouted in the kernel too, since
+ * an output is one connector (the core's books have only the first on it).
+ * The clone is set from a raw fd with a legacy SETCRTC, as a console does.
+ */
+static void a_cloned_console_keeps_one_connector(void)
+{
+	int raw = open(card_path(), O_RDWR | O_CLOEXEC);
+	CHECK(raw >= 0);
+	if (raw < 0) {
+		return;
+	}
+	drmModeRes *res = drmModeGetResources(raw);
+	CHECK(res && res->count_crtcs >= 1 && res->count_connectors >= 2);
+	if (!res || res->count_crtcs < 1 || res->count_connectors < 2) {
+		drmModeFreeResources(res);
+		close(raw);
+		return;
+	}
+	uint32_t lit_crtc = res->crtcs[0], conns[2] = { res->connectors[0], res->connectors[1] };
+	drmModeFreeResources(res);
+	drmModeConnector *first_conn = drmModeGetConnector(raw, conns[0]);
+	CHECK(first_conn && first_conn->count_modes > 0);
+	drmModeModeInfo mode = first_conn && first_conn->count_modes > 0 ?
+		first_conn->modes[0] : (drmModeModeInfo){ 0 };
+	drmModeFreeConnector(first_conn);
+	uint32_t handle = 0, pitch = 0, fb_id = 0;
+	uint64_t size = 0;
+	CHECK_INT(drmModeCreateDumbBuffer(raw, mode.hdisplay, mode.vdisplay, 32, 0, &handle,
+		&pitch, &size), 0);
+	CHECK_INT(drmModeAddFB(raw, mode.hdisplay, mode.vdisplay, 24, 32, pitch, handle,
+		&fb_id), 0);
+	CHECK_INT(drmModeSetCrtc(raw, lit_crtc, fb_id, 0, 0, conns, 2, &mode), 0);
+	printf("  clone: crtc %u lit %ux%u on connectors %u and %u\n", lit_crtc,
+		mode.hdisplay, mode.vdisplay, conns[0], conns[1]);
+	/* The driver takes master from here on; raw stays open so that the
+	 * console does not light its own state again. */
+	drmDropMaster(raw);
+
+	kms = open_kms();
+	CHECK(kms != NULL);
+	if (kms) {
+		CHECK_LOGGED("lit at start with", "kept, as it shows");
+		struct wla_kms_connector *first = NULL, *second = NULL;
+		for (size_t i = 0; i < kms->n_connectors; i++) {
+			if (kms->connectors[i]->id == conns[0]) {
+				first = kms->connectors[i];
+			} else if (kms->connectors[i]->id == conns[1]) {
+				second = kms->connectors[i];
+			}
+		}
+		CHECK(first && second);
+		if (first && second) {
+			CHECK(first->base.state->crtc != NULL);
+			CHECK(second->base.state->crtc == NULL);
+			CHECK_INT(object_prop(conns[0], DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID"),
+				lit_crtc);
+			/* The kernel as the books: the second connector off. */
+			CHECK_INT(object_prop(conns[1], DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID"), 0);
+			CHECK_LOGGED("turned off what another client left on", "1 connectors");
+		}
+		teardown();
+	}
+	drmModeRmFB(raw, fb_id);
+	drmModeDestroyDumbBuffer(raw, handle);
+	close(raw);
+}
+
 /* The preferred mode on, then page flips each committed as the previous
  * one latched: one vblank apart, sequence +1, fbs released on time, each
  * buffer imported once (its DRM framebuffer kept until the buffer goes). */
@@ -1557,6 +1634,11 @@ int main(int argc, char **argv)
 			CHECK_INT(conn->base.orientation, atoi(argv[2]));
 		}
 		teardown();
+		HARNESS_EXIT();
+	}
+	if (argc > 1 && strcmp(argv[1], "--clone") == 0) {
+		/* vkms with extra_connectors=1: two connectors, one CRTC. */
+		RUN_TEST(a_cloned_console_keeps_one_connector);
 		HARNESS_EXIT();
 	}
 	if (argc > 1 && strcmp(argv[1], "--colour") == 0) {
