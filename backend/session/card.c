@@ -1,7 +1,8 @@
 /*
  * The cards of the session: the one to drive found (drm-device, else the
- * boot VGA card, then the others), opened directly or through the seat's
- * session, and checked for atomic modesetting, as wlroots' session finds
+ * boot VGA card, then the others), opened through the seat's session where
+ * one can be had (then VT switches reach the driver) or else directly, and
+ * checked for atomic modesetting, as wlroots' session finds
  * its GPUs for the DRM backend. A card that is no KMS device or has no
  * atomic modesetting is skipped here; the driver checks the fd it is
  * handed again.
@@ -49,29 +50,36 @@ static int check_card(int fd, char *why, size_t why_size)
 	return set_caps(fd, why, why_size);
 }
 
-/* Open path directly, or through the seat where this process may not;
- * check it. The card (in the session's list), or NULL with why filled
- * in. */
+/*
+ * Open path through the seat where there is one (seatd, logind, or libseat's
+ * built-in backend as root: what gives VT switches), else directly, as
+ * wlroots' session opens its GPUs; check it. The card (in the session's
+ * list), or NULL with why filled in.
+ */
 static struct wla_card *open_card(struct wla_session *session, const char *path, char *why,
 	size_t why_size)
 {
-	struct wlr_session *seat = NULL;
-	struct wlr_device *seat_dev = NULL;
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+	struct wlr_session *seat = wla_session_get_seat(session);
+	struct wlr_device *seat_dev = seat ? wlr_session_open_file(seat, path) : NULL;
+	int fd = seat_dev ? seat_dev->fd : -1;
+	if (seat && !seat_dev) {
+		wlr_log(WLR_INFO, "session: %s: the seat did not open it; opening it directly",
+			path);
+	}
+	if (!seat_dev) {
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	}
+	if (fd < 0) {
 		int err = errno;
-		seat = wla_session_get_seat(session);
-		seat_dev = seat ? wlr_session_open_file(seat, path) : NULL;
-		if (!seat_dev) {
+		if (err == EACCES || err == EPERM) {
 			snprintf(why, why_size, "cannot open it (%s) and %s", strerror(err),
 				seat ? "the seat did not open it either" :
-				session->display ? "no seat session could be had (seatd or logind)" :
+				session->display ? "no seat session could be had (seatd, logind, or "
+				"libseat's built-in backend as root)" :
 				"no seat session was asked for");
-			return NULL;
+		} else {
+			snprintf(why, why_size, "cannot open it: %s", strerror(err));
 		}
-		fd = seat_dev->fd;
-	} else if (fd < 0) {
-		snprintf(why, why_size, "cannot open it: %s", strerror(errno));
 		return NULL;
 	}
 	bool ok = check_card(fd, why, why_size) == 0;
@@ -102,10 +110,16 @@ static struct wla_card *open_card(struct wla_session *session, const char *path,
 	wl_signal_init(&card->events.change);
 	wl_signal_init(&card->events.session_end);
 	wl_signal_init(&card->events.active);
+	/* Active, as wlroots' DRM backend starts: a seat enabled later
+	 * (libseat's no-op backend never says so) changes nothing; one that
+	 * goes inactive says so. */
 	card->active = true;
 	wl_list_insert(session->cards.prev, &card->link);
 	if (seat_dev) {
 		wlr_log(WLR_INFO, "session: %s opened through the seat (fd %d)", path, fd);
+	} else {
+		wlr_log(WLR_INFO, "session: %s opened directly (fd %d): no VT switches without "
+			"a seat", path, fd);
 	}
 	return card;
 }

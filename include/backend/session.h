@@ -2,9 +2,10 @@
  * The session (backend/session/): how the glue gets the DRM card it hands
  * the KMS driver, as wlroots' backend/session gives wlr_drm_backend_create
  * a wlr_session and a wlr_device. It finds the card (drm-device, else the
- * boot VGA card, then the others), opens it directly or, where this process
- * may not, through the seat (a wlr_session made on first need: seatd,
- * logind or libseat's built-in backend), and watches the card's uevents.
+ * boot VGA card, then the others), opens it through the seat where one can
+ * be had (a wlr_session made on first need: seatd, logind, or libseat's
+ * built-in backend as root), which is what tells the driver of VT switches,
+ * else directly, and watches the card's uevents.
  *
  * A driver sees a struct wla_card only: an open fd, its path and two
  * signals. It knows nothing of libseat or udev.
@@ -74,9 +75,9 @@ struct wla_session {
 };
 
 /*
- * A session to open cards in. With a display, a card this process may not
- * open is opened through the seat; with a loop, the cards' hot-plug uevents
- * are read on it. NULL (logged) without memory. The caller owns it.
+ * A session to open cards in. With a display, cards are opened through the
+ * seat where one can be had, else directly; with a loop, the cards' hot-plug
+ * uevents are read on it. NULL (logged) without memory. The caller owns it.
  */
 struct wla_session *wla_session_create(struct wl_event_loop *loop,
 	struct wl_display *display);

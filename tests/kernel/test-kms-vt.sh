@@ -1,34 +1,46 @@
 #!/bin/bash
-# Run in the guest: a VT switch under a compositor on the KMS driver. seatd
-# runs for nobody; the test fixture, as nobody, has the card through the
-# seat on VT 1, with a client. `chvt 2` makes seatd take the seat away: the
-# driver says the session is inactive, leaves the card alone (its DRM master
-# is free: this script can take it) and no frame is presented. `chvt 1`
-# gives the seat back: every CRTC and plane is restored in one modeset,
-# frames flow again, drm_info shows the output lit with a framebuffer, and
-# at the end nothing is left locked.
-# Usage: test-kms-vt.sh TINYWL_MEASURED PATTERN_CLIENT WLATOMIC_CTL UINPUT
+# Run in the guest: a VT switch under a compositor on the KMS driver. With
+# seatd (the default), seatd runs for nobody and the test fixture, as
+# nobody, has the card through the seat on VT 1; with --builtin no seat
+# daemon runs and the fixture runs as root, where libseat falls back to its
+# built-in backend (as wlroots' DRM backend has it as root). Either way,
+# with a client: `chvt 2` makes the seat go away: the driver says the
+# session is inactive, leaves the card alone (its DRM master is free: this
+# script can take it) and no frame is presented. `chvt 1` gives the seat
+# back: every CRTC and plane is restored in one modeset, frames flow again,
+# drm_info shows the output lit with a framebuffer, and at the end nothing
+# is left locked.
+# Usage: test-kms-vt.sh TINYWL_MEASURED PATTERN_CLIENT WLATOMIC_CTL UINPUT [--builtin]
 set -euo pipefail
 . "$(dirname "$0")/../integration/lib.sh"
-TINYWL=$1 CLIENT=$2 CTL=$3 UINPUT=$4
+TINYWL=$1 CLIENT=$2 CTL=$3 UINPUT=$4 MODE=${5:-}
+builtin=false
+[ "$MODE" = --builtin ] && builtin=true
 setup
 [ -e /dev/dri/card0 ] || skip "no /dev/dri/card0: run through run-guest.sh"
-for tool in seatd busybox drm_info; do
+for tool in busybox drm_info $($builtin || echo seatd); do
 	command -v $tool >/dev/null || skip "no $tool"
 done
-[ "$(id -u)" -eq 0 ] || skip "needs root to start seatd and switch VTs"
+[ "$(id -u)" -eq 0 ] || skip "needs root to start a seat and switch VTs"
 [ -e /dev/tty1 ] && [ -e /dev/tty2 ] || skip "no virtual terminals"
 busybox chvt 1
 chmod 0600 /dev/dri/card0
 chmod 0755 "$TEST_DIR"
 chown 65534:65534 "$XDG_RUNTIME_DIR"
 export WLA_CONTROL=$XDG_RUNTIME_DIR/wla-vt.sock
-as_nobody() {
+as_user() {
+	if $builtin; then
+		# Root, and libseat left to pick: no seatd socket, no logind,
+		# then its built-in backend.
+		env -u LIBSEAT_BACKEND XDG_RUNTIME_DIR="$XDG_RUNTIME_DIR" WLA_DRIVER=kms \
+			WLR_RENDERER=pixman WLA_CONTROL="$WLA_CONTROL" "$@"
+		return
+	fi
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
 		env XDG_RUNTIME_DIR="$XDG_RUNTIME_DIR" WLA_DRIVER=kms WLR_RENDERER=pixman \
 		WLA_CONTROL="$WLA_CONTROL" LIBSEAT_BACKEND=seatd "$@"
 }
-ctl() { as_nobody "$CTL" -t "$(scaled 30)" "$@"; }
+ctl() { as_user "$CTL" -t "$(scaled 30)" "$@"; }
 
 # Whether this process can become the card's DRM master (no one is).
 master_free() {
@@ -59,10 +71,16 @@ lit() {
 	PY
 }
 
-seatd -u nobody -g nogroup -n 9 >"$TEST_DIR/seatd.log" 2>&1 9>"$TEST_DIR/seatd.ready" &
-seatd_pid=$!
-trap 'touch "$TEST_DIR/done"; kill $seatd_pid 2>/dev/null || true' EXIT
-poll 100 '[ -S /run/seatd.sock ]' || { cat "$TEST_DIR/seatd.log"; fail "seatd did not start"; }
+: >"$TEST_DIR/seatd.log"
+if $builtin; then
+	[ ! -S /run/seatd.sock ] || fail "a seatd runs: the built-in backend would not be used"
+	trap 'touch "$TEST_DIR/done"' EXIT
+else
+	seatd -u nobody -g nogroup -n 9 >"$TEST_DIR/seatd.log" 2>&1 9>"$TEST_DIR/seatd.ready" &
+	seatd_pid=$!
+	trap 'touch "$TEST_DIR/done"; kill $seatd_pid 2>/dev/null || true' EXIT
+	poll 100 '[ -S /run/seatd.sock ]' || { cat "$TEST_DIR/seatd.log"; fail "seatd did not start"; }
+fi
 
 # A real keyboard (uinput, where the guest has it and udevd): closed while
 # the session is inactive, so that what is typed on VT 2 does not reach the
@@ -90,13 +108,17 @@ kill \$client
 wait \$client || true
 EOS
 chmod 0755 "$TEST_DIR/startup.sh"
-as_nobody "${input_env[@]}" timeout -k 5 "$(scaled 240)" "$TINYWL" -v -s "sh $(shell_quote "$TEST_DIR/startup.sh")" \
+as_user "${input_env[@]}" timeout -k 5 "$(scaled 240)" "$TINYWL" -v -s "sh $(shell_quote "$TEST_DIR/startup.sh")" \
 	>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
 tinywl_pid=$!
 wait_until 120 '[ -S "$WLA_CONTROL" ] && ctl wait Virtual-1 10 >/dev/null 2>&1' ||
 	{ tail -n 30 "$TEST_DIR/stderr"; fail "no frames before the VT switch"; }
 grep -q 'session: /dev/dri/card0 opened through the seat' "$TEST_DIR/stderr" ||
 	fail "the card was not opened through the seat"
+if $builtin; then
+	grep -q "Seat opened with backend 'builtin'" "$TEST_DIR/stderr" || { grep -i seat "$TEST_DIR/stderr" | head -n 20;
+		fail "libseat did not say it took its built-in backend"; }
+fi
 master_free && fail "the card's master is free while the compositor runs"
 
 # Away: the session goes inactive, the card is left alone.

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wayland-server-core.h>
+#include <wlr/backend/session.h>
 #include "backend/kms.h"
 #include "backend/session.h"
 #include "harness.h"
@@ -143,6 +144,52 @@ static void session_without_a_seat_names_the_card(void)
 	rmdir(dir);
 }
 
+/* Number of open fds of this process. */
+static int open_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 1024; fd++) {
+		n += fcntl(fd, F_GETFD) >= 0;
+	}
+	return n;
+}
+
+/*
+ * With a display, a card is opened through the seat first, also where this
+ * process could open it directly (root: libseat's built-in backend gives
+ * VT switches that way). libseat's no-op backend stands in for a seat
+ * here: it opens the path, the check refuses it (/dev/null is no card),
+ * and the seat closes it again; nothing is opened directly.
+ */
+static void session_opens_through_the_seat_first(void)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("LIBSEAT_BACKEND", "noop", 1);
+		harness_test_failures = 0;
+		struct wl_display *display = wl_display_create();
+		struct wla_session *session =
+			wla_session_create(wl_display_get_event_loop(display), display);
+		harness_log_clear();
+		CHECK(open_drm_device(session, "/dev/null") == NULL);
+		CHECK(session->seat != NULL);
+		CHECK_LOGGED("Seat opened with backend 'noop'");
+		CHECK_LOGGED("session: drm-device /dev/null", "not a KMS device");
+		CHECK(!LOGGED("opening it directly"));
+		int fds = open_fds();
+		/* Twice: the seat's device is closed on each refusal. */
+		CHECK(open_drm_device(session, "/dev/null") == NULL);
+		CHECK_INT(open_fds(), fds);
+		wla_session_destroy(session);
+		wl_display_destroy(display);
+		_exit(harness_test_failures ? 1 : 0);
+	}
+	int status = 0;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
 	harness_init();
@@ -151,5 +198,6 @@ int main(void)
 	RUN_TEST(session_names_a_missing_card);
 	RUN_TEST(session_names_a_path_that_is_no_card);
 	RUN_TEST(session_without_a_seat_names_the_card);
+	RUN_TEST(session_opens_through_the_seat_first);
 	HARNESS_EXIT();
 }
