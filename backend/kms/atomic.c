@@ -688,7 +688,8 @@ void wla_kms_pause(struct wla_kms *kms)
 	}
 	kms->dev.inactive = true;
 	/* What another session shows meanwhile is not what the console left:
-	 * the restore programs every plane as the core has it. */
+	 * the restore programs every plane as the core has it (but the
+	 * primary of a CRTC not drawn on yet, keep_shown_primary). */
 	for (size_t i = 0; i < kms->n_planes; i++) {
 		kms->planes[i].foreign_crtc = 0;
 	}
@@ -697,6 +698,30 @@ void wla_kms_pause(struct wla_kms *kms)
 	if (kms->dev.listener.active) {
 		kms->dev.listener.active(&kms->dev, kms->dev.listener.data);
 	}
+}
+
+/*
+ * An active CRTC the core has drawn nothing on yet (kept lit at start, the
+ * compositor's first frame still to come): its primary plane stays as the
+ * kernel has it after the other session, if that shows a framebuffer on
+ * this CRTC, as at start (simple display pipes refuse a lit CRTC whose
+ * primary plane is off). The first frame replaces it.
+ */
+static void keep_shown_primary(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	struct wla_plane *primary = kc->base.primary;
+	if (!kc->base.state->active || !primary || primary->state->fb) {
+		return;
+	}
+	struct wla_kms_plane *kp = primary->driver_data;
+	drmModePlane *plane = drmModeGetPlane(kms->fd, kp->id);
+	if (plane && plane->fb_id && plane->crtc_id == kc->id) {
+		kp->foreign_crtc = kc->id;
+		wla_kms_obj_log(kms, kc, WLR_DEBUG, "nothing drawn on it yet: its primary plane "
+			"%" PRIu32 " keeps framebuffer %" PRIu32 " as the kernel has it", kp->id,
+			plane->fb_id);
+	}
+	drmModeFreePlane(plane);
 }
 
 /* One modeset of everything as the core has it: another session may have
@@ -711,6 +736,7 @@ static int restore(struct wla_kms *kms)
 	uint32_t active = 0, held = 0;
 	for (size_t c = 0; c < kms->n_crtcs; c++) {
 		struct wla_kms_crtc *kc = &kms->crtcs[c];
+		keep_shown_primary(kms, kc);
 		add_crtc(&r, kc, kc->base.state, false);
 		active |= kc->base.state->active ? 1u << kc->base.index : 0;
 		held |= kc->held && kc->base.state->active ? 1u << kc->base.index : 0;

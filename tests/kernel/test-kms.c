@@ -429,6 +429,66 @@ static void a_cloned_console_keeps_one_connector(void)
 	close(raw);
 }
 
+/*
+ * A session switch before the compositor drew on a CRTC kept lit at start:
+ * the restore keeps the framebuffer the kernel shows on its primary plane
+ * (as at start) and the CRTC stays lit; a simple display pipe (cirrus,
+ * bochs) refuses a lit CRTC whose primary plane is off, which turned every
+ * output off. The first frame after it replaces that framebuffer.
+ */
+static void a_session_switch_before_the_first_frame(void)
+{
+	kms = open_kms();
+	CHECK(kms != NULL);
+	if (!kms) {
+		return;
+	}
+	struct wla_kms_crtc *lit = NULL;
+	for (size_t c = 0; c < kms->n_crtcs && !lit; c++) {
+		lit = kms->crtcs[c].base.state->active ? &kms->crtcs[c] : NULL;
+	}
+	if (!lit) {
+		printf("  nothing lit at open: the console left nothing on\n");
+		teardown();
+		return;
+	}
+	crtc = &lit->base;
+	crtc->present = on_present;
+	n_events = 0;
+	struct wla_card *card = kms->card;
+	card->active = false;
+	wl_signal_emit(&card->events.active, card);
+	CHECK(kms->dev.inactive);
+	harness_log_clear();
+	card->active = true;
+	wl_signal_emit(&card->events.active, card);
+	CHECK(!kms->dev.inactive);
+	CHECK(!LOGGED("refused the restore"));
+	CHECK_LOGGED("session active again: every CRTC and plane restored");
+	CHECK(crtc->state->active);
+	CHECK_INT(crtc_prop("ACTIVE"), 1);
+	uint32_t fb_id, crtc_id;
+	kernel_plane(crtc->primary, &fb_id, &crtc_id);
+	CHECK(fb_id != 0 && crtc_id == lit->id);
+	uint32_t shown = fb_id;
+
+	/* The first frame: ours on screen, no modeset. */
+	const struct wla_mode *m = &crtc->state->mode;
+	struct dumb_fb *fb = dumb_create(kms->fd, (uint32_t)m->width, (uint32_t)m->height,
+		DRM_FORMAT_XRGB8888, 0xff224466);
+	struct wla_crtc_state *cs;
+	struct wla_atomic_state *state = frame_state(&fb->base, 1, &cs, NULL);
+	CHECK_INT(frame_commit(state), 0);
+	CHECK(!cs->mode_changed && !cs->active_changed);
+	CHECK(wait_events(1));
+	CHECK(n_events >= 1 && events[n_events - 1].presented);
+	kernel_plane(crtc->primary, &fb_id, &crtc_id);
+	CHECK(fb_id != 0 && fb_id != shown);
+	wla_fb_put(&fb->base);
+	CHECK(kms_turn_off_lit(kms));
+	teardown();
+}
+
 /* The preferred mode on, then page flips each committed as the previous
  * one latched: one vblank apart, sequence +1, fbs released on time, each
  * buffer imported once (its DRM framebuffer kept until the buffer goes). */
@@ -1642,12 +1702,15 @@ int main(int argc, char **argv)
 		HARNESS_EXIT();
 	}
 	if (argc > 1 && strcmp(argv[1], "--colour") == 0) {
-		/* Cards other than vkms: gamma and adaptive sync alone. */
+		/* Cards other than vkms: gamma and adaptive sync alone, and a
+		 * session switch on a simple display pipe (cirrus). */
+		RUN_TEST(a_session_switch_before_the_first_frame);
 		RUN_TEST(gamma_lut_through_the_kernel);
 		RUN_TEST(vrr_through_the_kernel);
 		HARNESS_EXIT();
 	}
 	RUN_TEST(what_the_console_left_lit_is_kept);
+	RUN_TEST(a_session_switch_before_the_first_frame);
 	RUN_TEST(enumeration);
 	RUN_TEST(modeset_and_flips);
 	RUN_TEST(mode_change);
