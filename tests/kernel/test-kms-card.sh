@@ -9,7 +9,8 @@
 # (VSYNC=0: virtio-gpu, qxl, cirrus, bochs). drm_info, from outside our
 # process, shows each head's CRTC active with a framebuffer meanwhile. Each
 # output is made by MAKE: the manufacturer its EDID names (qemu's: Red Hat),
-# or wlatomic where the card gives no EDID.
+# or wlatomic where the card gives no EDID. Then wlroots' DRM backend runs
+# the same client in the same guest, for its frames beside ours.
 # Usage: test-kms-card.sh TINYWL_MEASURED PATTERN_CLIENT HEADS FRAMES VSYNC MAKE
 set -euo pipefail
 . "$(dirname "$0")/../integration/lib.sh"
@@ -109,5 +110,41 @@ fi
 grep -q '^tinywl: buffer_locks=0$' "$TEST_DIR/stdout" || fail "buffer locks left at exit"
 if grep -q 'DRM fbs still there' "$TEST_DIR/stderr"; then
 	fail "DRM framebuffers left at exit"
+fi
+wla_heads=$HEADS
+wla_first=$(head -n 1 "$TEST_DIR/stats")
+wla_wall_us=$wall_us
+
+# wlroots' DRM backend in the same guest (libseat's built-in backend as
+# root), the same client and frames: its frames counted beside ours. The
+# pace under TCG is noise, so rates are printed, not compared; what is
+# checked is that wlatomic lights every head wlroots lights, and runs
+# where wlroots does not (bochs).
+printf '%s --frames %s\n' "$(shell_quote "$CLIENT")" "$FRAMES" >"$TEST_DIR/startup-wlr.sh"
+start_ns=$(date +%s%N)
+wlr_status=0
+env -u WLA_DRIVER WLR_BACKENDS=drm LIBSEAT_BACKEND=builtin \
+	timeout -k 5 "$(scaled "$TINYWL_TIMEOUT")" "$TINYWL" --backend auto \
+	-s "bash $(shell_quote "$TEST_DIR/startup-wlr.sh")" \
+	>"$TEST_DIR/stdout.wlr" 2>"$TEST_DIR/stderr.wlr" || wlr_status=$?
+wlr_wall_us=$((($(date +%s%N) - start_ns) / 1000))
+[ "$wlr_status" -ne 124 ] && [ "$wlr_status" -ne 137 ] ||
+	fail "wlroots' DRM backend did not finish within $(scaled "$TINYWL_TIMEOUT") s"
+field_of() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+wlr_first=$(grep '^tinywl: stats ' "$TEST_DIR/stdout.wlr" | head -n 1 || true)
+wlr_heads=$(grep -c '^tinywl: stats ' "$TEST_DIR/stdout.wlr" || true)
+echo "frames on the first output, $FRAMES asked for:"
+echo "  wlatomic: $(field_of frames_presented "$wla_first") presented in $((wla_wall_us / 1000)) ms," \
+	"mean interval $(field_of interval_mean_us "$wla_first") us, CPU" \
+	"$(field_of cpu_us_per_frame "$wla_first") us/frame, $wla_heads heads"
+if [ "$wlr_status" -eq 0 ] && [ -n "$wlr_first" ]; then
+	echo "  wlroots:  $(field_of frames_presented "$wlr_first") presented in $((wlr_wall_us / 1000)) ms," \
+		"mean interval $(field_of interval_mean_us "$wlr_first") us, CPU" \
+		"$(field_of cpu_us_per_frame "$wlr_first") us/frame, $wlr_heads heads"
+	[ "$wla_heads" -ge "$wlr_heads" ] ||
+		fail "wlroots lit $wlr_heads heads, wlatomic $wla_heads"
+else
+	echo "  wlroots:  did not run (exit status $wlr_status): $(grep -E '\[ERROR\]' \
+		"$TEST_DIR/stderr.wlr" | tail -n 1 | cut -c1-200)"
 fi
 echo "PASS"

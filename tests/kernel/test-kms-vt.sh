@@ -111,8 +111,13 @@ chmod 0755 "$TEST_DIR/startup.sh"
 as_user "${input_env[@]}" timeout -k 5 "$(scaled 240)" "$TINYWL" -v -s "sh $(shell_quote "$TEST_DIR/startup.sh")" \
 	>"$TEST_DIR/stdout" 2>"$TEST_DIR/stderr" &
 tinywl_pid=$!
-wait_until 120 '[ -S "$WLA_CONTROL" ] && ctl wait Virtual-1 10 >/dev/null 2>&1' ||
+# The first output's name (Virtual-1 on vkms and qxl, VGA-1 on cirrus).
+first_output() { ctl list 2>/dev/null | sed -n 's/^output \([^ ]*\) .*/\1/p' | head -n 1; }
+wait_until 120 '[ -S "$WLA_CONTROL" ] && out=$(first_output) && [ -n "$out" ] &&
+	ctl wait "$out" 10 >/dev/null 2>&1' ||
 	{ tail -n 30 "$TEST_DIR/stderr"; fail "no frames before the VT switch"; }
+out=$(first_output)
+echo "output: $out"
 grep -q 'session: /dev/dri/card0 opened through the seat' "$TEST_DIR/stderr" ||
 	fail "the card was not opened through the seat"
 if $builtin; then
@@ -126,12 +131,12 @@ busybox chvt 2
 wait_until 30 'grep -q "session inactive: nothing goes to the card" "$TEST_DIR/stderr"' ||
 	{ tail -n 20 "$TEST_DIR/stderr"; cat "$TEST_DIR/seatd.log"; fail "no inactive session after chvt 2"; }
 wait_until 30 master_free || fail "the card's DRM master was not given up"
-before=$(ctl list | sed -n 's/^output Virtual-1 .* frames_presented=\([0-9]*\).*/\1/p')
+before=$(ctl list | sed -n "s/^output $out .* frames_presented=\\([0-9]*\\).*/\\1/p")
 # Nothing presented while away (a frame would come within 2 periods).
-if ctl -t "$(scaled 1)" wait Virtual-1 1 >/dev/null 2>&1; then
+if ctl -t "$(scaled 1)" wait "$out" 1 >/dev/null 2>&1; then
 	fail "a frame was presented on VT 2"
 fi
-after=$(ctl list | sed -n 's/^output Virtual-1 .* frames_presented=\([0-9]*\).*/\1/p')
+after=$(ctl list | sed -n "s/^output $out .* frames_presented=\\([0-9]*\\).*/\\1/p")
 [ "$before" = "$after" ] || fail "frames presented on VT 2: $before, then $after"
 echo "on VT 2: the master free, no frames ($after presented before)"
 if [ ${#input_env[@]} -gt 0 ]; then
@@ -152,7 +157,7 @@ if [ ${#input_env[@]} -gt 0 ]; then
 	[ "$n" -eq 2 ] || fail "the keyboard was announced $n times, expected 2 (at start, on VT 1 again)"
 	echo "keyboard: closed on VT 2, announced again on VT 1"
 fi
-ctl wait Virtual-1 20 >/dev/null || { grep -B30 -A30 "session active again: every" "$TEST_DIR/stderr" | cut -c1-220; fail "no frames after coming back to VT 1"; }
+ctl wait "$out" 20 >/dev/null || { grep -B30 -A30 "session active again: every" "$TEST_DIR/stderr" | cut -c1-220; fail "no frames after coming back to VT 1"; }
 master_free && fail "the card's master is free after coming back"
 wait_until 30 'lit >"$TEST_DIR/lit.out"' || fail "drm_info shows nothing lit after coming back"
 cat "$TEST_DIR/lit.out"
@@ -171,7 +176,7 @@ grep -q '^tinywl: buffer_locks=0$' "$TEST_DIR/stdout" || fail "buffer locks left
 if grep -E '\[ERROR\].*\[\.\./backend/' "$TEST_DIR/stderr"; then
 	fail "wlatomic logged errors around the VT switch"
 fi
-refused=$(sed -n 's/^tinywl: stats output=Virtual-1 .* refused=\([0-9]*\) .*/\1/p' "$TEST_DIR/stdout")
+refused=$(sed -n "s/^tinywl: stats output=$out .* refused=\\([0-9]*\\) .*/\\1/p" "$TEST_DIR/stdout")
 echo "commits refused while away: $refused"
 grep -E 'session|restore' "$TEST_DIR/stderr" | grep -v DEBUG | head -n 8
 echo "PASS"
