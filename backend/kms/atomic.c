@@ -14,6 +14,7 @@
 #include <xf86drmMode.h>
 #include "backend/session.h"
 #include "kms-private.h"
+#include "util.h"
 
 void wla_kms_add_prop(struct kms_req *r, const char *what, uint32_t obj, uint32_t prop,
 	uint64_t value)
@@ -803,10 +804,14 @@ static int restore(struct wla_kms *kms)
 		kc->have_vblank = false;
 		kc->no_vblank = false;
 		if (latch) {
-			uint64_t seq = kc->counters.seq + 1, ns = 0;
+			uint64_t now_ns = wla_timespec_to_ns(&now);
+			uint64_t seq = 0, ns = 0;
 			if (drmCrtcGetSequence(kms->fd, kc->id, &seq, &ns) != 0 ||
 					seq <= kc->counters.seq) {
-				seq = kc->counters.seq + 1;
+				/* No counter (or none ahead): the clock's. */
+				seq = wla_kms_counted_seq(kc, now_ns);
+				kc->last_vblank_ns = now_ns;
+				kc->last_vblank_seq = seq;
 			}
 			kc->counters.seq = seq;
 			wla_crtc_handle_latch(&kc->base, seq, &now, kc->period_ns,

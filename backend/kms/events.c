@@ -95,10 +95,12 @@ static uint64_t widen_seq(struct wla_kms_crtc *kc, uint32_t seq32, const uint64_
 /* On a card without vblank interrupts (virtio-gpu, qxl, cirrus, bochs) the
  * kernel completes a flip when the card is done, stamps it with its clock
  * and numbers it 0: the driver counts the CRTC's refresh cycles itself, on
- * the mode's period from the last flip, at least one a flip. */
-static uint64_t counted_seq(const struct wla_kms_crtc *kc, uint64_t when_ns)
+ * the mode's period from the last flip, at least one a flip. Across a
+ * modeset or a VT switch too, so that the count follows the clock as the
+ * kernel's does; the very first flip is the one after the count so far. */
+uint64_t wla_kms_counted_seq(const struct wla_kms_crtc *kc, uint64_t when_ns)
 {
-	if (!kc->have_vblank) {
+	if (!kc->last_vblank_ns) {
 		return kc->counters.seq + 1;
 	}
 	uint64_t n = 1;
@@ -158,7 +160,7 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 				"cycles, its presents carry no vsync", strerror(err));
 		}
 	}
-	uint64_t seq = kc->no_vblank ? counted_seq(kc, when_ns) :
+	uint64_t seq = kc->no_vblank ? wla_kms_counted_seq(kc, when_ns) :
 		widen_seq(kc, seq32, kernel_counts ? &kseq : NULL);
 	if (!kc->have_vblank) {
 		/* The vblank that latched the enable is the first since; the

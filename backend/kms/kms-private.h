@@ -121,6 +121,9 @@ void wla_kms_check_stall(struct wla_kms *kms);
 /* atomic.c: the session went inactive (nothing goes to the card; states
  * handed over wait) or active again (every object programmed as the core
  * has it, in one modeset; the states that waited latch with it). */
+/* The sequence number of a refresh cycle at when_ns on a CRTC whose card
+ * has no vblank counter: counted on the mode's period from the last one. */
+uint64_t wla_kms_counted_seq(const struct wla_kms_crtc *kc, uint64_t when_ns);
 void wla_kms_pause(struct wla_kms *kms);
 void wla_kms_resume(struct wla_kms *kms);
 uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode);

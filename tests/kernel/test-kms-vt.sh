@@ -178,5 +178,11 @@ if grep -E '\[ERROR\].*\[\.\./backend/' "$TEST_DIR/stderr"; then
 fi
 refused=$(sed -n "s/^tinywl: stats output=$out .* refused=\\([0-9]*\\) .*/\\1/p" "$TEST_DIR/stdout")
 echo "commits refused while away: $refused"
+# Sequence numbers follow the clock across the switch, also where the
+# driver counts the refresh cycles itself (cirrus, qxl: no vblank events).
+seq_errors=$(sed -n "s/^tinywl: stats output=$out .* seq_errors=\\([^ ]*\\) .*/\\1/p" "$TEST_DIR/stdout")
+[ "$seq_errors" = 0 ] || { grep -v "before its commit returned" "$TEST_DIR/stderr" |
+	grep -B12 -A2 "does not match the clock" | cut -c1-240
+	fail "$out: seq_errors=$seq_errors (sequence numbers off the clock)"; }
 grep -E 'session|restore' "$TEST_DIR/stderr" | grep -v DEBUG | head -n 8
 echo "PASS"
