@@ -102,10 +102,14 @@ static bool run_once(const char *tinywl, const char *client, long frames,
 	snprintf(startup, sizeof(startup), "%s --frames %ld", quoted,
 		frames + KMS_CLIENT_EXTRA_FRAMES);
 	snprintf(n, sizeof(n), "%ld", frames);
-	const char *argv[8] = { tinywl, "-s", startup, "--exit-after-frames", n };
+	/* The client redraws at every frame callback: the probe need not
+	 * damage a static scene to keep frames coming, and a frame is one of
+	 * the client's, in every configuration. */
+	const char *argv[10] = { tinywl, "-s", startup, "--exit-after-frames", n,
+		"--no-forced-damage" };
 	if (c->wlroots) {
-		argv[5] = "--backend";
-		argv[6] = "auto";
+		argv[6] = "--backend";
+		argv[7] = "auto";
 	}
 	char line[8192];
 	if (!bench_run_stats(c->name, argv, kms_env, c, KMS_RUN_TIMEOUT_MS, line,
@@ -250,36 +254,31 @@ int bench_kms_main(int argc, char *argv[])
 	for (long i = 0; i < runs; i++) {
 		d2_runs_missing += results[1][i].missed != 0 || results[1][i].skipped != 0;
 	}
-	double worst_ratio = 0;
+	printf("\nGoals (issues 12 and 30), per configuration against wlroots drm:\n");
 	for (size_t c = 0; c + 1 < N_KMS_CONFIGS; c++) {
-		double ratio = results[c][median[c]].cpu_us / peer->cpu_us;
-		worst_ratio = ratio > worst_ratio ? ratio : worst_ratio;
-	}
-	printf("\nGoals (issues 12 and 30):\n");
-	/* Each run presents the same number of frames: the rate is the mean
-	 * interval's inverse. */
-	double worst_rate = INFINITY;
-	for (size_t c = 0; c + 1 < N_KMS_CONFIGS && !peer->failed; c++) {
-		double rate = peer->mean_us / results[c][median[c]].mean_us;
-		worst_rate = rate < worst_rate ? rate : worst_rate;
-	}
-	if (peer->failed) {
-		bench_print_goal(48, "frame rate at or above wlroots' DRM backend", "n/a",
-			"wlroots' backend did not run");
-	} else {
-		bench_print_goal(48, "frame rate at or above wlroots' DRM backend",
-			bench_verdict(worst_rate >= 1.0), "worst %.3fx wlroots' rate", worst_rate);
+		const struct kms_result *r = &results[c][median[c]];
+		char what[96];
+		/* Each run presents the same number of frames: the rate is the
+		 * mean interval's inverse. */
+		snprintf(what, sizeof(what), "%s: frame rate at or above wlroots'",
+			kms_configs[c].name);
+		if (peer->failed) {
+			bench_print_goal(48, what, "n/a", "wlroots' backend did not run");
+		} else {
+			bench_print_goal(48, what, bench_verdict(peer->mean_us / r->mean_us >= 1.0),
+				"%.3fx wlroots' rate", peer->mean_us / r->mean_us);
+		}
+		snprintf(what, sizeof(what), "%s: CPU per frame no worse", kms_configs[c].name);
+		if (peer->failed) {
+			bench_print_goal(48, what, "n/a", "wlroots' backend did not run");
+		} else {
+			bench_print_goal(48, what, bench_verdict(r->cpu_us <= peer->cpu_us),
+				"%.3fx wlroots'", r->cpu_us / peer->cpu_us);
+		}
 	}
 	bench_print_goal(48, "no missed vblank at depth 2",
 		bench_verdict(d2->missed == 0 && d2->skipped == 0),
 		"missed %.0f skipped %.0f (runs with any: %ld/%ld)", d2->missed, d2->skipped,
 		d2_runs_missing, runs);
-	if (peer->failed) {
-		bench_print_goal(48, "CPU per frame no worse than wlroots' DRM backend",
-			"n/a", "wlroots' backend did not run");
-	} else {
-		bench_print_goal(48, "CPU per frame no worse than wlroots' DRM backend",
-			bench_verdict(worst_ratio <= 1.0), "worst %.3fx", worst_ratio);
-	}
 	return 0;
 }
