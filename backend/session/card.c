@@ -62,9 +62,17 @@ static struct wla_card *open_card(struct wla_session *session, const char *path,
 	struct wlr_session *seat = wla_session_get_seat(session);
 	struct wlr_device *seat_dev = seat ? wlr_session_open_file(seat, path) : NULL;
 	int fd = seat_dev ? seat_dev->fd : -1;
+	int seat_err = errno;
+	if (seat && !seat_dev && !seat->active) {
+		/* seatd refuses while another VT or session has the seat: the
+		 * card is not ours to open behind its back. */
+		snprintf(why, why_size, "the seat did not open it (%s) and its session is "
+			"inactive (another VT or session has the seat)", strerror(seat_err));
+		return NULL;
+	}
 	if (seat && !seat_dev) {
-		wlr_log(WLR_INFO, "session: %s: the seat did not open it; opening it directly",
-			path);
+		wlr_log(WLR_INFO, "session: %s: the seat did not open it (%s); opening it directly",
+			path, strerror(seat_err));
 	}
 	if (!seat_dev) {
 		fd = open(path, O_RDWR | O_CLOEXEC);
@@ -83,7 +91,10 @@ static struct wla_card *open_card(struct wla_session *session, const char *path,
 		return NULL;
 	}
 	bool ok = check_card(fd, why, why_size) == 0;
-	if (ok && !seat_dev && !drmIsMaster(fd)) {
+	/* The seat hands the fd over even where it could not make it DRM
+	 * master; an inactive seat (libseat's no-op backend never says it is
+	 * active) is not asked. */
+	if (ok && (!seat_dev || seat->active) && !drmIsMaster(fd)) {
 		snprintf(why, why_size, "another process is its DRM master (a compositor or a "
 			"display manager runs on it)");
 		ok = false;
@@ -110,9 +121,9 @@ static struct wla_card *open_card(struct wla_session *session, const char *path,
 	wl_signal_init(&card->events.change);
 	wl_signal_init(&card->events.session_end);
 	wl_signal_init(&card->events.active);
-	/* Active, as wlroots' DRM backend starts: a seat enabled later
-	 * (libseat's no-op backend never says so) changes nothing; one that
-	 * goes inactive says so. */
+	/* Active, as wlroots' DRM backend starts (libseat's no-op backend
+	 * never says its seat is): a seat that goes inactive says so, and
+	 * every later event is told to the driver (handle_seat_active). */
 	card->active = true;
 	wl_list_insert(session->cards.prev, &card->link);
 	if (seat_dev) {

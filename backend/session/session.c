@@ -53,7 +53,11 @@ static void handle_seat_destroy(struct wl_listener *listener, void *data)
 }
 
 /* The seat's session went inactive or active again (a VT switch): the
- * drivers of the cards opened through it stop or start again. */
+ * drivers of the cards opened through it stop or start again. Told on
+ * every event, also one that changes nothing in card->active: a driver
+ * may have stopped on its own (a commit refused because the seat took
+ * master first) and waits for this to start again; stopping or starting
+ * twice is nothing. */
 static void handle_seat_active(struct wl_listener *listener, void *data)
 {
 	struct wla_session *session = wl_container_of(listener, session, seat_active);
@@ -63,7 +67,7 @@ static void handle_seat_active(struct wl_listener *listener, void *data)
 	wla_hold(&session->hold);
 	struct wla_card *card, *tmp;
 	wl_list_for_each_safe(card, tmp, &session->cards, link) {
-		if (card->through_seat && card->active != active) {
+		if (card->through_seat) {
 			card->active = active;
 			wl_signal_emit(&card->events.active, card);
 		}

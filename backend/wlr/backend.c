@@ -345,8 +345,26 @@ static uint32_t backend_get_buffer_caps(struct wlr_backend *wlr_backend)
 	return caps;
 }
 
+/* The seat the card was opened through (seatd, logind, libseat's built-in
+ * backend), for the compositor's VT switch keys (wlr_session_change_vt):
+ * the seat has the VT in graphics mode, where the kernel's own keyboard
+ * switching is off. NULL where no card came through a seat. */
+static struct wlr_session *backend_get_session(struct wlr_backend *wlr_backend)
+{
+	struct wla_backend *backend = wla_backend_from_wlr(wlr_backend);
+	for (size_t d = 0; d < backend->n_devices; d++) {
+		struct wla_device *dev = backend->devices[d];
+		struct wla_session *session = device_session(dev);
+		if (session && wla_kms_from_device(dev)->card->through_seat) {
+			return session->seat;
+		}
+	}
+	return NULL;
+}
+
 static const struct wlr_backend_impl backend_impl = {
 	.start = backend_start,
+	.get_session = backend_get_session,
 	.destroy = backend_destroy,
 	.get_presentation_clock = backend_get_presentation_clock,
 	.get_drm_fd = backend_get_drm_fd,
