@@ -120,6 +120,8 @@ out=$(first_output)
 echo "output: $out"
 grep -q 'session: /dev/dri/card0 opened through the seat' "$TEST_DIR/stderr" ||
 	fail "the card was not opened through the seat"
+# The seat is the compositor's too, for its VT switch keys.
+grep -q '^tinywl: session=seat$' "$TEST_DIR/stdout" || fail "the backend gives no session"
 if $builtin; then
 	grep -q "Seat opened with backend 'builtin'" "$TEST_DIR/stderr" || { grep -i seat "$TEST_DIR/stderr" | head -n 20;
 		fail "libseat did not say it took its built-in backend"; }
