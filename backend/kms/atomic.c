@@ -4,11 +4,13 @@
  * (commit_tail): the commit flags, the kernel's refusals, and the CRTCs'
  * books once a commit went out.
  */
+#include <drm_fourcc.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <wlr/util/log.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
@@ -509,6 +511,9 @@ static void update_books(struct wla_kms *kms, struct wla_atomic_state *state, ui
 			kc->deferred = NULL;
 			kc->active = false;
 			kc->have_vblank = false;
+			/* A CRTC off has no refresh cycles: a count of our own
+			 * goes on from the last one at the next enable. */
+			kc->last_vblank_ns = 0;
 			wla_kms_fail_captures(kms, kc);
 			continue;
 		}
@@ -689,8 +694,8 @@ void wla_kms_pause(struct wla_kms *kms)
 	}
 	kms->dev.inactive = true;
 	/* What another session shows meanwhile is not what the console left:
-	 * the restore programs every plane as the core has it (but the
-	 * primary of a CRTC not drawn on yet, keep_shown_primary). */
+	 * the restore programs every plane as the core has it (a primary the
+	 * core has nothing on gets black, blank_primary). */
 	for (size_t i = 0; i < kms->n_planes; i++) {
 		kms->planes[i].foreign_crtc = 0;
 	}
@@ -701,28 +706,99 @@ void wla_kms_pause(struct wla_kms *kms)
 	}
 }
 
+void wla_kms_blank_free(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	if (kc->blank_fb && kms->fd >= 0) {
+		drmModeRmFB(kms->fd, kc->blank_fb);
+	}
+	if (kc->blank_handle && kms->fd >= 0) {
+		struct drm_mode_destroy_dumb destroy = { .handle = kc->blank_handle };
+		drmIoctl(kms->fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
+	}
+	kc->blank_fb = kc->blank_handle = 0;
+	kc->blank_w = kc->blank_h = 0;
+}
+
+/* kc's black framebuffer of w x h (made once, again for another size):
+ * false (logged) if the card cannot make it. */
+static bool blank_make(struct wla_kms *kms, struct wla_kms_crtc *kc, uint32_t w, uint32_t h)
+{
+	if (kc->blank_fb && kc->blank_w == w && kc->blank_h == h) {
+		return true;
+	}
+	wla_kms_blank_free(kms, kc);
+	struct drm_mode_create_dumb create = { .width = w, .height = h, .bpp = 32 };
+	if (drmIoctl(kms->fd, DRM_IOCTL_MODE_CREATE_DUMB, &create) != 0) {
+		wla_kms_obj_log_errno(kms, kc, WLR_ERROR, "a black %" PRIu32 "x%" PRIu32 " dumb "
+			"buffer for the restore", w, h);
+		return false;
+	}
+	kc->blank_handle = create.handle;
+	/* Dumb buffers in a card's own memory (qxl, bochs) need not start
+	 * zeroed: black written through a mapping. */
+	struct drm_mode_map_dumb map = { .handle = create.handle };
+	void *pixels = drmIoctl(kms->fd, DRM_IOCTL_MODE_MAP_DUMB, &map) == 0 ?
+		mmap(NULL, create.size, PROT_WRITE, MAP_SHARED, kms->fd, (off_t)map.offset) :
+		MAP_FAILED;
+	uint32_t handles[4] = { create.handle }, pitches[4] = { create.pitch };
+	uint32_t offsets[4] = { 0 };
+	if (pixels == MAP_FAILED || drmModeAddFB2(kms->fd, w, h, DRM_FORMAT_XRGB8888, handles,
+			pitches, offsets, &kc->blank_fb, 0) != 0) {
+		wla_kms_obj_log_errno(kms, kc, WLR_ERROR, "the black %" PRIu32 "x%" PRIu32
+			" framebuffer for the restore", w, h);
+		if (pixels != MAP_FAILED) {
+			munmap(pixels, create.size);
+		}
+		kc->blank_fb = 0;
+		wla_kms_blank_free(kms, kc);
+		return false;
+	}
+	memset(pixels, 0, create.size);
+	munmap(pixels, create.size);
+	kc->blank_w = w;
+	kc->blank_h = h;
+	return true;
+}
+
 /*
- * An active CRTC the core has drawn nothing on yet (kept lit at start, the
- * compositor's first frame still to come): its primary plane stays as the
- * kernel has it after the other session, if that shows a framebuffer on
- * this CRTC, as at start (simple display pipes refuse a lit CRTC whose
- * primary plane is off). The first frame replaces it.
+ * An active CRTC whose primary plane the core has no framebuffer on (kept
+ * lit at start, the compositor's first frame still to come): the restore
+ * puts a black framebuffer of the driver's own there, as wlroots commits a
+ * black frame, since simple display pipes (cirrus, bochs) refuse a lit CRTC
+ * whose primary plane is off; what another session showed is neither kept
+ * nor relied on. The plane counts as not the core's (foreign_crtc) until
+ * a state sets it. false: none could be made (the plane goes off).
  */
-static void keep_shown_primary(struct wla_kms *kms, struct wla_kms_crtc *kc)
+static bool blank_primary(struct kms_req *r, struct wla_kms_crtc *kc)
 {
 	struct wla_plane *primary = kc->base.primary;
-	if (!kc->base.state->active || !primary || primary->state->fb) {
-		return;
+	const struct wla_mode *mode = &kc->base.state->mode;
+	if (!kc->base.state->active || !primary || primary->state->fb || mode->width <= 0 ||
+			mode->height <= 0) {
+		return false;
+	}
+	struct wla_kms *kms = r->kms;
+	uint32_t w = (uint32_t)mode->width, h = (uint32_t)mode->height;
+	if (!blank_make(kms, kc, w, h)) {
+		return false;
 	}
 	struct wla_kms_plane *kp = primary->driver_data;
-	drmModePlane *plane = drmModeGetPlane(kms->fd, kp->id);
-	if (plane && plane->fb_id && plane->crtc_id == kc->id) {
-		kp->foreign_crtc = kc->id;
-		wla_kms_obj_log(kms, kc, WLR_DEBUG, "nothing drawn on it yet: its primary plane "
-			"%" PRIu32 " keeps framebuffer %" PRIu32 " as the kernel has it", kp->id,
-			plane->fb_id);
-	}
-	drmModeFreePlane(plane);
+	const struct wla_kms_plane_props *p = &kp->props;
+	wla_kms_add_prop(r, "FB_ID", kp->id, p->fb_id, kc->blank_fb);
+	wla_kms_add_prop(r, "CRTC_ID", kp->id, p->crtc_id, kc->id);
+	wla_kms_add_prop(r, "SRC_X", kp->id, p->src_x, 0);
+	wla_kms_add_prop(r, "SRC_Y", kp->id, p->src_y, 0);
+	wla_kms_add_prop(r, "SRC_W", kp->id, p->src_w, (uint64_t)w << 16);
+	wla_kms_add_prop(r, "SRC_H", kp->id, p->src_h, (uint64_t)h << 16);
+	wla_kms_add_prop(r, "CRTC_X", kp->id, p->crtc_x, 0);
+	wla_kms_add_prop(r, "CRTC_Y", kp->id, p->crtc_y, 0);
+	wla_kms_add_prop(r, "CRTC_W", kp->id, p->crtc_w, w);
+	wla_kms_add_prop(r, "CRTC_H", kp->id, p->crtc_h, h);
+	kp->foreign_crtc = kc->id;
+	wla_kms_obj_log(kms, kc, WLR_DEBUG, "nothing drawn on it yet: black framebuffer %"
+		PRIu32 " (%" PRIu32 "x%" PRIu32 ") on primary plane %" PRIu32 " for the restore",
+		kc->blank_fb, w, h, kp->id);
+	return true;
 }
 
 /* One modeset of everything as the core has it: another session may have
@@ -737,15 +813,14 @@ static int restore(struct wla_kms *kms)
 	uint32_t active = 0, held = 0;
 	for (size_t c = 0; c < kms->n_crtcs; c++) {
 		struct wla_kms_crtc *kc = &kms->crtcs[c];
-		keep_shown_primary(kms, kc);
+		blank_primary(&r, kc);
 		add_crtc(&r, kc, kc->base.state, false);
 		active |= kc->base.state->active ? 1u << kc->base.index : 0;
 		held |= kc->held && kc->base.state->active ? 1u << kc->base.index : 0;
 	}
 	for (size_t p = 0; p < kms->n_planes; p++) {
-		/* What the console left on a CRTC kept lit at start, never
-		 * replaced: as the kernel has it (a primary plane off on a lit
-		 * CRTC is refused by simple display pipes). */
+		/* A primary plane given a black framebuffer (blank_primary):
+		 * set already. */
 		struct wla_kms_plane *kp = &kms->planes[p];
 		if (!kp->foreign_crtc) {
 			add_plane(&r, kp, kp->base.state, false);

@@ -95,9 +95,11 @@ static uint64_t widen_seq(struct wla_kms_crtc *kc, uint32_t seq32, const uint64_
 /* On a card without vblank interrupts (virtio-gpu, qxl, cirrus, bochs) the
  * kernel completes a flip when the card is done, stamps it with its clock
  * and numbers it 0: the driver counts the CRTC's refresh cycles itself, on
- * the mode's period from the last flip, at least one a flip. Across a
- * modeset or a VT switch too, so that the count follows the clock as the
- * kernel's does; the very first flip is the one after the count so far. */
+ * the mode's period from the last flip, at least one a flip. Across a mode
+ * change or a VT switch (the CRTC stayed on) too, so that the count follows
+ * the clock; after the CRTC was off (last_vblank_ns 0: no cycles while
+ * off, as the kernel's counter stops) and at the very first flip, it is
+ * the one after the count so far. */
 uint64_t wla_kms_counted_seq(const struct wla_kms_crtc *kc, uint64_t when_ns)
 {
 	if (!kc->last_vblank_ns) {

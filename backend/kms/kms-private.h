@@ -121,11 +121,10 @@ void wla_kms_check_stall(struct wla_kms *kms);
 /* atomic.c: the session went inactive (nothing goes to the card; states
  * handed over wait) or active again (every object programmed as the core
  * has it, in one modeset; the states that waited latch with it). */
-/* The sequence number of a refresh cycle at when_ns on a CRTC whose card
- * has no vblank counter: counted on the mode's period from the last one. */
-uint64_t wla_kms_counted_seq(const struct wla_kms_crtc *kc, uint64_t when_ns);
 void wla_kms_pause(struct wla_kms *kms);
 void wla_kms_resume(struct wla_kms *kms);
+/* atomic.c: free kc's black framebuffer (at the driver's end). */
+void wla_kms_blank_free(struct wla_kms *kms, struct wla_kms_crtc *kc);
 uint32_t wla_kms_mode_blob(struct wla_kms *kms, const struct wla_mode *mode);
 /* The cached MODE_ID blob of mode made of the kernel's info as it is
  * (a mode kept lit at start: flags ours would not carry keep the kernel
@@ -167,6 +166,9 @@ bool wla_kms_vblank_at(struct wla_device *dev, struct wla_crtc *crtc, uint64_t t
 	uint64_t *seq, uint64_t *vblank_ns);
 bool wla_kms_vblank_counters(struct wla_device *dev, struct wla_crtc *crtc,
 	struct wla_vblank_counters *counters);
+/* The sequence number of a refresh cycle at when_ns on a CRTC whose card
+ * has no vblank counter: counted on the mode's period from the last one. */
+uint64_t wla_kms_counted_seq(const struct wla_kms_crtc *kc, uint64_t when_ns);
 
 /* writeback.c */
 void wla_kms_job_free(struct kms_wb_job *job);

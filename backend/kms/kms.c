@@ -218,12 +218,21 @@ static void take_over_kernel_state(struct wla_kms *kms, bool keep)
 		drmModeFreePlane(plane);
 	}
 	/* Connectors the kernel routes otherwise than the books: a console
-	 * cloned on a kept CRTC leaves a second connector on it, the writeback
-	 * connector attached. */
+	 * cloned on a kept CRTC leaves a second connector on it (taking it
+	 * off is a modeset of that CRTC, the kernel's connectors_changed, but
+	 * the books keep one connector an output), the writeback connector
+	 * attached. */
 	size_t conns_moved = 0;
 	for (size_t i = 0; i < kms->n_connectors; i++) {
-		conns_moved += kernel_prop(kms, kms->connectors[i]->id, DRM_MODE_OBJECT_CONNECTOR,
-			kms->connectors[i]->prop_crtc_id, 0) != connector_crtc_id(kms->connectors[i]);
+		struct wla_kms_connector *kc = kms->connectors[i];
+		uint64_t routed = kernel_prop(kms, kc->id, DRM_MODE_OBJECT_CONNECTOR,
+			kc->prop_crtc_id, 0);
+		if (routed != connector_crtc_id(kc)) {
+			wla_kms_log(kms, WLR_INFO, "connector %" PRIu32 " (%s): CRTC_ID %" PRIu64
+				" as left, %" PRIu32 " as kept: set", kc->id,
+				kc->added ? kc->base.name : "not added", routed, connector_crtc_id(kc));
+			conns_moved++;
+		}
 	}
 	if (kms->has_writeback) {
 		conns_moved += kernel_prop(kms, kms->writeback.id, DRM_MODE_OBJECT_CONNECTOR,
@@ -423,6 +432,7 @@ void wla_kms_destroy(struct wla_kms *kms)
 	for (size_t c = 0; c < kms->n_crtcs; c++) {
 		wla_crtc_drop_events(&kms->crtcs[c].base);
 		wla_device_remove_crtc(&kms->dev, &kms->crtcs[c].base);
+		wla_kms_blank_free(kms, &kms->crtcs[c]);
 	}
 	/* Captures in flight end as failed. */
 	wla_kms_fail_captures(kms, NULL);

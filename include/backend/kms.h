@@ -82,6 +82,10 @@ struct wla_kms_crtc {
 	bool no_vblank;
 	uint64_t last_vblank_ns;
 	uint64_t last_vblank_seq;
+	/* A black framebuffer of the driver's own for the primary plane of a
+	 * CRTC lit without one of the core's (the restore after a VT switch
+	 * before the first frame): made once, freed with the driver. */
+	uint32_t blank_fb, blank_handle, blank_w, blank_h;
 };
 
 struct wla_kms_plane {
