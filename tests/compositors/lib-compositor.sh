@@ -149,9 +149,11 @@ list_field() {
 	ctl list | grep "^output $1 " | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
-# wla_errors FILE: error lines from wlatomic (library or preload module).
+# wla_errors FILE: error lines from wlatomic (library or preload module):
+# its files are named from the build tree (../backend/...), wlroots' own
+# (its session's, backend/session/session.c) are not.
 wla_errors() {
-	grep -E '\[ERROR\].*(\[(\.\./)*(backend|render)/|\[wlatomic-preload\])' "$1" || true
+	grep -E '\[ERROR\].*(\[(\.\./)+(backend|render)/|\[wlatomic-preload\])' "$1" || true
 }
 
 # animate: a foot window that redraws every few milliseconds, so that the

@@ -104,14 +104,14 @@ while read -r line; do
 done <"$TEST_DIR/stats"
 # What the driver expects (wlroots' probe of a bufferless enable, refused by
 # a card that must scan out a buffer) is no error.
-if grep -E '\[ERROR\] \[[^]]*backend/' "$TEST_DIR/stderr"; then
+if grep -E '\[ERROR\] \[(\.\./)+backend/' "$TEST_DIR/stderr"; then
 	fail "wlatomic logged errors"
 fi
 grep -q '^tinywl: buffer_locks=0$' "$TEST_DIR/stdout" || fail "buffer locks left at exit"
 if grep -q 'DRM fbs still there' "$TEST_DIR/stderr"; then
 	fail "DRM framebuffers left at exit"
 fi
-wla_heads=$HEADS
+wla_heads=$(wc -l <"$TEST_DIR/stats")
 wla_first=$(head -n 1 "$TEST_DIR/stats")
 wla_wall_us=$wall_us
 
@@ -124,12 +124,12 @@ printf '%s --frames %s\n' "$(shell_quote "$CLIENT")" "$FRAMES" >"$TEST_DIR/start
 start_ns=$(date +%s%N)
 wlr_status=0
 env -u WLA_DRIVER WLR_BACKENDS=drm LIBSEAT_BACKEND=builtin \
-	timeout -k 5 "$(scaled "$TINYWL_TIMEOUT")" "$TINYWL" --backend auto \
+	timeout -k 5 "$(scaled 100)" "$TINYWL" --backend auto \
 	-s "bash $(shell_quote "$TEST_DIR/startup-wlr.sh")" \
 	>"$TEST_DIR/stdout.wlr" 2>"$TEST_DIR/stderr.wlr" || wlr_status=$?
 wlr_wall_us=$((($(date +%s%N) - start_ns) / 1000))
 [ "$wlr_status" -ne 124 ] && [ "$wlr_status" -ne 137 ] ||
-	fail "wlroots' DRM backend did not finish within $(scaled "$TINYWL_TIMEOUT") s"
+	fail "wlroots' DRM backend did not finish within $(scaled 100) s"
 field_of() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 wlr_first=$(grep '^tinywl: stats ' "$TEST_DIR/stdout.wlr" | head -n 1 || true)
 wlr_heads=$(grep -c '^tinywl: stats ' "$TEST_DIR/stdout.wlr" || true)
