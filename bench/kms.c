@@ -196,11 +196,17 @@ int bench_kms_main(int argc, char *argv[])
 	static struct kms_result results[N_KMS_CONFIGS][KMS_MAX_RUNS];
 	size_t median[N_KMS_CONFIGS];
 	int status = 0;
-	for (size_t c = 0; c < N_KMS_CONFIGS && status == 0; c++) {
-		printf("running %s (%ld runs of %ld frames)\n", kms_configs[c].name, runs, frames);
-		fflush(stdout);
-		double cpu[KMS_MAX_RUNS];
-		for (long i = 0; i < runs && status == 0; i++) {
+	/* The configurations in turn, run by run, so that a drift of the
+	 * machine (a guest warming up, another job) falls on each alike. */
+	printf("running %ld rounds of %ld frames: ", runs, frames);
+	for (size_t c = 0; c < N_KMS_CONFIGS; c++) {
+		printf("%s%s", c ? ", " : "", kms_configs[c].name);
+	}
+	printf("\n");
+	fflush(stdout);
+	double cpu[N_KMS_CONFIGS][KMS_MAX_RUNS];
+	for (long i = 0; i < runs && status == 0; i++) {
+		for (size_t c = 0; c < N_KMS_CONFIGS && status == 0; c++) {
 			if (!run_once(tinywl, client, frames, &kms_configs[c], &results[c][i],
 					verbose)) {
 				/* wlroots' backend may not work on a card (bochs):
@@ -210,9 +216,11 @@ int bench_kms_main(int argc, char *argv[])
 					status = 1;
 				}
 			}
-			cpu[i] = results[c][i].cpu_us;
+			cpu[c][i] = results[c][i].cpu_us;
 		}
-		median[c] = bench_median_index(cpu, (size_t)runs);
+	}
+	for (size_t c = 0; c < N_KMS_CONFIGS; c++) {
+		median[c] = bench_median_index(cpu[c], (size_t)runs);
 	}
 	free(tinywl);
 	free(client);
