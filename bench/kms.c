@@ -9,9 +9,13 @@
  * Run where there is no DRM card, it boots Debian's kernel with vkms in a
  * qemu guest (tests/kernel/run-guest.sh) and runs itself there. Under TCG
  * the figures are correctness evidence (the guest's CPU is emulated); on
- * real hardware run it directly. Goals (issue 12): no missed vblank at
- * depth 2, CPU per frame no worse than wlroots' DRM backend. They are
- * reported, not asserted: the exit status says whether every run worked.
+ * real hardware run it directly. The configurations take turns in each
+ * round; the client redraws at every frame callback (the probe forces no
+ * damage). Goals (issues 12 and 30), per configuration: frame rate at or
+ * above and CPU per frame no worse than wlroots' DRM backend, judged by
+ * the median of the ratios of runs paired by round (their spread is the
+ * noise); no missed vblank at depth 2. They are reported, not asserted:
+ * the exit status says whether every run worked.
  */
 #include <errno.h>
 #include <limits.h>
@@ -158,6 +162,37 @@ static int run_in_guest(int argc, char *argv[])
 	return 2;
 }
 
+/* The ratio a / b of each round where both ran, into out: how many. */
+static size_t paired_ratios(const struct kms_result *a, const struct kms_result *b, long runs,
+	bool rate, double *out)
+{
+	size_t n = 0;
+	for (long i = 0; i < runs; i++) {
+		if (a[i].failed || b[i].failed || !(a[i].cpu_us > 0) || !(b[i].cpu_us > 0) ||
+				!(a[i].mean_us > 0) || !(b[i].mean_us > 0)) {
+			continue;
+		}
+		/* The rate is the mean interval's inverse. */
+		out[n++] = rate ? b[i].mean_us / a[i].mean_us : a[i].cpu_us / b[i].cpu_us;
+	}
+	return n;
+}
+
+/* Median, min and max of n values (n > 0; sorts them). */
+static void spread(double *v, size_t n, double *median, double *min, double *max)
+{
+	for (size_t i = 1; i < n; i++) {
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	}
+	*median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	*min = v[0];
+	*max = v[n - 1];
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -262,26 +297,31 @@ int bench_kms_main(int argc, char *argv[])
 	for (long i = 0; i < runs; i++) {
 		d2_runs_missing += results[1][i].missed != 0 || results[1][i].skipped != 0;
 	}
-	printf("\nGoals (issues 12 and 30), per configuration against wlroots drm:\n");
+	printf("\nGoals (issues 12 and 30), per configuration against wlroots drm, by the "
+		"ratios of the runs paired by round (median, min..max: TCG's noise is the "
+		"spread):\n");
 	for (size_t c = 0; c + 1 < N_KMS_CONFIGS; c++) {
-		const struct kms_result *r = &results[c][median[c]];
 		char what[96];
-		/* Each run presents the same number of frames: the rate is the
-		 * mean interval's inverse. */
+		double v[KMS_MAX_RUNS], med, lo, hi;
+		const struct kms_result *peers = results[N_KMS_CONFIGS - 1];
 		snprintf(what, sizeof(what), "%s: frame rate at or above wlroots'",
 			kms_configs[c].name);
-		if (peer->failed) {
+		size_t n = paired_ratios(results[c], peers, runs, true, v);
+		if (n == 0) {
 			bench_print_goal(48, what, "n/a", "wlroots' backend did not run");
 		} else {
-			bench_print_goal(48, what, bench_verdict(peer->mean_us / r->mean_us >= 1.0),
-				"%.3fx wlroots' rate", peer->mean_us / r->mean_us);
+			spread(v, n, &med, &lo, &hi);
+			bench_print_goal(48, what, bench_verdict(med >= 1.0),
+				"%.3fx wlroots' rate (%.3f..%.3f)", med, lo, hi);
 		}
 		snprintf(what, sizeof(what), "%s: CPU per frame no worse", kms_configs[c].name);
-		if (peer->failed) {
+		n = paired_ratios(results[c], peers, runs, false, v);
+		if (n == 0) {
 			bench_print_goal(48, what, "n/a", "wlroots' backend did not run");
 		} else {
-			bench_print_goal(48, what, bench_verdict(r->cpu_us <= peer->cpu_us),
-				"%.3fx wlroots'", r->cpu_us / peer->cpu_us);
+			spread(v, n, &med, &lo, &hi);
+			bench_print_goal(48, what, bench_verdict(med <= 1.0),
+				"%.3fx wlroots' (%.3f..%.3f)", med, lo, hi);
 		}
 	}
 	bench_print_goal(48, "no missed vblank at depth 2",
