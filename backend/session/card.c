@@ -63,16 +63,17 @@ static struct wla_card *open_card(struct wla_session *session, const char *path,
 	struct wlr_device *seat_dev = seat ? wlr_session_open_file(seat, path) : NULL;
 	int fd = seat_dev ? seat_dev->fd : -1;
 	int seat_err = errno;
-	if (seat && !seat_dev && !seat->active) {
-		/* seatd refuses while another VT or session has the seat: the
-		 * card is not ours to open behind its back. */
-		snprintf(why, why_size, "the seat did not open it (%s) and its session is "
-			"inactive (another VT or session has the seat)", strerror(seat_err));
-		return NULL;
-	}
+	/* A seat that refuses while its session is inactive is either another
+	 * VT's or session's (seatd: "client is not active") or one that can
+	 * never be active (libseat's built-in backend as a user who may not
+	 * open the VT): the card is then opened directly, and kept only where
+	 * the kernel makes this process its DRM master, so that it never
+	 * writes to a card a compositor of another session drives. */
+	bool seat_inactive = seat && !seat_dev && !seat->active;
 	if (seat && !seat_dev) {
-		wlr_log(WLR_INFO, "session: %s: the seat did not open it (%s); opening it directly",
-			path, strerror(seat_err));
+		wlr_log(WLR_INFO, "session: %s: the seat did not open it (%s%s); opening it "
+			"directly", path, strerror(seat_err), seat_inactive ?
+			", its session is inactive" : "");
 	}
 	if (!seat_dev) {
 		fd = open(path, O_RDWR | O_CLOEXEC);
@@ -95,8 +96,9 @@ static struct wla_card *open_card(struct wla_session *session, const char *path,
 	 * master; an inactive seat (libseat's no-op backend never says it is
 	 * active) is not asked. */
 	if (ok && (!seat_dev || seat->active) && !drmIsMaster(fd)) {
-		snprintf(why, why_size, "another process is its DRM master (a compositor or a "
-			"display manager runs on it)");
+		snprintf(why, why_size, "%sanother process is its DRM master (a compositor or a "
+			"display manager runs on it)", seat_inactive ? "the seat's session is "
+			"inactive and " : "");
 		ok = false;
 	}
 	struct wla_card *card = ok ? calloc(1, sizeof(*card)) : NULL;

@@ -8,6 +8,9 @@
 # with a framebuffer and Virtual-1 routed nowhere, and frames flow on
 # Virtual-2. Turning Virtual-1 on while Virtual-2 is lit is refused, with
 # the reason in the log, and changes nothing.
+# Before that: the seat here can never be active (libseat's built-in
+# backend as nobody cannot open the VT), so the card is opened directly;
+# while another process holds its DRM master, sway is refused with why.
 # Usage: test-kms-crtcs.sh PRELOAD WLATOMIC_CTL
 set -euo pipefail
 here=$(dirname "$0")
@@ -39,6 +42,27 @@ xwayland disable
 CONF
 chmod 0644 "$TEST_DIR/sway.conf"
 COMPOSITOR_ENV=(WLA_DRIVER=kms WLR_LIBINPUT_NO_DEVICES=1)
+
+# Another process (root, the card's first opener) is its DRM master: the
+# inactive seat does not open the card, the direct open is not master,
+# sway is refused, naming both.
+coproc HOLDER { python3 -c 'import os, sys
+fd = os.open("/dev/dri/card0", os.O_RDWR)
+print("held", flush=True)
+sys.stdin.read()'; }
+read -r -t "$(scaled 30)" held <&"${HOLDER[0]}" && [ "$held" = held ] ||
+	fail "no process holds the card's DRM master"
+COMPOSITOR_TIMEOUT=60 COMPOSITOR_START_WAIT=60 NO_CONTROL=1 \
+	start_compositor sway-refused sway -c "$TEST_DIR/sway.conf"
+wait_until 60 '! kill -0 "$COMPOSITOR_PID" 2>/dev/null' || fail "sway did not exit refused"
+COMPOSITOR_PID=
+grep -q "the seat's session is inactive and another process is its DRM master" \
+	"$TEST_DIR/sway-refused.err" || { cat "$TEST_DIR/sway-refused.err"
+	fail "no line saying the card's DRM master is another process's"; }
+[ ! -S "$WLA_CONTROL" ] || fail "a refused sway left a control socket"
+eval "exec ${HOLDER[1]}>&-"
+wait "$HOLDER_PID" || true
+
 COMPOSITOR_TIMEOUT=300 COMPOSITOR_START_WAIT=120
 start_compositor sway sway -c "$TEST_DIR/sway.conf"
 wait_until 60 'ls "$RUN"/sway-ipc.*.sock >/dev/null 2>&1' || fail "sway has no IPC socket"
