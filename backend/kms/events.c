@@ -219,13 +219,17 @@ static int wait_readable(struct wla_kms *kms, int timeout_ms)
 	return n > 0 && (pfd.revents & POLLIN);
 }
 
-int wla_kms_dispatch(struct wla_kms *kms, int timeout_ms)
+/* Read and deliver the events; readable: the event loop says the fd is
+ * (one read: the loop calls again while more wait). It is still asked
+ * first: a commit's sync in the same turn of the loop may have read the
+ * events since, and a read of none would block. */
+static int dispatch(struct wla_kms *kms, int timeout_ms, bool readable)
 {
 	int n = 0, ret = 0;
 	/* The present listeners may destroy the backend, and this driver
 	 * with it: that waits for the release. */
 	wla_device_hold(&kms->dev);
-	while (!kms->lost) {
+	while (!kms->lost && !(readable && n > 0)) {
 		int ready = wait_readable(kms, n == 0 ? timeout_ms : 0);
 		if (ready < 0) {
 			wla_kms_mark_lost(kms, ready);
@@ -251,6 +255,11 @@ int wla_kms_dispatch(struct wla_kms *kms, int timeout_ms)
 	return ret < 0 ? ret : n;
 }
 
+int wla_kms_dispatch(struct wla_kms *kms, int timeout_ms)
+{
+	return dispatch(kms, timeout_ms, false);
+}
+
 int wla_kms_handle_fd(int fd, uint32_t mask, void *data)
 {
 	struct wla_kms *kms = data;
@@ -261,7 +270,7 @@ int wla_kms_handle_fd(int fd, uint32_t mask, void *data)
 		wla_device_release(&kms->dev);
 		return 0;
 	}
-	wla_kms_dispatch(kms, 0);
+	dispatch(kms, 0, (mask & WL_EVENT_READABLE) != 0);
 	return 0;
 }
 
