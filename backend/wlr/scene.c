@@ -248,13 +248,16 @@ static void handle_output_present(struct wl_listener *listener, void *data)
 	 * screen: the one it replaced is released then (a client with two
 	 * buffers would find none free right after the commit). */
 	if (event->presented) {
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
+		struct timespec now = { 0 };
 		struct wla_scene_entry *e;
 		wl_list_for_each(e, &so->entries, link) {
 			if (e->surface != NULL && e->frame_seq != 0 &&
 					(int32_t)(event->commit_seq - e->frame_seq) >= 0) {
 				e->frame_seq = 0;
+				/* Read once, where a surface is told. */
+				if (now.tv_sec == 0 && now.tv_nsec == 0) {
+					clock_gettime(CLOCK_MONOTONIC, &now);
+				}
 				wlr_surface_send_frame_done(e->surface, &now);
 			}
 		}
