@@ -14,7 +14,10 @@
  * damage). Goals (issues 12 and 30), per configuration: frame rate at or
  * above and CPU per frame no worse than wlroots' DRM backend, judged by
  * the median of the ratios of runs paired by round (their spread is the
- * noise); no missed vblank at depth 2. They are reported, not asserted:
+ * noise); no missed vblank at depth 2 (wlatomic's count), and no more
+ * skipped vblanks there than wlroots' in the same round (a client with
+ * nothing new: under TCG every backend's guest is short of CPU). They are
+ * reported, not asserted:
  * the exit status says whether every run worked.
  */
 #include <errno.h>
@@ -292,10 +295,19 @@ int bench_kms_main(int argc, char *argv[])
 			bench_fmt(b[5], r->cpu_us, 1, false), r->cpu_us / peer->cpu_us,
 			bench_fmt(b[6], r->early, 0, false));
 	}
-	const struct kms_result *d2 = &results[1][median[1]];
-	long d2_runs_missing = 0;
+	/* Depth 2: wlatomic's missed vblanks in every run; the skipped ones
+	 * (the client had nothing new: under TCG every backend's guest is
+	 * short of CPU) against wlroots' in the same round. */
+	long d2_runs_missed = 0;
+	double d2_missed = 0, skip_diff[KMS_MAX_RUNS];
+	size_t n_skip = 0;
+	const struct kms_result *peers = results[N_KMS_CONFIGS - 1];
 	for (long i = 0; i < runs; i++) {
-		d2_runs_missing += results[1][i].missed != 0 || results[1][i].skipped != 0;
+		d2_runs_missed += results[1][i].missed != 0;
+		d2_missed += results[1][i].missed;
+		if (!peers[i].failed && !isnan(results[1][i].skipped) && !isnan(peers[i].skipped)) {
+			skip_diff[n_skip++] = results[1][i].skipped - peers[i].skipped;
+		}
 	}
 	printf("\nGoals (issues 12 and 30), per configuration against wlroots drm, by the "
 		"ratios of the runs paired by round (median, min..max: TCG's noise is the "
@@ -303,7 +315,6 @@ int bench_kms_main(int argc, char *argv[])
 	for (size_t c = 0; c + 1 < N_KMS_CONFIGS; c++) {
 		char what[96];
 		double v[KMS_MAX_RUNS], med, lo, hi;
-		const struct kms_result *peers = results[N_KMS_CONFIGS - 1];
 		snprintf(what, sizeof(what), "%s: frame rate at or above wlroots'",
 			kms_configs[c].name);
 		size_t n = paired_ratios(results[c], peers, runs, true, v);
@@ -324,9 +335,16 @@ int bench_kms_main(int argc, char *argv[])
 				"%.3fx wlroots' (%.3f..%.3f)", med, lo, hi);
 		}
 	}
-	bench_print_goal(48, "no missed vblank at depth 2",
-		bench_verdict(d2->missed == 0 && d2->skipped == 0),
-		"missed %.0f skipped %.0f (runs with any: %ld/%ld)", d2->missed, d2->skipped,
-		d2_runs_missing, runs);
+	bench_print_goal(48, "no missed vblank at depth 2", bench_verdict(d2_runs_missed == 0),
+		"missed %.0f in all (runs with any: %ld/%ld)", d2_missed, d2_runs_missed, runs);
+	if (n_skip == 0) {
+		bench_print_goal(48, "depth 2 skips no more than wlroots", "n/a",
+			"wlroots' backend did not run");
+	} else {
+		double med, lo, hi;
+		spread(skip_diff, n_skip, &med, &lo, &hi);
+		bench_print_goal(48, "depth 2 skips no more than wlroots", bench_verdict(med <= 0),
+			"%+.1f skipped vblanks a run against wlroots' (%+.0f..%+.0f)", med, lo, hi);
+	}
 	return 0;
 }
