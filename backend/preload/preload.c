@@ -12,6 +12,13 @@
  * wlatomic was built for. It finds wlroots' own autocreate with
  * dlsym(RTLD_NEXT), checks which library that symbol lives in, and opens
  * libwlatomic (from its own directory) only when a backend is asked for.
+ *
+ * It also defines wlr_backend_get_session: wlroots' multi backend knows
+ * only the session its autocreate made, so a compositor asking for the
+ * session of the multi backend (sway and cage, for their Ctrl+Alt+Fn VT
+ * keys) gets the seat wlatomic's KMS driver opened its card through. Where
+ * wlroots made a session for its own backends (wlatomic,libinput),
+ * wlatomic is handed that one rather than opening a second.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,6 +40,7 @@
 
 struct wl_display;
 struct wlr_backend;
+struct wlr_session;
 struct wla_config;
 
 /* What the module calls, found at run time; wlr_log's verbosities as in
@@ -49,6 +57,14 @@ struct preload {
 	void (*backend_destroy)(struct wlr_backend *backend);
 	struct wlr_backend *(*wla_create)(struct wl_display *display,
 		const struct wla_config *config);
+	struct wlr_backend *(*wla_create_with_session)(struct wl_display *display,
+		const struct wla_config *config, struct wlr_session *session);
+	/* wlroots' own wlr_backend_get_session and what finds the multi
+	 * backend's members. */
+	struct wlr_session *(*get_session)(struct wlr_backend *backend);
+	bool (*is_multi)(struct wlr_backend *backend);
+	void (*multi_for_each)(struct wlr_backend *multi,
+		void (*callback)(struct wlr_backend *backend, void *data), void *data);
 };
 
 static struct preload preload;
@@ -102,8 +118,16 @@ static void preload_check(void)
 		dlsym(RTLD_DEFAULT, "wlr_multi_backend_add");
 	preload.backend_destroy = (void (*)(struct wlr_backend *))
 		dlsym(RTLD_DEFAULT, "wlr_backend_destroy");
+	preload.get_session = (struct wlr_session *(*)(struct wlr_backend *))
+		dlsym(RTLD_NEXT, "wlr_backend_get_session");
+	preload.is_multi = (bool (*)(struct wlr_backend *))
+		dlsym(RTLD_DEFAULT, "wlr_backend_is_multi");
+	preload.multi_for_each = (void (*)(struct wlr_backend *,
+		void (*)(struct wlr_backend *, void *), void *))
+		dlsym(RTLD_DEFAULT, "wlr_multi_for_each_backend");
 	if (!preload.log || !preload.multi_create || !preload.multi_add ||
-			!preload.backend_destroy) {
+			!preload.backend_destroy || !preload.get_session || !preload.is_multi ||
+			!preload.multi_for_each) {
 		fprintf(stderr, "wlatomic-preload: %s lacks the multi backend or log "
 			"functions of wlroots 0.15: autocreate left alone\n", info.dli_fname);
 		return;
@@ -143,8 +167,13 @@ static bool open_wlatomic(void)
 	}
 	preload.wla_create = (struct wlr_backend *(*)(struct wl_display *,
 		const struct wla_config *))dlsym(lib, "wla_backend_create");
-	if (!preload.wla_create) {
-		plog(LOG_ERROR, "%s has no wla_backend_create", path);
+	preload.wla_create_with_session = (struct wlr_backend *(*)(struct wl_display *,
+		const struct wla_config *, struct wlr_session *))
+		dlsym(lib, "wla_backend_create_with_session");
+	if (!preload.wla_create || !preload.wla_create_with_session) {
+		plog(LOG_ERROR, "%s has no wla_backend_create%s", path,
+			preload.wla_create ? "_with_session" : "");
+		preload.wla_create = NULL;
 		dlclose(lib);
 		return false;
 	}
@@ -270,8 +299,11 @@ struct wlr_backend *wlr_backend_autocreate(struct wl_display *display)
 		return NULL;
 	}
 	/* The configuration is the WLA_* environment and config file, as for
-	 * a compositor linking libwlatomic. */
-	struct wlr_backend *wla = preload.wla_create(display, NULL);
+	 * a compositor linking libwlatomic; the seat session is the one
+	 * wlroots made for the others, if it made one. */
+	struct wlr_session *seat = preload.get_session(multi);
+	struct wlr_backend *wla = seat ? preload.wla_create_with_session(display, NULL, seat) :
+		preload.wla_create(display, NULL);
 	if (!wla) {
 		plog(LOG_ERROR, "wlatomic's backend could not be created%s",
 			others[0] ? "; running on the others" : "");
@@ -289,4 +321,31 @@ struct wlr_backend *wlr_backend_autocreate(struct wl_display *display)
 	}
 	free(others);
 	return multi;
+}
+
+static void find_session(struct wlr_backend *backend, void *data)
+{
+	struct wlr_session **session = data;
+	if (!*session) {
+		*session = preload.get_session(backend);
+	}
+}
+
+/* wlroots' answer, else (a multi backend that made no session itself) the
+ * session of the first of its members that has one: wlatomic's seat. */
+WLA_EXPORT struct wlr_session *wlr_backend_get_session(struct wlr_backend *backend);
+struct wlr_session *wlr_backend_get_session(struct wlr_backend *backend)
+{
+	preload_check();
+	if (!preload.usable) {
+		struct wlr_session *(*real)(struct wlr_backend *) =
+			(struct wlr_session *(*)(struct wlr_backend *))
+			dlsym(RTLD_NEXT, "wlr_backend_get_session");
+		return real ? real(backend) : NULL;
+	}
+	struct wlr_session *session = preload.get_session(backend);
+	if (!session && backend && preload.is_multi(backend)) {
+		preload.multi_for_each(backend, find_session, &session);
+	}
+	return session;
 }

@@ -50,6 +50,7 @@ static void handle_seat_destroy(struct wl_listener *listener, void *data)
 		}
 	}
 	session->seat = NULL;
+	session->seat_borrowed = false;
 }
 
 /* The seat's session went inactive or active again (a VT switch): the
@@ -78,16 +79,33 @@ static void handle_seat_active(struct wl_listener *listener, void *data)
 	wla_release(&session->hold, session_free, session);
 }
 
+static void listen_seat(struct wla_session *session)
+{
+	session->seat_destroy.notify = handle_seat_destroy;
+	wl_signal_add(&session->seat->events.destroy, &session->seat_destroy);
+	session->seat_active.notify = handle_seat_active;
+	wl_signal_add(&session->seat->events.active, &session->seat_active);
+}
+
+void wla_session_borrow_seat(struct wla_session *session, struct wlr_session *seat)
+{
+	if (!seat || session->seat) {
+		return;
+	}
+	session->seat = seat;
+	session->seat_borrowed = true;
+	listen_seat(session);
+	wlr_log(WLR_INFO, "session: the compositor's seat session (%s, VT %u) opens the cards",
+		seat->active ? "active" : "inactive", seat->vtnr);
+}
+
 struct wlr_session *wla_session_get_seat(struct wla_session *session)
 {
 	if (!session->seat && session->display && !session->seat_failed) {
 		session->seat = wlr_session_create(session->display);
 		session->seat_failed = session->seat == NULL;
 		if (session->seat) {
-			session->seat_destroy.notify = handle_seat_destroy;
-			wl_signal_add(&session->seat->events.destroy, &session->seat_destroy);
-			session->seat_active.notify = handle_seat_active;
-			wl_signal_add(&session->seat->events.active, &session->seat_active);
+			listen_seat(session);
 		}
 	}
 	return session->seat;
@@ -191,7 +209,9 @@ static void session_free(void *data)
 	if (session->seat) {
 		wl_list_remove(&session->seat_destroy.link);
 		wl_list_remove(&session->seat_active.link);
-		wlr_session_destroy(session->seat);
+		if (!session->seat_borrowed) {
+			wlr_session_destroy(session->seat);
+		}
 	}
 	free(session);
 }

@@ -382,9 +382,12 @@ static void handle_display_destroy(struct wl_listener *listener, void *data)
  * handed over. NULL when there is no usable card (logged by the session,
  * naming it) or the driver refuses it (logged by the driver). */
 static struct wla_device *create_kms_device(struct wl_event_loop *loop,
-	struct wl_display *display, const struct wla_config *cfg)
+	struct wl_display *display, const struct wla_config *cfg, struct wlr_session *seat)
 {
 	struct wla_session *session = wla_session_create(loop, display);
+	if (session && seat) {
+		wla_session_borrow_seat(session, seat);
+	}
 	struct wla_card *card = session ? wla_session_open_card(session, cfg) : NULL;
 	struct wla_device *dev = card ? wla_kms_device_create(loop, card) : NULL;
 	if (!dev) {
@@ -400,8 +403,8 @@ static void core_log(enum wla_log_level level, const char *fmt, va_list args)
 	_wlr_vlog((enum wlr_log_importance)level, fmt, args);
 }
 
-WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
-	const struct wla_config *config)
+static struct wlr_backend *backend_create(struct wl_display *display,
+	const struct wla_config *config, struct wlr_session *seat)
 {
 	wla_log_set_func(core_log);
 	struct wla_config cfg;
@@ -432,7 +435,7 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 	 * the virtual display controller or a DRM card. */
 	struct wl_event_loop *loop = wl_display_get_event_loop(display);
 	struct wla_device *dev = cfg.driver == WLA_DRIVER_KMS ?
-		create_kms_device(loop, display, &cfg) : wla_vdc_device_create(loop, &cfg);
+		create_kms_device(loop, display, &cfg, seat) : wla_vdc_device_create(loop, &cfg);
 	if (!dev) {
 		free(backend);
 		return NULL;
@@ -463,6 +466,23 @@ WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
 			"output(s)", cfg.n_outputs);
 	}
 	return &backend->base;
+}
+
+WLA_EXPORT struct wlr_backend *wla_backend_create(struct wl_display *display,
+	const struct wla_config *config)
+{
+	return backend_create(display, config, NULL);
+}
+
+WLA_EXPORT struct wlr_backend *wla_backend_create_with_session(struct wl_display *display,
+	const struct wla_config *config, struct wlr_session *session)
+{
+	if (!session) {
+		wlr_log(WLR_ERROR, "backend: create with session: the session is NULL (use "
+			"wla_backend_create to have wlatomic make its own)");
+		return NULL;
+	}
+	return backend_create(display, config, session);
 }
 
 WLA_EXPORT bool wla_backend_is_wla(struct wlr_backend *backend)

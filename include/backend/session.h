@@ -59,8 +59,9 @@ struct wla_session {
 	struct wl_event_loop *loop;
 	/* What a seat's session lives on (NULL: none is asked for). */
 	struct wl_display *display;
-	struct wlr_session *seat; /* made on first need */
+	struct wlr_session *seat; /* made on first need, or the compositor's */
 	bool seat_failed;
+	bool seat_borrowed; /* the compositor's (wla_session_borrow_seat) */
 	struct wl_listener seat_destroy;
 	struct wl_listener seat_active;
 	/* Uevents of the drm subsystem, from the first card opened on. */
@@ -81,6 +82,11 @@ struct wla_session {
  */
 struct wla_session *wla_session_create(struct wl_event_loop *loop,
 	struct wl_display *display);
+/* Use the compositor's seat session (wlroots' libinput backend made one)
+ * rather than a second of our own: libseat gives a VT-bound seat to one
+ * client, and both must follow the same VT switches. Before the first card
+ * is opened; the seat is not destroyed with the session. */
+void wla_session_borrow_seat(struct wla_session *session, struct wlr_session *seat);
 /* Close every card still open (with the seat's session if one was made),
  * then free the session. NULL is a no-op. */
 void wla_session_destroy(struct wla_session *session);

@@ -13,6 +13,7 @@
 struct wl_display;
 struct wlr_backend;
 struct wlr_output;
+struct wlr_session;
 struct wla_config;
 struct wla_config_mode;
 
@@ -25,6 +26,16 @@ struct wla_config_mode;
  */
 struct wlr_backend *wla_backend_create(struct wl_display *display,
 	const struct wla_config *config);
+/*
+ * As wla_backend_create, where the compositor has a seat session already
+ * (wlr_session_create, as for wlroots' libinput backend): the KMS driver
+ * opens its card through that session and follows its VT switches, rather
+ * than asking libseat for a second one (a VT-bound seat is given to one
+ * client only). The session must outlive the backend, or its destroy ends
+ * the KMS driver's use of the card. NULL (logged) if session is NULL.
+ */
+struct wlr_backend *wla_backend_create_with_session(struct wl_display *display,
+	const struct wla_config *config, struct wlr_session *session);
 
 bool wla_backend_is_wla(struct wlr_backend *backend);
 bool wla_output_is_wla(struct wlr_output *output);

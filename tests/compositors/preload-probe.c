@@ -4,6 +4,8 @@
  * in LD_PRELOAD. Prints what it got, one line each:
  *   backend multi
  *   sub <kind>              (wlatomic, headless, wayland, x11, drm, libinput, other)
+ *   session seat|none       (wlr_backend_get_session of what autocreate gave,
+ *                            as sway asks it for its VT keys)
  *   output <name> <w>x<h>@<mHz> modes=<n>
  * and "autocreate failed" (exit 1) when autocreate returns NULL.
  */
@@ -57,7 +59,8 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 
 int main(int argc, char *argv[])
 {
-	wlr_log_init(WLR_ERROR, NULL);
+	/* PROBE_VERBOSE: wlroots' and wlatomic's info lines too. */
+	wlr_log_init(getenv("PROBE_VERBOSE") ? WLR_INFO : WLR_ERROR, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	struct wl_display *display = wl_display_create();
 	struct wlr_backend *backend = wlr_backend_autocreate(display);
@@ -70,6 +73,7 @@ int main(int argc, char *argv[])
 	if (wlr_backend_is_multi(backend)) {
 		wlr_multi_for_each_backend(backend, sub_kind, NULL);
 	}
+	printf("session %s\n", wlr_backend_get_session(backend) ? "seat" : "none");
 	new_output.notify = handle_new_output;
 	wl_signal_add(&backend->events.new_output, &new_output);
 	if (!wlr_backend_start(backend)) {

@@ -36,6 +36,8 @@ only)
 		fail "no output Virtual-1 with the configured mode"
 	grep -qx 'output Virtual-2 800x600@60000 modes=1' "$TEST_DIR/out" ||
 		fail "no output Virtual-2 with the configured mode"
+	# The virtual display controller needs no seat, and none is made.
+	grep -qx 'session none' "$TEST_DIR/out" || fail "a session on the VDC"
 	[ "$(errors)" -eq 0 ] || fail "error lines"
 	;;
 with-headless)

@@ -190,6 +190,44 @@ static void session_opens_through_the_seat_first(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* A seat session the compositor made (wlroots' libinput backend's) is
+ * used, not a second one, and is not destroyed with ours. */
+static void session_uses_the_compositors_seat(void)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("LIBSEAT_BACKEND", "noop", 1);
+		harness_test_failures = 0;
+		struct wl_display *display = wl_display_create();
+		struct wlr_session *seat = wlr_session_create(display);
+		CHECK(seat != NULL);
+		struct wla_session *session =
+			wla_session_create(wl_display_get_event_loop(display), display);
+		harness_log_clear();
+		wla_session_borrow_seat(session, seat);
+		CHECK_LOGGED("session: the compositor's seat session");
+		CHECK(open_drm_device(session, "/dev/null") == NULL);
+		CHECK(session->seat == seat);
+		/* No second seat was asked for. */
+		CHECK(!LOGGED("Seat opened with backend"));
+		CHECK_LOGGED("session: drm-device /dev/null", "not a KMS device");
+		wla_session_destroy(session);
+		/* Still the compositor's: it can open a device and end. */
+		struct wlr_device *dev = wlr_session_open_file(seat, "/dev/null");
+		CHECK(dev != NULL);
+		if (dev) {
+			wlr_session_close_file(seat, dev);
+		}
+		wlr_session_destroy(seat);
+		wl_display_destroy(display);
+		_exit(harness_test_failures ? 1 : 0);
+	}
+	int status = 0;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
 	harness_init();
@@ -199,5 +237,6 @@ int main(void)
 	RUN_TEST(session_names_a_path_that_is_no_card);
 	RUN_TEST(session_without_a_seat_names_the_card);
 	RUN_TEST(session_opens_through_the_seat_first);
+	RUN_TEST(session_uses_the_compositors_seat);
 	HARNESS_EXIT();
 }
