@@ -273,7 +273,8 @@ int bench_kms_main(int argc, char *argv[])
 	size_t median[N_KMS_CONFIGS];
 	int status = 0;
 	/* The configurations in turn, run by run, so that a drift of the
-	 * machine (a guest warming up, another job) falls on each alike. */
+	 * machine (a guest warming up, another job) falls on each alike; the
+	 * order rotates from round to round. */
 	printf("running %ld rounds of %ld frames: ", runs, frames);
 	for (size_t c = 0; c < N_KMS_CONFIGS; c++) {
 		printf("%s%s", c ? ", " : "", kms_configs[c].name);
@@ -282,7 +283,10 @@ int bench_kms_main(int argc, char *argv[])
 	fflush(stdout);
 	double cpu[N_KMS_CONFIGS][KMS_MAX_RUNS];
 	for (long i = 0; i < runs && status == 0; i++) {
-		for (size_t c = 0; c < N_KMS_CONFIGS && status == 0; c++) {
+		/* Each round starts with another configuration, so that none
+		 * always runs first or right after another one. */
+		for (size_t k = 0; k < N_KMS_CONFIGS && status == 0; k++) {
+			size_t c = (k + (size_t)i) % N_KMS_CONFIGS;
 			if (!run_once(tinywl, client, frames, &kms_configs[c], &results[c][i],
 					verbose)) {
 				/* wlroots' backend may not work on a card (bochs):
