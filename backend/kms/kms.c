@@ -235,8 +235,13 @@ static void take_over_kernel_state(struct wla_kms *kms, bool keep)
 		}
 	}
 	if (kms->has_writeback) {
-		conns_moved += kernel_prop(kms, kms->writeback.id, DRM_MODE_OBJECT_CONNECTOR,
-			kms->writeback.prop_crtc_id, 0) != 0;
+		uint64_t wb_routed = kernel_prop(kms, kms->writeback.id, DRM_MODE_OBJECT_CONNECTOR,
+			kms->writeback.prop_crtc_id, 0);
+		if (wb_routed) {
+			wla_kms_log(kms, WLR_INFO, "writeback connector %" PRIu32 ": CRTC_ID %"
+				PRIu64 " as left, 0 as kept: set", kms->writeback.id, wb_routed);
+			conns_moved++;
+		}
 	}
 	if (crtcs_on == 0 && planes_on == 0 && conns_moved == 0) {
 		return;

@@ -62,7 +62,6 @@ static struct wla_card *open_card(struct wla_session *session, const char *path,
 	struct wlr_session *seat = wla_session_get_seat(session);
 	struct wlr_device *seat_dev = seat ? wlr_session_open_file(seat, path) : NULL;
 	int fd = seat_dev ? seat_dev->fd : -1;
-	int seat_err = errno;
 	/* A seat that refuses while its session is inactive is either another
 	 * VT's or session's (seatd: "client is not active") or one that can
 	 * never be active (libseat's built-in backend as a user who may not
@@ -71,9 +70,10 @@ static struct wla_card *open_card(struct wla_session *session, const char *path,
 	 * writes to a card a compositor of another session drives. */
 	bool seat_inactive = seat && !seat_dev && !seat->active;
 	if (seat && !seat_dev) {
-		wlr_log(WLR_INFO, "session: %s: the seat did not open it (%s%s); opening it "
-			"directly", path, strerror(seat_err), seat_inactive ?
-			", its session is inactive" : "");
+		/* Why is wlroots' line before this one: errno is not kept
+		 * across its logging. */
+		wlr_log(WLR_INFO, "session: %s: the seat did not open it%s; opening it "
+			"directly", path, seat_inactive ? " (its session is inactive)" : "");
 	}
 	if (!seat_dev) {
 		fd = open(path, O_RDWR | O_CLOEXEC);
