@@ -523,6 +523,9 @@ static bool state_ready(struct wla_atomic_state *state)
 			continue;
 		}
 		struct wla_crtc *crtc = e->ptr;
+		if (crtc->stopping) {
+			return false;
+		}
 		struct wla_crtc_entry *first = NULL, *q;
 		wl_list_for_each(q, &crtc->queue, link) {
 			if (q->stage == WLA_QUEUE_WAITING) {
@@ -924,12 +927,18 @@ void wla_crtc_force_off(struct wla_crtc *crtc)
 {
 	struct wla_device *dev = crtc->dev;
 	wla_device_hold(dev);
+	/* What already latched is reported as such; what waits is not armed
+	 * now, only to be reported presented on a CRTC going off. */
+	crtc->stopping = true;
 	sync_latches(dev);
+	crtc->stopping = false;
 	/* Enabled but inactive too: its connectors and planes go (the check
 	 * turns off the planes of a CRTC that is disabled). */
 	if (crtc->state->enable || crtc->state->active || !wl_list_empty(&crtc->queue)) {
 		force_off(crtc, NULL);
 	}
+	/* If the off state could not be built, what waits goes on. */
+	try_program(crtc);
 	wla_device_deliver_events(dev);
 	wla_device_release(dev);
 }

@@ -311,6 +311,11 @@ struct wla_crtc {
 	uint64_t latches, missed;
 	uint64_t last_latch_seq, last_latch_ns;
 	bool last_latch_frame, in_latch;
+	/* Set by the core while the CRTC is about to be forced off (its
+	 * connector gone) and the latches already passed are read: no waiting
+	 * state is handed to the driver meanwhile (it would only delay the off
+	 * and be reported presented on a CRTC going dark). */
+	bool stopping;
 	/* Told when a commit that asked for an event completes. */
 	void (*present)(struct wla_crtc *crtc, const struct wla_present *event, void *data);
 	/* Told, with present_data, after the present events of a delivery,

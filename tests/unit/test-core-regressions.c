@@ -932,6 +932,42 @@ static void force_off_of_an_enabled_inactive_crtc_unroutes_and_releases(void)
 	rf_finish(&f);
 }
 
+/* Issue 30, found under load in the kernel tier: a CRTC forced off (its
+ * connector unplugged) after a vblank the driver has not reported yet.
+ * The frame that latched there is reported presented; the frame waiting
+ * behind it is not handed to the driver on the way (it would only hold the
+ * off back a vblank and be reported presented on a dark output): it is
+ * reported not presented, and nothing more is programmed. */
+static void forcing_off_after_an_unreported_latch_arms_nothing_waiting(void)
+{
+	struct fixture f;
+	CHECK(rf_setup(&f, 1, 2, false));
+	struct wla_fb *a = rf_fb(&f, W, H, 0xff000021), *b = rf_fb(&f, W, H, 0xff000022);
+	struct wla_fb *c = rf_fb(&f, W, H, 0xff000023);
+	struct wla_vdc_output *o = fixture_out(&f, 0);
+	CHECK_INT(enable_latched(&f, 0, a, 1), 0);
+	f.now = vblank60(T0, 1) + 1000;
+	CHECK_INT(flip(&f, 0, b, 2), 0); /* armed for vblank 2 */
+	CHECK_INT(flip(&f, 0, c, 3), 0); /* waits for it */
+	f.now = vblank60(T0, 2) + 1000; /* vblank 2 passes unreported */
+	/* Any state with an active CRTC handed to the VDC now is refused
+	 * (and says so): only the off state may reach it. */
+	f.vdc->fail_commit_tail = EIO;
+	harness_log_clear();
+	wla_crtc_force_off(&o->crtc);
+	check_books(&f);
+	CHECK(!o->crtc.state->enable && !o->crtc.state->active);
+	CHECK(fixture_event_of(&f, 2) && fixture_event_of(&f, 2)->presented);
+	CHECK(fixture_event_of(&f, 3) && !fixture_event_of(&f, 3)->presented);
+	CHECK_INT(f.vdc->fail_commit_tail, EIO);
+	CHECK(!LOGGED("commit_tail refused"));
+	f.vdc->fail_commit_tail = 0;
+	CHECK_INT(locks(&f, b), 0);
+	CHECK_INT(locks(&f, c), 0);
+	CHECK_INT(f.dev->live_states, 0);
+	rf_finish(&f);
+}
+
 static void check_unrouted_at_removal(struct wla_device *dev, struct wla_connector *conn,
 	void *data)
 {
@@ -1193,5 +1229,6 @@ int main(void)
 	RUN_TEST(cvt_refuses_a_mode_whose_clock_rounds_to_zero);
 	RUN_TEST(crtc_state_of_a_two_crtc_state_outlives_a_later_flip);
 	RUN_TEST(a_state_built_before_a_forced_off_is_refused_as_stale);
+	RUN_TEST(forcing_off_after_an_unreported_latch_arms_nothing_waiting);
 	HARNESS_EXIT();
 }
