@@ -553,10 +553,15 @@ static void modeset_and_flips(void)
 		kc->mode.vdisplay == mode->height);
 	drmModeFreeCrtc(kc);
 
-	const int flips = 12;
-	int next_vblank = 0;
+	/* At least 12 flips; more (up to 48) until 9 took the next vblank:
+	 * a guest starved by a loaded host misses vblanks, and the test
+	 * waits for the condition rather than count on the timing. A driver
+	 * that never takes the next vblank fails. */
+	const int min_flips = 12, max_flips = 48, want_next = 9;
+	int flips = 0, next_vblank = 0;
 	uint64_t tests0 = kms->test_commits, skipped0 = kms->tests_skipped;
-	for (int i = 1; i <= flips; i++) {
+	for (int i = 1; i <= max_flips && (i <= min_flips || next_vblank < want_next); i++) {
+		flips = i;
 		struct dumb_fb *next = fbs[i % 3], *prev = fbs[(i + 2) % 3];
 		uint64_t added = kms->fbs_added, reused = kms->fbs_reused;
 		CHECK_INT(commit_primary(&next->base, (uint64_t)i + 1), 0);
@@ -613,8 +618,7 @@ static void modeset_and_flips(void)
 	printf("  flips: %d, %d at the next vblank, %" PRIu64 " missed; period %" PRIu64
 		" ns measured, %" PRIu64 " ns of the mode\n", n_events - 1, next_vblank, c.missed,
 		measured, period);
-	/* Under TCG a flip may miss its vblank now and then. */
-	CHECK(next_vblank >= flips * 3 / 4);
+	CHECK(next_vblank >= want_next);
 	/* Only the fb changed from flip to flip, for one of the same format and
 	 * size: the configuration the kernel accepted at the enable stands, and
 	 * no flip sent a TEST_ONLY. */
@@ -735,11 +739,15 @@ static void next_latch_follows_the_queue(void)
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, a, &fa->base, 1), 0);
 	CHECK(wait_events(1));
 	uint64_t period_a = wla_mode_period_ns(a), period_b = wla_mode_period_ns(b);
-	uint64_t now = kms->dev.funcs->now(&kms->dev);
+	/* The latch is the first vblank after the clock plus the slack, as
+	 * the clock reads inside the call: between the two readings around
+	 * it (a loaded guest can pass a vblank between them). */
+	uint64_t before = kms->dev.funcs->now(&kms->dev);
 	CHECK(wla_crtc_next_latch(crtc, &latch, &commit_by));
+	uint64_t after = kms->dev.funcs->now(&kms->dev);
 	CHECK_INT(latch - commit_by, kms->dev.latch_slack_ns);
-	CHECK(latch >= now + kms->dev.latch_slack_ns);
-	CHECK(latch <= now + kms->dev.latch_slack_ns + period_a + 1000);
+	CHECK(latch >= before + kms->dev.latch_slack_ns);
+	CHECK(latch <= after + kms->dev.latch_slack_ns + period_a + 1000);
 	/* A frame armed, then a mode change waiting behind it: the frame
 	 * takes a vblank of the old timing, the mode change the one after,
 	 * and a frame after them comes a period of the new mode later. */
@@ -752,13 +760,26 @@ static void next_latch_follows_the_queue(void)
 	CHECK_INT(crtc->queued, 2);
 	uint64_t after_mode = 0;
 	CHECK(wla_crtc_next_latch(crtc, &after_mode, &commit_by));
+	uint64_t read_at = kms->dev.funcs->now(&kms->dev);
+	/* Where the frame latches as the driver sees it now: once the clock
+	 * passed its vblank, before its event is read, the driver puts it at
+	 * the next one (it cannot tell a latch from a miss until then). */
+	uint64_t frame_again = 0;
+	CHECK(wla_crtc_armed_latch(crtc, &frame_again));
 	/* The mode change latches a whole number of old periods after the
-	 * frame (one, unless the clock passed a vblank meanwhile), and the
-	 * next frame one period of the new mode after that (the grid rounds
-	 * the rate to the mHz: within a microsecond). */
+	 * frame (one, unless the clock passed the frame's vblank meanwhile:
+	 * then the first after the clock as read), and the next frame one
+	 * period of the new mode after that (the grid rounds the rate to the
+	 * mHz: within a microsecond). */
 	uint64_t mode_latch = after_mode - period_b;
 	uint64_t gap = mode_latch + GRID_NS - frame_latch, rem = gap % period_a;
-	CHECK(gap >= period_a && gap <= 3 * period_a);
+	uint64_t frame_at = frame_again > frame_latch ? frame_again : frame_latch;
+	/* One period after the frame, two if the frame is so near that the
+	 * mode change's commit missed it. */
+	uint64_t latest = frame_at + (frame_at >= read_at + kms->dev.latch_slack_ns ? 1 : 2) *
+		period_a;
+	CHECK(gap >= period_a);
+	CHECK(mode_latch <= latest + GRID_NS);
 	/* At the old period instead it would be off that grid by the
 	 * difference of the periods (more than a millisecond for the modes
 	 * chosen); the kernel's vblank times, read at two moments on a loaded
