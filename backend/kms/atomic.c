@@ -880,11 +880,17 @@ static int restore(struct wla_kms *kms)
 		kc->no_vblank = false;
 		if (latch) {
 			uint64_t now_ns = wla_timespec_to_ns(&now);
-			uint64_t seq = 0, ns = 0;
-			if (drmCrtcGetSequence(kms->fd, kc->id, &seq, &ns) != 0 ||
-					seq <= kc->counters.seq) {
-				/* No counter (or none ahead): the clock's. */
+			uint64_t kseq = 0, ns = 0;
+			bool counter = drmCrtcGetSequence(kms->fd, kc->id, &kseq, &ns) == 0;
+			uint64_t seq = kseq + kc->seq_bias;
+			if (!counter || seq <= kc->counters.seq) {
+				/* No counter (or none ahead): the clock's, and the
+				 * kernel's counter from there on (seq_bias). */
 				seq = wla_kms_counted_seq(kc, now_ns);
+				seq = seq > kc->counters.seq ? seq : kc->counters.seq + 1;
+				if (counter) {
+					kc->seq_bias = seq - kseq;
+				}
 				kc->last_vblank_ns = now_ns;
 				kc->last_vblank_seq = seq;
 			}

@@ -82,7 +82,8 @@ static void own_commit_done(struct wla_kms *kms, struct wla_kms_crtc *kc)
  * seen), so that it goes on past 2^32 vblanks. */
 static uint64_t widen_seq(struct wla_kms_crtc *kc, uint32_t seq32, const uint64_t *kseq)
 {
-	uint64_t last = kseq ? *kseq : kc->counters.seq;
+	uint64_t reported = kc->counters.seq;
+	uint64_t last = kseq ? *kseq : reported > kc->seq_bias ? reported - kc->seq_bias : 0;
 	uint64_t seq = (last & ~(uint64_t)UINT32_MAX) | seq32;
 	if (seq + (UINT64_C(1) << 31) < last) {
 		seq += UINT64_C(1) << 32;
@@ -128,7 +129,7 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 	if (job && job->serial == serial && job->kc == kc) {
 		wla_kms_obj_log(kms, kc, WLR_DEBUG, "the writeback commit %" PRIu64 " latched at %u",
 			serial, seq32);
-		job->seq = seq32;
+		job->seq = kc && !kc->no_vblank ? widen_seq(kc, seq32, NULL) + kc->seq_bias : seq32;
 		job->flipped = true;
 		wla_kms_schedule_idle(kms);
 	}
@@ -163,7 +164,18 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 		}
 	}
 	uint64_t seq = kc->no_vblank ? wla_kms_counted_seq(kc, when_ns) :
-		widen_seq(kc, seq32, kernel_counts ? &kseq : NULL);
+		widen_seq(kc, seq32, kernel_counts ? &kseq : NULL) + kc->seq_bias;
+	if (!kc->have_vblank && !kc->no_vblank && c->seq > 0 && seq <= c->seq) {
+		/* Another session kept the CRTC off (the kernel's counter
+		 * stood still) while the count followed the clock. */
+		uint64_t on = wla_kms_counted_seq(kc, when_ns);
+		on = on > c->seq ? on : c->seq + 1;
+		wla_kms_obj_log(kms, kc, WLR_INFO, "the kernel's vblank counter (%" PRIu64 ") is "
+			"behind the sequence reported (%" PRIu64 "): it goes on from %" PRIu64,
+			seq - kc->seq_bias, c->seq, on);
+		kc->seq_bias += on - seq;
+		seq = on;
+	}
 	if (!kc->have_vblank) {
 		/* The vblank that latched the enable is the first since; the
 		 * count goes on from the earlier enables'. */
@@ -391,6 +403,7 @@ static bool last_vblank(struct wla_kms *kms, struct wla_kms_crtc *kc, uint64_t *
 	if (!kc->no_vblank && (!kc->have_vblank || now > kc->last_vblank_ns + KMS_GRID_RESYNC_NS)) {
 		uint64_t kns = 0, kseq = 0;
 		if (drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) == 0 && kns > 0) {
+			kseq += kc->seq_bias;
 			if (kc->have_vblank && kseq >= kc->last_vblank_seq && !kc->armed_serial) {
 				kc->last_vblank_seq = kseq;
 				kc->last_vblank_ns = kns;

@@ -82,6 +82,11 @@ struct wla_kms_crtc {
 	bool no_vblank;
 	uint64_t last_vblank_ns;
 	uint64_t last_vblank_seq;
+	/* The sequences reported are the kernel's counter plus this: raised
+	 * when the counter is behind what was reported (it stands still while
+	 * another session keeps the CRTC off; the count meanwhile followed
+	 * the clock), so that they never go back. */
+	uint64_t seq_bias;
 	/* A black framebuffer of the driver's own for the primary plane of a
 	 * CRTC lit without one of the core's (the restore after a VT switch
 	 * before the first frame): made once, freed with the driver. */

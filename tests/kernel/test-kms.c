@@ -1039,6 +1039,75 @@ static void unplug_while_on(void)
 	teardown();
 }
 
+/*
+ * A session switch during which the other session turned the CRTC off
+ * (the kernel's vblank counter stands still while a CRTC is off) and the
+ * compositor read the statistics meanwhile (the count follows the clock
+ * from the last vblank): after the restore the sequence of the present
+ * events goes on from there, never back to the kernel's count.
+ */
+static void sequences_go_on_across_a_switch_that_turned_the_crtc_off(void)
+{
+	if (!setup_output()) {
+		return;
+	}
+	struct wla_kms_crtc *kc = wla_kms_crtc_from_crtc(crtc);
+	struct dumb_fb *a = full_fb(0xff101010u), *b = full_fb(0xff202020u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, preferred(), &a->base, 1), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(commit_primary(&b->base, 2), 0);
+	CHECK(wait_events(1));
+	uint64_t before = events[n_events - 1].seq;
+	struct wla_card *card = kms->card;
+	card->active = false;
+	wl_signal_emit(&card->events.active, card);
+	CHECK(kms->dev.inactive);
+	/* The other session (its DRM master: the fd is master here) turns
+	 * the CRTC off. */
+	CHECK_INT(drmModeSetCrtc(kms->fd, kc->id, 0, 0, 0, NULL, 0, NULL), 0);
+	uint64_t kseq_off = 0, kns = 0;
+	int kret = drmCrtcGetSequence(kms->fd, kc->id, &kseq_off, &kns);
+	/* 20 periods on the clock, read as a compositor reads them. */
+	struct wla_vblank_counters c = { 0 };
+	uint64_t deadline = kms->dev.funcs->now(&kms->dev) + harness_scaled_ns(5000);
+	do {
+		struct timespec nap = { .tv_nsec = 5000000 };
+		nanosleep(&nap, NULL);
+		wla_crtc_get_counters(crtc, &c);
+	} while (c.seq < before + 20 && kms->dev.funcs->now(&kms->dev) < deadline);
+	CHECK(c.seq >= before + 20);
+	harness_log_clear();
+	card->active = true;
+	wl_signal_emit(&card->events.active, card);
+	CHECK(!kms->dev.inactive);
+	CHECK_INT(crtc_prop("ACTIVE"), 1);
+	uint64_t kseq = 0;
+	CHECK_INT(drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns), 0);
+	printf("  seq %" PRIu64 " before the switch, %" PRIu64 " counted in it; the kernel's "
+		"counter %s%" PRIu64 " with the CRTC off, %" PRIu64 " after the restore\n",
+		before, c.seq, kret == 0 ? "" : "unreadable, ", kseq_off, kseq);
+	for (uint64_t i = 0; i < 3; i++) {
+		CHECK_INT(commit_primary(i % 2 ? &b->base : &a->base, 3 + i), 0);
+		CHECK(wait_events(1));
+		const struct wla_present *e = &events[n_events - 1];
+		CHECK(e->presented && e->commit_seq == 3 + i);
+		CHECK(e->seq > (i ? events[n_events - 2].seq : c.seq));
+	}
+	if (kseq <= c.seq) {
+		/* The case this test is for (vkms: the counter stands still
+		 * while the CRTC is off). */
+		CHECK_LOGGED("the kernel's vblank counter", "is behind the sequence reported",
+			"it goes on from");
+	}
+	struct wla_vblank_counters after;
+	wla_crtc_get_counters(crtc, &after);
+	CHECK(after.seq >= events[n_events - 1].seq);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	wla_fb_put(&a->base);
+	wla_fb_put(&b->base);
+	teardown();
+}
+
 static int links_bad;
 
 static void on_link_bad(struct wla_device *dev, struct wla_connector *c, void *data)
@@ -1776,6 +1845,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_only_refusals);
 	RUN_TEST(refused_mid_run);
 	RUN_TEST(unplug_while_on);
+	RUN_TEST(sequences_go_on_across_a_switch_that_turned_the_crtc_off);
 	RUN_TEST(link_status_bad_is_told_and_a_modeset_trains_it);
 	RUN_TEST(a_monitor_swapped_while_connected_comes_back_with_its_modes);
 	RUN_TEST(device_lost);
