@@ -706,16 +706,22 @@ void wla_kms_pause(struct wla_kms *kms)
 	}
 }
 
-void wla_kms_blank_free(struct wla_kms *kms, struct wla_kms_crtc *kc)
+static void blank_remove(struct wla_kms *kms, uint32_t *fb, uint32_t *handle)
 {
-	if (kc->blank_fb && kms->fd >= 0) {
-		drmModeRmFB(kms->fd, kc->blank_fb);
+	if (*fb && kms->fd >= 0) {
+		drmModeRmFB(kms->fd, *fb);
 	}
-	if (kc->blank_handle && kms->fd >= 0) {
-		struct drm_mode_destroy_dumb destroy = { .handle = kc->blank_handle };
+	if (*handle && kms->fd >= 0) {
+		struct drm_mode_destroy_dumb destroy = { .handle = *handle };
 		drmIoctl(kms->fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
 	}
-	kc->blank_fb = kc->blank_handle = 0;
+	*fb = *handle = 0;
+}
+
+void wla_kms_blank_free(struct wla_kms *kms, struct wla_kms_crtc *kc)
+{
+	blank_remove(kms, &kc->blank_fb, &kc->blank_handle);
+	blank_remove(kms, &kc->blank_old_fb, &kc->blank_old_handle);
 	kc->blank_w = kc->blank_h = 0;
 }
 
@@ -726,7 +732,14 @@ static bool blank_make(struct wla_kms *kms, struct wla_kms_crtc *kc, uint32_t w,
 	if (kc->blank_fb && kc->blank_w == w && kc->blank_h == h) {
 		return true;
 	}
-	wla_kms_blank_free(kms, kc);
+	if (kc->blank_fb) {
+		/* It may be on screen: removed after the restore replaced it
+		 * (removed while shown, the kernel would turn the plane off). */
+		blank_remove(kms, &kc->blank_old_fb, &kc->blank_old_handle);
+		kc->blank_old_fb = kc->blank_fb;
+		kc->blank_old_handle = kc->blank_handle;
+		kc->blank_fb = kc->blank_handle = 0;
+	}
 	struct drm_mode_create_dumb create = { .width = w, .height = h, .bpp = 32 };
 	if (drmIoctl(kms->fd, DRM_IOCTL_MODE_CREATE_DUMB, &create) != 0) {
 		wla_kms_obj_log_errno(kms, kc, WLR_ERROR, "a black %" PRIu32 "x%" PRIu32 " dumb "
@@ -750,7 +763,7 @@ static bool blank_make(struct wla_kms *kms, struct wla_kms_crtc *kc, uint32_t w,
 			munmap(pixels, create.size);
 		}
 		kc->blank_fb = 0;
-		wla_kms_blank_free(kms, kc);
+		blank_remove(kms, &kc->blank_fb, &kc->blank_handle);
 		return false;
 	}
 	memset(pixels, 0, create.size);
@@ -865,6 +878,11 @@ static int restore(struct wla_kms *kms)
 	kms->commits++;
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (size_t c = 0; c < kms->n_crtcs; c++) {
+		/* Black framebuffers of another size: replaced on screen. */
+		struct wla_kms_crtc *kc = &kms->crtcs[c];
+		blank_remove(kms, &kc->blank_old_fb, &kc->blank_old_handle);
+	}
 	for (size_t c = 0; c < kms->n_crtcs; c++) {
 		struct wla_kms_crtc *kc = &kms->crtcs[c];
 		bool latch = kc->held && (held & (1u << kc->base.index));

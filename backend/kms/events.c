@@ -204,6 +204,17 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 		flags |= WLA_PRESENT_VSYNC | WLA_PRESENT_HW_COMPLETION |
 			(kms->monotonic ? WLA_PRESENT_HW_CLOCK : 0);
 	}
+	if (kc->blank_fb && kc->base.primary) {
+		/* The driver's black framebuffer, replaced by what latched
+		 * now: off the screen, it goes (removed while shown, the
+		 * kernel would turn the plane off). */
+		struct wla_kms_plane *kp = kc->base.primary->driver_data;
+		if (kp->foreign_crtc != kc->id) {
+			wla_kms_obj_log(kms, kc, WLR_DEBUG, "black framebuffer %" PRIu32
+				" replaced on screen: removed", kc->blank_fb);
+			wla_kms_blank_free(kms, kc);
+		}
+	}
 	wla_crtc_handle_latch(&kc->base, seq, &when, kc->period_ns, flags);
 }
 

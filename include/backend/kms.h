@@ -91,6 +91,9 @@ struct wla_kms_crtc {
 	 * CRTC lit without one of the core's (the restore after a VT switch
 	 * before the first frame): made once, freed with the driver. */
 	uint32_t blank_fb, blank_handle, blank_w, blank_h;
+	/* One of another size, replaced by the restore being built: removed
+	 * once that is on screen. */
+	uint32_t blank_old_fb, blank_old_handle;
 };
 
 struct wla_kms_plane {

@@ -519,6 +519,20 @@ static void a_session_switch_before_the_first_frame(void)
 	kernel_plane(crtc->primary, &fb_id, &crtc_id);
 	CHECK(fb_id != 0 && fb_id != blank);
 	CHECK_INT(kp->foreign_crtc, 0);
+	/* Off the screen, the black framebuffer is removed, and gone from
+	 * the kernel once the commit that replaced it let go of it (its
+	 * clean-up runs after the event). */
+	CHECK_INT(lit->blank_fb, 0);
+	drmModeFBPtr gone = drmModeGetFB(kms->fd, blank);
+	for (int i = 0; gone && i < 200; i++) {
+		drmModeFreeFB(gone);
+		struct timespec nap = { .tv_nsec = 10000000 };
+		nanosleep(&nap, NULL);
+		gone = drmModeGetFB(kms->fd, blank);
+	}
+	CHECK(gone == NULL);
+	drmModeFreeFB(gone);
+	CHECK_INT(crtc_prop("ACTIVE"), 1);
 	wla_fb_put(&fb->base);
 	CHECK(kms_turn_off_lit(kms));
 	teardown();
