@@ -106,6 +106,12 @@ struct wlr_session *wla_session_get_seat(struct wla_session *session)
 		session->seat_failed = session->seat == NULL;
 		if (session->seat) {
 			listen_seat(session);
+			wlr_log(WLR_INFO, "session: a seat session of our own (%s, seat %s, VT %u) "
+				"opens the cards", session->seat->active ? "active" : "inactive",
+				session->seat->seat, session->seat->vtnr);
+		} else {
+			wlr_log(WLR_INFO, "session: no seat session could be had (wlroots says "
+				"why above): cards are opened directly");
 		}
 	}
 	return session->seat;

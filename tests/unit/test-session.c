@@ -174,7 +174,7 @@ static void session_opens_through_the_seat_first(void)
 		harness_log_clear();
 		CHECK(open_drm_device(session, "/dev/null") == NULL);
 		CHECK(session->seat != NULL);
-		CHECK_LOGGED("Seat opened with backend 'noop'");
+		CHECK_LOGGED("session: a seat session of our own", "seat noop");
 		CHECK_LOGGED("session: drm-device /dev/null", "not a KMS device");
 		CHECK(!LOGGED("opening it directly"));
 		int fds = open_fds();
@@ -210,7 +210,7 @@ static void session_uses_the_compositors_seat(void)
 		CHECK(open_drm_device(session, "/dev/null") == NULL);
 		CHECK(session->seat == seat);
 		/* No second seat was asked for. */
-		CHECK(!LOGGED("Seat opened with backend"));
+		CHECK(!LOGGED("session: a seat session of our own"));
 		CHECK_LOGGED("session: drm-device /dev/null", "not a KMS device");
 		wla_session_destroy(session);
 		/* Still the compositor's: it can open a device and end. */
