@@ -154,11 +154,12 @@ list_field() {
 
 # wla_errors FILE: error lines from wlatomic (library or preload module):
 # its files are named as the compiler had them, from the build tree
-# (../backend/..., or a longer way to the source from a build tree
-# elsewhere); wlroots names its own from its source tree (its session's:
-# [backend/session/session.c:N]), with nothing before.
+# (../backend/..., or ../../src/backend/... from a build tree elsewhere);
+# wlroots names its own from its source tree (its session's:
+# [backend/session/session.c:N]), libseat from its own
+# ([libseat/backend/logind.c:N]), neither with ../ before.
 wla_errors() {
-	grep -E '\[ERROR\].*(\[[^] ]*/(backend|render)/|\[wlatomic-preload\])' "$1" || true
+	grep -E '\[ERROR\].*(\[(\.\./)+([^] ]*/)?(backend|render)/|\[wlatomic-preload\])' "$1" || true
 }
 
 # animate: a foot window that redraws every few milliseconds, so that the
