@@ -225,6 +225,7 @@ static int read_events(struct wla_kms *kms)
 		.version = 3,
 		.page_flip_handler2 = handle_page_flip,
 	};
+	kms->fd_read = true;
 	int ret = drmHandleEvent(kms->fd, &ctx);
 	return ret == 0 ? 0 : -(errno ? errno : EIO);
 }
@@ -243,17 +244,19 @@ static int wait_readable(struct wla_kms *kms, int timeout_ms)
 }
 
 /* Read and deliver the events; readable: the event loop says the fd is
- * (one read: the loop calls again while more wait). It is still asked
- * first: a commit's sync in the same turn of the loop may have read the
- * events since, and a read of none would block. */
+ * (one read: the loop calls again while more wait). Its word is taken
+ * unless the fd was read since the last dispatch (a commit's sync in the
+ * same turn of the loop may have read the events, and a read of none
+ * would block): then poll is asked first. */
 static int dispatch(struct wla_kms *kms, int timeout_ms, bool readable)
 {
 	int n = 0, ret = 0;
+	bool trust = readable && !kms->fd_read;
 	/* The present listeners may destroy the backend, and this driver
 	 * with it: that waits for the release. */
 	wla_device_hold(&kms->dev);
 	while (!kms->lost && !(readable && n > 0)) {
-		int ready = wait_readable(kms, n == 0 ? timeout_ms : 0);
+		int ready = trust ? 1 : wait_readable(kms, n == 0 ? timeout_ms : 0);
 		if (ready < 0) {
 			wla_kms_mark_lost(kms, ready);
 			ret = ready;
@@ -270,8 +273,11 @@ static int dispatch(struct wla_kms *kms, int timeout_ms, bool readable)
 		}
 		n++;
 	}
+	kms->dispatching = true;
 	wla_device_deliver_events(&kms->dev);
 	if (!wla_doomed(&kms->dev.hold)) {
+		kms->dispatching = false;
+		kms->fd_read = false;
 		run_deferred(kms);
 	}
 	wla_device_release(&kms->dev);
@@ -313,8 +319,11 @@ void wla_kms_deliver(struct wla_device *dev)
 {
 	struct wla_kms *kms = wla_kms_from_device(dev);
 	wla_kms_deliver_failed(kms);
-	/* Latches read by sync(), a lost device: finished from the loop. */
-	wla_kms_schedule_idle(kms);
+	/* Latches read by sync(), a lost device: finished from the loop
+	 * (dispatch runs that itself once its delivery is done). */
+	if (!kms->dispatching) {
+		wla_kms_schedule_idle(kms);
+	}
 }
 
 /* Work that must not run inside the core's processing (commit_tail, sync,

@@ -469,7 +469,13 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
 	cursor_sent(out);
 	if (req->buffer) {
 		out->stats.frames_committed++;
-		schedule_frame(out);
+		/* With the queue full now (depth 1: at every frame), the latch
+		 * that frees a slot sends the frame event: no idle to find
+		 * there is no room. */
+		if (out->first_frame || !out->base.enabled ||
+				wla_crtc_frame_fits(output_crtc(out))) {
+			schedule_frame(out);
+		}
 	} else if (req->enabled && (req->has_mode || !out->base.enabled || !was_active)) {
 		/* Lit up or given a mode without a buffer (wlroots 0.15 then
 		 * renders none, as we accept it): ask the compositor for the

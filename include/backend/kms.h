@@ -195,6 +195,12 @@ struct wla_kms {
 	bool lost;
 	bool lost_pending; /* its CRTCs still to be turned off */
 	struct wl_event_source *idle; /* deferred work (run_deferred) */
+	/* In dispatch's delivery, after which it runs the deferred work
+	 * itself: no idle for it. */
+	bool dispatching;
+	/* The fd was read since dispatch last ended: the event loop's word
+	 * that it is readable may be stale (dispatch then asks poll). */
+	bool fd_read;
 	/* Captures not yet carried by a commit, and those that failed, told
 	 * at the next delivery (struct wla_capture.link). */
 	struct wl_list captures;
