@@ -310,8 +310,14 @@ void wla_kms_sync(struct wla_device *dev)
 		return;
 	}
 	/* Latches already on the fd are reported; events are delivered by
-	 * the core afterwards. */
+	 * the core afterwards, or, where the commit that synced is refused,
+	 * from the loop (handle_idle). */
+	bool read = false;
 	while (wait_readable(kms, 0) > 0 && read_events(kms) == 0) {
+		read = true;
+	}
+	if (read) {
+		wla_kms_schedule_idle(kms);
 	}
 }
 
@@ -333,9 +339,16 @@ static void handle_idle(void *data)
 	struct wla_kms *kms = data;
 	kms->idle = NULL;
 	/* It delivers events and fails captures: their listeners may destroy
-	 * the backend, and this driver with it. */
+	 * the backend, and this driver with it. The present events of latches
+	 * a refused commit's sync read are told here (the core's delivery
+	 * asks for no other idle: the deferred work runs right after). */
 	wla_device_hold(&kms->dev);
-	run_deferred(kms);
+	kms->dispatching = true;
+	wla_device_deliver_events(&kms->dev);
+	if (!wla_doomed(&kms->dev.hold)) {
+		kms->dispatching = false;
+		run_deferred(kms);
+	}
 	wla_device_release(&kms->dev);
 }
 

@@ -195,8 +195,8 @@ struct wla_kms {
 	bool lost;
 	bool lost_pending; /* its CRTCs still to be turned off */
 	struct wl_event_source *idle; /* deferred work (run_deferred) */
-	/* In dispatch's delivery, after which it runs the deferred work
-	 * itself: no idle for it. */
+	/* In a delivery of dispatch's or the idle's, after which they run
+	 * the deferred work themselves: no idle for it. */
 	bool dispatching;
 	/* The fd was read since dispatch last ended: the event loop's word
 	 * that it is readable may be stale (dispatch then asks poll). */

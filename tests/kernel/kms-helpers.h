@@ -24,15 +24,22 @@
  * session without a seat or a loop, as the glue's create_kms_device does:
  * NULL when the session finds no card or the driver refuses it (both
  * logged). kms_close destroys the driver, then closes the card. */
-static inline struct wla_kms *kms_open(const struct wla_config *cfg)
+static inline struct wla_kms *kms_open_loop(const struct wla_config *cfg,
+	struct wl_event_loop *loop)
 {
 	struct wla_session *session = wla_session_create(NULL, NULL);
 	struct wla_card *card = session ? wla_session_open_card(session, cfg) : NULL;
-	struct wla_kms *kms = card ? wla_kms_create(NULL, card) : NULL;
+	struct wla_kms *kms = card ? wla_kms_create(loop, card) : NULL;
 	if (!kms) {
 		wla_session_destroy(session);
 	}
 	return kms;
+}
+
+/* The same with the driver on an event loop (its fd and idle sources). */
+static inline struct wla_kms *kms_open(const struct wla_config *cfg)
+{
+	return kms_open_loop(cfg, NULL);
 }
 
 /* What the console left lit, kept at open (keep_lit in backend/kms/kms.c):

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,9 @@ static int64_t object_prop(uint32_t id, uint32_t type, const char *name)
 	return value;
 }
 
+/* The event loop the next open_kms puts the driver on (NULL: none). */
+static struct wl_event_loop *test_loop;
+
 static struct wla_kms *open_kms(void)
 {
 	struct wla_config cfg;
@@ -94,7 +98,7 @@ static struct wla_kms *open_kms(void)
 	if (dev) {
 		snprintf(cfg.drm_device, sizeof(cfg.drm_device), "%s", dev);
 	}
-	return kms_open(&cfg);
+	return kms_open_loop(&cfg, test_loop);
 }
 
 static void setup(void)
@@ -1122,6 +1126,56 @@ static void sequences_go_on_across_a_switch_that_turned_the_crtc_off(void)
 	teardown();
 }
 
+/*
+ * A commit turning the CRTC off first reads the latches already on the fd
+ * (the sync), then is refused (its connector left routed to the CRTC it
+ * turns off). The frame that latched is not told from inside the refused
+ * commit, and not left until some later page flip either (none comes:
+ * nothing else is queued): the driver's next wake-up on the loop, its
+ * idle, tells it.
+ */
+static void latches_a_refused_commit_read_are_told_from_the_loop(void)
+{
+	struct wl_event_loop *loop = wl_event_loop_create();
+	test_loop = loop;
+	bool ok = setup_output();
+	test_loop = NULL;
+	if (!ok) {
+		wl_event_loop_destroy(loop);
+		return;
+	}
+	struct dumb_fb *a = full_fb(0xff303030u), *b = full_fb(0xff404040u);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, preferred(), &a->base, 1), 0);
+	CHECK(wait_events(1));
+	CHECK_INT(commit_primary(&b->base, 2), 0);
+	/* Its page-flip event on the fd, unread. */
+	struct pollfd pfd = { .fd = kms->fd, .events = POLLIN };
+	CHECK_INT(poll(&pfd, 1, (int)(harness_scaled_ns(2000) / 1000000)), 1);
+	int told = n_events;
+	struct wla_atomic_state *off = wla_atomic_state_alloc(&kms->dev);
+	off->allow_modeset = true;
+	struct wla_crtc_state *cs = wla_atomic_get_crtc_state(off, crtc);
+	cs->enable = cs->active = false;
+	harness_log_clear();
+	CHECK(wla_atomic_commit(off) < 0);
+	CHECK_LOGGED("connector", conn->base.name, "which has enable=0");
+	wla_atomic_state_free(off);
+	CHECK_INT(n_events, told);
+	CHECK(crtc->state->active);
+	/* The sync read the event: the fd has nothing more. */
+	CHECK_INT(poll(&pfd, 1, 0), 0);
+	CHECK_INT(wl_event_loop_dispatch(loop, 0), 0);
+	CHECK_INT(n_events, told + 1);
+	CHECK(n_events > told && events[n_events - 1].commit_seq == 2 &&
+		events[n_events - 1].presented);
+	CHECK_INT(crtc->queued, 0);
+	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
+	wla_fb_put(&a->base);
+	wla_fb_put(&b->base);
+	teardown();
+	wl_event_loop_destroy(loop);
+}
+
 static int links_bad;
 
 static void on_link_bad(struct wla_device *dev, struct wla_connector *c, void *data)
@@ -1860,6 +1914,7 @@ int main(int argc, char **argv)
 	RUN_TEST(refused_mid_run);
 	RUN_TEST(unplug_while_on);
 	RUN_TEST(sequences_go_on_across_a_switch_that_turned_the_crtc_off);
+	RUN_TEST(latches_a_refused_commit_read_are_told_from_the_loop);
 	RUN_TEST(link_status_bad_is_told_and_a_modeset_trains_it);
 	RUN_TEST(a_monitor_swapped_while_connected_comes_back_with_its_modes);
 	RUN_TEST(device_lost);
