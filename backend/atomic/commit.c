@@ -929,16 +929,22 @@ void wla_crtc_force_off(struct wla_crtc *crtc)
 	wla_device_hold(dev);
 	/* What already latched is reported as such; what waits is not armed
 	 * now, only to be reported presented on a CRTC going off. */
+	bool was_stopping = crtc->stopping; /* a force-off inside the sync */
 	crtc->stopping = true;
 	sync_latches(dev);
-	crtc->stopping = false;
+	crtc->stopping = was_stopping;
 	/* Enabled but inactive too: its connectors and planes go (the check
 	 * turns off the planes of a CRTC that is disabled). */
 	if (crtc->state->enable || crtc->state->active || !wl_list_empty(&crtc->queue)) {
 		force_off(crtc, NULL);
 	}
-	/* If the off state could not be built, what waits goes on. */
-	try_program(crtc);
+	/* What the sync held back goes on: here if the off state could not
+	 * be built, elsewhere where a state also on this CRTC waited. */
+	for (size_t i = 0; i < dev->n_crtcs; i++) {
+		if (dev->crtcs[i]) {
+			try_program(dev->crtcs[i]);
+		}
+	}
 	wla_device_deliver_events(dev);
 	wla_device_release(dev);
 }

@@ -165,16 +165,21 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 	}
 	uint64_t seq = kc->no_vblank ? wla_kms_counted_seq(kc, when_ns) :
 		widen_seq(kc, seq32, kernel_counts ? &kseq : NULL) + kc->seq_bias;
-	if (!kc->have_vblank && !kc->no_vblank && c->seq > 0 && seq <= c->seq) {
-		/* Another session kept the CRTC off (the kernel's counter
-		 * stood still) while the count followed the clock. */
-		uint64_t on = wla_kms_counted_seq(kc, when_ns);
+	if (!kc->have_vblank && !kc->no_vblank && c->seq > 0) {
+		/* The first event after an enable never goes below what was
+		 * reported; after a restore or a writeback modeset (the CRTC
+		 * stayed on in our books: last_vblank_ns kept) it follows the
+		 * clock: another session may have kept the CRTC off, and the
+		 * kernel's counter stood still meanwhile. */
+		uint64_t on = kc->last_vblank_ns ? wla_kms_counted_seq(kc, when_ns) : 0;
 		on = on > c->seq ? on : c->seq + 1;
-		wla_kms_obj_log(kms, kc, WLR_INFO, "the kernel's vblank counter (%" PRIu64 ") is "
-			"behind the sequence reported (%" PRIu64 "): it goes on from %" PRIu64,
-			seq - kc->seq_bias, c->seq, on);
-		kc->seq_bias += on - seq;
-		seq = on;
+		if (seq < on) {
+			wla_kms_obj_log(kms, kc, WLR_INFO, "the kernel's vblank counter (%" PRIu64
+				") is behind the sequence reported (%" PRIu64 ") or the clock's count "
+				"since: it goes on from %" PRIu64, seq - kc->seq_bias, c->seq, on);
+			kc->seq_bias += on - seq;
+			seq = on;
+		}
 	}
 	if (!kc->have_vblank) {
 		/* The vblank that latched the enable is the first since; the
@@ -204,16 +209,22 @@ static void handle_page_flip(int fd, unsigned seq32, unsigned tv_sec, unsigned t
 		flags |= WLA_PRESENT_VSYNC | WLA_PRESENT_HW_COMPLETION |
 			(kms->monotonic ? WLA_PRESENT_HW_CLOCK : 0);
 	}
-	if (kc->blank_fb && kc->base.primary) {
+	if (kc->blank_fb && kc->base.primary && !kms->dev.inactive) {
 		/* The driver's black framebuffer, replaced by what latched
 		 * now: off the screen, it goes (removed while shown, the
-		 * kernel would turn the plane off). */
+		 * kernel would turn the plane off). Not while the session is
+		 * away: the pause forgot the plane's foreign framebuffer
+		 * without touching the screen. */
 		struct wla_kms_plane *kp = kc->base.primary->driver_data;
 		if (kp->foreign_crtc != kc->id) {
 			wla_kms_obj_log(kms, kc, WLR_DEBUG, "black framebuffer %" PRIu32
 				" replaced on screen: removed", kc->blank_fb);
 			wla_kms_blank_free(kms, kc);
 		}
+	}
+	if (job && job->serial == serial && job->kc == kc) {
+		/* The capture's vblank as the present event numbers it. */
+		job->seq = seq;
 	}
 	wla_crtc_handle_latch(&kc->base, seq, &when, kc->period_ns, flags);
 }
@@ -227,6 +238,10 @@ static int read_events(struct wla_kms *kms)
 	};
 	kms->fd_read = true;
 	int ret = drmHandleEvent(kms->fd, &ctx);
+	if (ret != 0 && (errno == EAGAIN || errno == EINTR)) {
+		/* A non-blocking fd (a seat's) with nothing to read. */
+		return 0;
+	}
 	return ret == 0 ? 0 : -(errno ? errno : EIO);
 }
 

@@ -528,7 +528,7 @@ static void a_session_switch_before_the_first_frame(void)
 	 * clean-up runs after the event). */
 	CHECK_INT(lit->blank_fb, 0);
 	drmModeFBPtr gone = drmModeGetFB(kms->fd, blank);
-	for (int i = 0; gone && i < 200; i++) {
+	for (uint64_t i = 0; gone && i < harness_scaled_ns(2000) / 10000000; i++) {
 		drmModeFreeFB(gone);
 		struct timespec nap = { .tv_nsec = 10000000 };
 		nanosleep(&nap, NULL);
@@ -1120,6 +1120,11 @@ static void sequences_go_on_across_a_switch_that_turned_the_crtc_off(void)
 	struct wla_vblank_counters after;
 	wla_crtc_get_counters(crtc, &after);
 	CHECK(after.seq >= events[n_events - 1].seq);
+	/* Known (issue 30 notes): the first frame's first vblank is taken
+	 * from the kernel's counter before the first event raised the bias,
+	 * and its missed vblanks count the gap. */
+	printf("  missed: %" PRIu64 " before the restore, %" PRIu64 " after 3 frames\n",
+		c.missed, after.missed);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
 	wla_fb_put(&a->base);
 	wla_fb_put(&b->base);
