@@ -901,7 +901,8 @@ static int restore(struct wla_kms *kms)
 			uint64_t kseq = 0, ns = 0;
 			bool counter = drmCrtcGetSequence(kms->fd, kc->id, &kseq, &ns) == 0;
 			uint64_t seq = kseq + kc->seq_bias;
-			if (!counter || seq <= kc->counters.seq) {
+			struct timespec when = now;
+			if (!counter || seq <= kc->counters.seq || ns == 0 || ns > now_ns) {
 				/* No counter (or none ahead): the clock's, and the
 				 * kernel's counter from there on (seq_bias). */
 				seq = wla_kms_counted_seq(kc, now_ns);
@@ -910,10 +911,16 @@ static int restore(struct wla_kms *kms)
 					kc->seq_bias = seq - kseq;
 				}
 				kc->last_vblank_ns = now_ns;
-				kc->last_vblank_seq = seq;
+			} else {
+				/* The blocking modeset completed at the kernel's last
+				 * vblank: its count with its time stamp. */
+				when.tv_sec = (time_t)(ns / 1000000000u);
+				when.tv_nsec = (long)(ns % 1000000000u);
+				kc->last_vblank_ns = ns;
 			}
+			kc->last_vblank_seq = seq;
 			kc->counters.seq = seq;
-			wla_crtc_handle_latch(&kc->base, seq, &now, kc->period_ns,
+			wla_crtc_handle_latch(&kc->base, seq, &when, kc->period_ns,
 				kms->copy_scanout ? 0 : WLA_PRESENT_ZERO_COPY);
 		}
 	}
