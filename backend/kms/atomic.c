@@ -879,12 +879,9 @@ static int restore(struct wla_kms *kms)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	for (size_t c = 0; c < kms->n_crtcs; c++) {
-		/* Black framebuffers of another size: replaced on screen. */
 		struct wla_kms_crtc *kc = &kms->crtcs[c];
+		/* A black framebuffer of another size: replaced on screen. */
 		blank_remove(kms, &kc->blank_old_fb, &kc->blank_old_handle);
-	}
-	for (size_t c = 0; c < kms->n_crtcs; c++) {
-		struct wla_kms_crtc *kc = &kms->crtcs[c];
 		bool latch = kc->held && (held & (1u << kc->base.index));
 		kc->held = false;
 		if (!kc->base.state->active) {
