@@ -1,7 +1,8 @@
 /*
- * Real input devices through libinput on a path context: no seat daemon,
- * the devices the configuration names (input-device: an event device's
- * path, or name:PATTERN on its name), opened directly. Devices that appear
+ * Real input devices through libinput on a path context: the devices the
+ * configuration names (input-device: an event device's path, or
+ * name:PATTERN on its name), opened through the host (the display's seat,
+ * where the KMS card came through one; else directly). Devices that appear
  * later are picked up from uevents (udevd's, else the kernel's netlink
  * group). Each libinput device becomes one wlr_input_device per capability
  * (keyboard, pointer, touch), as in wlroots' libinput backend; touchscreens
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -58,13 +58,24 @@ struct wla_libinput {
 
 static int open_restricted(const char *path, int flags, void *data)
 {
+	struct wla_libinput *l = data;
+	const struct wla_input_host *host = &l->input->host;
+	if (host->open_device) {
+		return host->open_device(host->data, path, flags);
+	}
 	int fd = open(path, flags | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
 static void close_restricted(int fd, void *data)
 {
-	close(fd);
+	struct wla_libinput *l = data;
+	const struct wla_input_host *host = &l->input->host;
+	if (host->close_device) {
+		host->close_device(host->data, fd);
+	} else {
+		close(fd);
+	}
 }
 
 __attribute__((format(printf, 3, 0)))
@@ -92,26 +103,40 @@ static const struct wla_config *config_of(struct wla_libinput *l)
 	return l->input->config;
 }
 
-/* The name the kernel gives an event device, or false (errno set). */
+/* The name the kernel gives the event device at path, from sysfs (no need
+ * to open it: a seat may be what opens it), or false (errno set: ENOENT
+ * when it is no input device). */
 static bool device_name(const char *path, char *name, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
+	struct stat st;
+	if (stat(path, &st) != 0) {
 		return false;
 	}
-	int ret = ioctl(fd, EVIOCGNAME(size - 1), name);
-	int saved = errno;
-	close(fd);
-	if (ret < 0) {
+	if (!S_ISCHR(st.st_mode)) {
+		errno = ENOTTY;
+		return false;
+	}
+	char sys[96];
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/device/name", major(st.st_rdev),
+		minor(st.st_rdev));
+	FILE *f = fopen(sys, "re");
+	if (!f) {
+		return false;
+	}
+	bool ok = fgets(name, (int)size, f) != NULL;
+	int saved = ok ? 0 : (ferror(f) ? errno : ENODATA);
+	fclose(f);
+	if (!ok) {
 		errno = saved;
 		return false;
 	}
-	name[ret < (int)size ? ret : (int)size - 1] = '\0';
+	name[strcspn(name, "\n")] = '\0';
 	return true;
 }
 
 /* Why a configured path cannot be an input device, or NULL if it may be. */
-static const char *path_problem(const char *path, char *buf, size_t size)
+static const char *path_problem(struct wla_libinput *l, const char *path, char *buf,
+	size_t size)
 {
 	struct stat st;
 	if (stat(path, &st) != 0) {
@@ -124,12 +149,15 @@ static const char *path_problem(const char *path, char *buf, size_t size)
 	}
 	char name[128];
 	if (!device_name(path, name, sizeof(name))) {
-		if (errno == EACCES || errno == EPERM) {
-			snprintf(buf, size, "no permission to open it (%s); add the user to its "
-				"group (usually input) or run as its owner", strerror(errno));
-		} else {
-			snprintf(buf, size, "not an input device (EVIOCGNAME: %s)", strerror(errno));
-		}
+		snprintf(buf, size, "not an input device (no name in sysfs: %s)", strerror(errno));
+		return buf;
+	}
+	const struct wla_input_host *host = &l->input->host;
+	bool seated = host->seated && host->seated(host->data);
+	if (!seated && access(path, R_OK) != 0 && (errno == EACCES || errno == EPERM)) {
+		snprintf(buf, size, "no permission to open it (%s); add the user to its group "
+			"(usually input), run as its owner, or let a seat (seatd, logind) open "
+			"it", strerror(errno));
 		return buf;
 	}
 	return NULL;
@@ -676,7 +704,7 @@ int wla_libinput_create(struct wla_input *input)
 			continue;
 		}
 		char why[160];
-		const char *problem = path_problem(entry, why, sizeof(why));
+		const char *problem = path_problem(l, entry, why, sizeof(why));
 		if (problem) {
 			wlr_log(WLR_ERROR, "input: input-device %s: %s", entry, problem);
 			continue;

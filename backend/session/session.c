@@ -6,6 +6,9 @@
  * uevent monitor that reports the cards' hot-plugs; card.c finds and opens
  * the cards.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +19,16 @@
 #include "session-private.h"
 
 static void session_free(void *data);
+
+/* An input device's fd the seat opened, until libinput closes it. */
+struct wla_seat_input {
+	struct wl_list link; /* wla_session.inputs */
+	int fd;
+	/* The seat's handle; NULL once the seat's session ended (it closed
+	 * the fd then). */
+	struct wlr_device *dev;
+	char path[64];
+};
 
 struct wla_session *wla_session_create(struct wl_event_loop *loop,
 	struct wl_display *display)
@@ -28,6 +41,7 @@ struct wla_session *wla_session_create(struct wl_event_loop *loop,
 	session->loop = loop;
 	session->display = display;
 	wl_list_init(&session->cards);
+	wl_list_init(&session->inputs);
 	return session;
 }
 
@@ -48,6 +62,10 @@ static void handle_seat_destroy(struct wl_listener *listener, void *data)
 			card->fd = -1;
 			card->seat_dev = NULL;
 		}
+	}
+	struct wla_seat_input *in;
+	wl_list_for_each(in, &session->inputs, link) {
+		in->dev = NULL;
 	}
 	session->seat = NULL;
 	session->seat_borrowed = false;
@@ -115,6 +133,58 @@ struct wlr_session *wla_session_get_seat(struct wla_session *session)
 		}
 	}
 	return session->seat;
+}
+
+bool wla_session_seats_input(const struct wla_session *session)
+{
+	return session && session->seat;
+}
+
+int wla_session_open_input(struct wla_session *session, const char *path, int flags)
+{
+	if (!wla_session_seats_input(session)) {
+		int fd = open(path, flags | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	struct wla_seat_input *in = calloc(1, sizeof(*in));
+	if (!in) {
+		wlr_log(WLR_ERROR, "session: input device %s: out of memory", path);
+		return -ENOMEM;
+	}
+	errno = 0;
+	in->dev = wlr_session_open_file(session->seat, path);
+	if (!in->dev) {
+		int err = errno ? errno : EPERM;
+		wlr_log(WLR_ERROR, "session: input device %s: seat %s does not open it: %s",
+			path, session->seat->seat, strerror(err));
+		free(in);
+		return -err;
+	}
+	in->fd = in->dev->fd;
+	snprintf(in->path, sizeof(in->path), "%s", path);
+	wl_list_insert(&session->inputs, &in->link);
+	wlr_log(WLR_INFO, "session: input device %s opened through seat %s (fd %d)", path,
+		session->seat->seat, in->fd);
+	return in->fd;
+}
+
+void wla_session_close_input(struct wla_session *session, int fd)
+{
+	struct wla_seat_input *in;
+	wl_list_for_each(in, &session->inputs, link) {
+		if (in->fd != fd) {
+			continue;
+		}
+		if (in->dev) {
+			wlr_session_close_file(session->seat, in->dev);
+			wlr_log(WLR_DEBUG, "session: input device %s (fd %d) closed through the seat",
+				in->path, fd);
+		}
+		wl_list_remove(&in->link);
+		free(in);
+		return;
+	}
+	close(fd);
 }
 
 /* Hot-plug: uevents of the drm subsystem (from udevd when it runs, else
@@ -212,6 +282,12 @@ static void session_free(void *data)
 		wla_session_close_card(card);
 	}
 	unwatch_uevents(session);
+	/* Input is gone before its session: none is left, unless libinput
+	 * kept one. */
+	while (!wl_list_empty(&session->inputs)) {
+		struct wla_seat_input *in = wl_container_of(session->inputs.next, in, link);
+		wla_session_close_input(session, in->fd);
+	}
 	if (session->seat) {
 		wl_list_remove(&session->seat_destroy.link);
 		wl_list_remove(&session->seat_active.link);

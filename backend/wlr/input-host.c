@@ -6,16 +6,20 @@
  * leaf asks the backend through (wla_backend_create_input).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/input-event-codes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <wlr/util/log.h>
 #include <wlatomic/backend.h>
 #include <wlatomic/input.h>
 #include "backend/input.h"
+#include "backend/kms.h"
 #include "backend/panel.h"
+#include "backend/session.h"
 #include "backend/wlr.h"
 #include "util.h"
 
@@ -61,6 +65,44 @@ static const char *input_first_output(void *data)
 	return out->base.name;
 }
 
+/* The session the KMS card came from: its seat opens the input devices
+ * too (NULL on the VDC: opened directly). */
+static struct wla_session *input_session(struct wla_backend *backend)
+{
+	for (size_t d = 0; d < backend->n_devices; d++) {
+		struct wla_device *dev = backend->devices[d];
+		if (wla_device_is_kms(dev)) {
+			return wla_kms_from_device(dev)->card->session;
+		}
+	}
+	return NULL;
+}
+
+static int input_open_device(void *data, const char *path, int flags)
+{
+	struct wla_session *session = input_session(data);
+	if (session) {
+		return wla_session_open_input(session, path, flags);
+	}
+	int fd = open(path, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static void input_close_device(void *data, int fd)
+{
+	struct wla_session *session = input_session(data);
+	if (session) {
+		wla_session_close_input(session, fd);
+	} else {
+		close(fd);
+	}
+}
+
+static bool input_seated(void *data)
+{
+	return wla_session_seats_input(input_session(data));
+}
+
 struct wla_input *wla_backend_create_input(struct wla_backend *backend,
 	struct wl_event_loop *loop)
 {
@@ -69,6 +111,9 @@ struct wla_input *wla_backend_create_input(struct wla_backend *backend,
 		.get_output = input_get_output,
 		.output_name = input_output_name,
 		.first_output = input_first_output,
+		.open_device = input_open_device,
+		.close_device = input_close_device,
+		.seated = input_seated,
 		.data = backend,
 	};
 	return wla_input_create(&input_host, loop, &backend->config);

@@ -59,6 +59,16 @@ struct wla_input_host {
 	/* The name of the first output (where a touchscreen without
 	 * touch-output goes), NULL while there is none. */
 	const char *(*first_output)(void *data);
+	/* Open a real device's event node for libinput (flags: open(2)'s):
+	 * an fd or -errno; close_device closes what it gave. Through the
+	 * display's seat where it has one (an unprivileged compositor gets
+	 * its devices from seatd, which revokes them on a VT switch). NULL:
+	 * opened directly. */
+	int (*open_device)(void *data, const char *path, int flags);
+	void (*close_device)(void *data, int fd);
+	/* Whether a seat opens the devices (then the permission to open them
+	 * is the seat's, not this process'). NULL: never. */
+	bool (*seated)(void *data);
 	void *data;
 };
 

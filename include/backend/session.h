@@ -69,6 +69,8 @@ struct wla_session {
 	struct udev_monitor *monitor;
 	struct wl_event_source *monitor_source;
 	struct wl_list cards; /* wla_card.link */
+	/* Input devices opened through the seat (wla_session_open_input). */
+	struct wl_list inputs; /* wla_seat_input.link */
 	/* Held while a card is told of a uevent (its listeners may destroy
 	 * the backend, and the session with it): the destroy waits for the
 	 * release (backend/hold.h). */
@@ -90,6 +92,20 @@ void wla_session_borrow_seat(struct wla_session *session, struct wlr_session *se
 /* Close every card still open (with the seat's session if one was made),
  * then free the session. NULL is a no-op. */
 void wla_session_destroy(struct wla_session *session);
+
+/*
+ * Open an input device's event node for libinput (flags: open(2)'s): an fd,
+ * or -errno. Through the seat where the session has one (the cards came
+ * through it: seatd gives an unprivileged compositor its devices, and
+ * revokes them while another session has the seat), else directly. The fd
+ * goes back through wla_session_close_input.
+ */
+int wla_session_open_input(struct wla_session *session, const char *path, int flags);
+/* Close an fd wla_session_open_input gave. */
+void wla_session_close_input(struct wla_session *session, int fd);
+/* Whether input devices are opened through the seat (it has the right to
+ * open them, not this process). */
+bool wla_session_seats_input(const struct wla_session *session);
 
 /*
  * Open the card cfg->drm_device, or the first that supports atomic

@@ -82,9 +82,10 @@ else
 	poll 100 '[ -S /run/seatd.sock ]' || { cat "$TEST_DIR/seatd.log"; fail "seatd did not start"; }
 fi
 
-# A real keyboard (uinput, where the guest has it and udevd): closed while
-# the session is inactive, so that what is typed on VT 2 does not reach the
-# compositor, and opened again when it is back.
+# A real keyboard (uinput, where the guest has it and udevd): opened through
+# the seat (its node stays root's, 0600: only the seat can open it for the
+# fixture), closed while the session is inactive, so that what is typed on
+# VT 2 does not reach the compositor, and opened again when it is back.
 input_env=()
 if [ -w /dev/uinput ] && [ -S /run/udev/control ]; then
 	mkfifo "$TEST_DIR/uinput.in"
@@ -92,7 +93,8 @@ if [ -w /dev/uinput ] && [ -S /run/udev/control ]; then
 	exec 3>"$TEST_DIR/uinput.in"
 	poll 200 "grep -q '^ready' '$TEST_DIR/uinput.out'" || fail "wla-uinput did not start"
 	keyboard=$(sed -n 's/^ready keyboard=\([^ ]*\).*/\1/p' "$TEST_DIR/uinput.out")
-	chmod 0666 "$keyboard"
+	chown 0:0 "$keyboard"
+	chmod 0600 "$keyboard"
 	input_env=(WLA_INPUT_DEVICES="$keyboard")
 else
 	echo "no uinput or udevd here: input is not checked"
@@ -142,6 +144,8 @@ after=$(ctl list | sed -n "s/^output $out .* frames_presented=\\([0-9]*\\).*/\\1
 [ "$before" = "$after" ] || fail "frames presented on VT 2: $before, then $after"
 echo "on VT 2: the master free, no frames ($after presented before)"
 if [ ${#input_env[@]} -gt 0 ]; then
+	grep -q "session: input device $keyboard opened through seat seat0" "$TEST_DIR/stderr" ||
+		{ grep 'input' "$TEST_DIR/stderr" | head -n 20; fail "the keyboard was not opened through the seat"; }
 	grep -q "input: session inactive: real input devices closed" "$TEST_DIR/stderr" ||
 		fail "the keyboard was not closed on VT 2"
 	grep -Eq "input: $(basename "$keyboard") \(wla-vt keyboard\) removed" "$TEST_DIR/stderr" ||
@@ -157,6 +161,8 @@ if [ ${#input_env[@]} -gt 0 ]; then
 		fail "the keyboard was not opened again"
 	n=$(grep -Ec "input: device 'wla-vt keyboard' .*announced" "$TEST_DIR/stderr" || true)
 	[ "$n" -eq 2 ] || fail "the keyboard was announced $n times, expected 2 (at start, on VT 1 again)"
+	n=$(grep -c "session: input device $keyboard opened through seat seat0" "$TEST_DIR/stderr" || true)
+	[ "$n" -eq 2 ] || fail "the keyboard was opened through the seat $n times, expected 2"
 	echo "keyboard: closed on VT 2, announced again on VT 1"
 fi
 ctl wait "$out" 20 >/dev/null || { grep -B30 -A30 "session active again: every" "$TEST_DIR/stderr" | cut -c1-220; fail "no frames after coming back to VT 1"; }

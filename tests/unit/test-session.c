@@ -228,6 +228,67 @@ static void session_uses_the_compositors_seat(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* Input devices go through the seat the cards came through (libseat's
+ * no-op backend stands in for seatd), and directly without one; an fd the
+ * seat closed when its session ended is not closed again (its number may be
+ * another file's by then). */
+static void session_opens_input_through_the_seat(void)
+{
+	struct wla_session *direct = wla_session_create(NULL, NULL);
+	CHECK(!wla_session_seats_input(direct));
+	int fds = open_fds();
+	int fd = wla_session_open_input(direct, "/dev/null", O_RDWR);
+	CHECK(fd >= 0);
+	CHECK_INT(open_fds(), fds + 1);
+	wla_session_close_input(direct, fd);
+	CHECK_INT(open_fds(), fds);
+	CHECK_INT(wla_session_open_input(direct, "/nonexistent/event0", O_RDWR), -ENOENT);
+	wla_session_destroy(direct);
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("LIBSEAT_BACKEND", "noop", 1);
+		harness_test_failures = 0;
+		struct wl_display *display = wl_display_create();
+		struct wlr_session *seat = wlr_session_create(display);
+		CHECK(seat != NULL);
+		struct wla_session *session =
+			wla_session_create(wl_display_get_event_loop(display), display);
+		wla_session_borrow_seat(session, seat);
+		CHECK(wla_session_seats_input(session));
+		harness_log_clear();
+		int before = open_fds();
+		int in = wla_session_open_input(session, "/dev/null", O_RDWR | O_NONBLOCK);
+		CHECK(in >= 0);
+		CHECK_LOGGED("session: input device /dev/null opened through seat");
+		CHECK_INT(open_fds(), before + 1);
+		wla_session_close_input(session, in);
+		CHECK_INT(open_fds(), before);
+		CHECK(wla_session_open_input(session, "/nonexistent/event0", O_RDWR) < 0);
+		CHECK_LOGGED("session: input device /nonexistent/event0", "does not open it");
+		CHECK_INT(open_fds(), before);
+		/* The seat's session ends with a device open: the seat closes
+		 * it; the number, taken again, is not closed by us later. */
+		in = wla_session_open_input(session, "/dev/null", O_RDWR);
+		CHECK(in >= 0);
+		wlr_session_destroy(seat);
+		CHECK(!wla_session_seats_input(session));
+		int other = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+		CHECK(other >= 0 && dup2(other, in) == in);
+		close(other);
+		wla_session_close_input(session, in);
+		CHECK(fcntl(in, F_GETFD) >= 0);
+		close(in);
+		wla_session_destroy(session);
+		wl_display_destroy(display);
+		_exit(harness_test_failures ? 1 : 0);
+	}
+	int status = 0;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
 	harness_init();
@@ -238,5 +299,6 @@ int main(void)
 	RUN_TEST(session_without_a_seat_names_the_card);
 	RUN_TEST(session_opens_through_the_seat_first);
 	RUN_TEST(session_uses_the_compositors_seat);
+	RUN_TEST(session_opens_input_through_the_seat);
 	HARNESS_EXIT();
 }
