@@ -137,7 +137,18 @@ struct wlr_session *wla_session_get_seat(struct wla_session *session)
 
 bool wla_session_seats_input(const struct wla_session *session)
 {
-	return session && session->seat;
+	if (!session || !session->seat) {
+		return false;
+	}
+	/* The seat that gave the card: one that did not (its session was
+	 * inactive at start) would not give input devices either. */
+	const struct wla_card *card;
+	wl_list_for_each(card, &session->cards, link) {
+		if (card->through_seat) {
+			return true;
+		}
+	}
+	return false;
 }
 
 int wla_session_open_input(struct wla_session *session, const char *path, int flags)

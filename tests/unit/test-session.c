@@ -228,7 +228,7 @@ static void session_uses_the_compositors_seat(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-/* Input devices go through the seat the cards came through (libseat's
+/* Input devices go through the seat the card came through (libseat's
  * no-op backend stands in for seatd), and directly without one; an fd the
  * seat closed when its session ended is not closed again (its number may be
  * another file's by then). */
@@ -256,6 +256,13 @@ static void session_opens_input_through_the_seat(void)
 		struct wla_session *session =
 			wla_session_create(wl_display_get_event_loop(display), display);
 		wla_session_borrow_seat(session, seat);
+		/* A seat that gave no card gives no input devices either. */
+		CHECK(!wla_session_seats_input(session));
+		struct wla_card card;
+		card_init(&card, "/dev/dri/card9", -1);
+		card.through_seat = true;
+		card.session = session;
+		wl_list_insert(&session->cards, &card.link);
 		CHECK(wla_session_seats_input(session));
 		harness_log_clear();
 		int before = open_fds();
@@ -280,6 +287,7 @@ static void session_opens_input_through_the_seat(void)
 		wla_session_close_input(session, in);
 		CHECK(fcntl(in, F_GETFD) >= 0);
 		close(in);
+		wl_list_remove(&card.link);
 		wla_session_destroy(session);
 		wl_display_destroy(display);
 		_exit(harness_test_failures ? 1 : 0);
