@@ -452,6 +452,14 @@ static bool last_vblank(struct wla_kms *kms, struct wla_kms_crtc *kc, uint64_t *
 		uint64_t kns = 0, kseq = 0;
 		if (drmCrtcGetSequence(kms->fd, kc->id, &kseq, &kns) == 0 && kns > 0) {
 			kseq += kc->seq_bias;
+			if (!kc->have_vblank && kc->last_vblank_ns && kc->counters.seq > 0) {
+				/* After a restore, as the first event will count (it
+				 * raises the bias then): not behind the clock since
+				 * the last event, for the kernel's counter stood
+				 * still if another session kept the CRTC off. */
+				uint64_t on = wla_kms_counted_seq(kc, kns);
+				kseq = kseq > on ? kseq : on;
+			}
 			if (kc->have_vblank && kseq >= kc->last_vblank_seq && !kc->armed_serial) {
 				kc->last_vblank_seq = kseq;
 				kc->last_vblank_ns = kns;

@@ -1120,11 +1120,13 @@ static void sequences_go_on_across_a_switch_that_turned_the_crtc_off(void)
 	struct wla_vblank_counters after;
 	wla_crtc_get_counters(crtc, &after);
 	CHECK(after.seq >= events[n_events - 1].seq);
-	/* Known (issue 30 notes): the first frame's first vblank is taken
-	 * from the kernel's counter before the first event raised the bias,
-	 * and its missed vblanks count the gap. */
+	/* The first frame's first vblank follows the clock too (it was
+	 * taken from the kernel's counter, and the frame missed the 20 or
+	 * more vblanks of the gap): 3 frames miss fewer than 10, however
+	 * loaded the machine. */
 	printf("  missed: %" PRIu64 " before the restore, %" PRIu64 " after 3 frames\n",
 		c.missed, after.missed);
+	CHECK(after.missed < c.missed + 10);
 	CHECK_INT(wla_atomic_set_config(crtc, &conn->base, NULL, NULL, 0), 0);
 	wla_fb_put(&a->base);
 	wla_fb_put(&b->base);
