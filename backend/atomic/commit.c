@@ -564,6 +564,11 @@ static void note_first_seq(struct wla_crtc_entry *e)
 	if (dev->modeset_untimed && (cs->mode_changed || cs->active_changed)) {
 		return;
 	}
+	if (dev->inactive) {
+		/* Held until the session is back: no vblank of the time away
+		 * is one it missed. */
+		return;
+	}
 	if (crtc->in_latch && commit_ns < crtc->last_latch_ns) {
 		/* Without rearm nothing is written over a state in flight: a
 		 * frame behind non-frames misses nothing there either. */
@@ -595,6 +600,19 @@ static void settle_missed(struct wla_crtc *crtc)
 	wl_list_for_each(e, &crtc->queue, link) {
 		e->counts_missed = false;
 	}
+}
+
+void wla_device_set_inactive(struct wla_device *dev, bool inactive)
+{
+	if (inactive && !dev->inactive) {
+		for (size_t c = 0; c < dev->n_crtcs; c++) {
+			struct wla_crtc *crtc = dev->crtcs[c];
+			if (crtc && crtc->state && crtc->state->active) {
+				settle_missed(crtc);
+			}
+		}
+	}
+	dev->inactive = inactive;
 }
 
 /* Hand the state to the driver. A failure turns its CRTCs off. */

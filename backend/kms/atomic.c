@@ -692,7 +692,7 @@ void wla_kms_pause(struct wla_kms *kms)
 	if (kms->dev.inactive) {
 		return;
 	}
-	kms->dev.inactive = true;
+	wla_device_set_inactive(&kms->dev, true);
 	/* What another session shows meanwhile is not what the console left:
 	 * the restore programs every plane as the core has it (a primary the
 	 * core has nothing on gets black, blank_primary). */
@@ -929,7 +929,7 @@ void wla_kms_resume(struct wla_kms *kms)
 	if (!kms->dev.inactive || kms->lost) {
 		return;
 	}
-	kms->dev.inactive = false;
+	wla_device_set_inactive(&kms->dev, false);
 	kms->restores++;
 	int ret = restore(kms);
 	if (ret < 0) {

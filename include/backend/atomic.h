@@ -573,9 +573,10 @@ struct wla_device {
 	/* Set by the driver: a modeset latches when the CRTC is up again, not
 	 * on its vblank grid (KMS), so a frame carrying one misses nothing. */
 	bool modeset_untimed;
-	/* Set by the driver: its session is inactive (KMS: another VT has the
-	 * seat and DRM master), nothing reaches the hardware; the glue refuses
-	 * commits until the listener's active tells it is back. */
+	/* Set by the driver through wla_device_set_inactive: its session is
+	 * inactive (KMS: another VT has the seat and DRM master), nothing
+	 * reaches the hardware; the glue refuses commits until the listener's
+	 * active tells it is back. */
 	bool inactive;
 	/* Atomic states allocated and not yet freed: a leak check. */
 	size_t live_states;
@@ -965,6 +966,14 @@ void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct tim
 	uint64_t refresh_ns, uint32_t flags);
 /* Deliver the queued present events, oldest first. Handlers may commit. */
 void wla_device_deliver_events(struct wla_device *dev);
+/*
+ * Driver entry point: the device's session went inactive (another has the
+ * hardware) or active again. The vblanks while it is away are missed by no
+ * frame: what frames armed then missed so far counts, and a frame armed or
+ * held while away starts counting no miss (it latches when the session is
+ * back, whenever that is).
+ */
+void wla_device_set_inactive(struct wla_device *dev, bool inactive);
 /* Turn crtc off now (enable and active cleared, its connectors unrouted, the
  * planes on it off and their fbs released), cancelling what is queued on it:
  * for a driver that lost the CRTC, an unplugged connector, or destroy.

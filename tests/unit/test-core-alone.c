@@ -278,6 +278,32 @@ int main(void)
 	CHECK(a.presented == 4 && a.last_seq == 6);
 	CHECK(a.crtc.missed == 1 && a.crtc.latches == 5);
 
+	/* The session goes away with a frame armed that already missed
+	 * vblank 7: that one counts; the 100 vblanks away do not (it latches
+	 * when the session is back). */
+	a.now = wla_vblank_grid_ns(&a.grid, 7) - 2000000;
+	CHECK(test_flip(&a.dev, &a.crtc, fb, 7) == 0);
+	a.next = 8;
+	a.now = wla_vblank_grid_ns(&a.grid, 7) + 1000;
+	wla_device_set_inactive(&a.dev, true);
+	CHECK(a.dev.inactive && a.crtc.missed == 2);
+	a.next = 108;
+	a.now = wla_vblank_grid_ns(&a.grid, 107) + 1000;
+	CHECK(wla_crtc_missed(&a.crtc, 107) == 2);
+	wla_device_set_inactive(&a.dev, false);
+	alone_vblank(&a, 108);
+	CHECK(a.presented == 5 && a.last_seq == 108);
+	CHECK(a.crtc.missed == 2 && a.crtc.latches == 6);
+	/* Armed while away (a driver holds it for the restore): no miss
+	 * either. */
+	wla_device_set_inactive(&a.dev, true);
+	a.now = wla_vblank_grid_ns(&a.grid, 109) - 2000000;
+	CHECK(test_flip(&a.dev, &a.crtc, fc, 8) == 0);
+	a.next = 200;
+	wla_device_set_inactive(&a.dev, false);
+	alone_vblank(&a, 200);
+	CHECK(a.presented == 6 && a.crtc.missed == 2 && a.crtc.latches == 7);
+
 	CHECK(wla_atomic_set_config(&a.crtc, &a.conn, NULL, NULL, 0) == 0);
 	CHECK(!a.running && pc.locks == 0 && pb.locks == 0);
 	CHECK(a.dev.live_states == 0);
@@ -293,6 +319,6 @@ int main(void)
 		fprintf(stderr, "FAIL test-core-alone: %d check(s) failed\n", failures);
 		return 1;
 	}
-	printf("ok   the core alone: enable, flips, a refusal, the deadline, off\n");
+	printf("ok   the core alone: enable, flips, a refusal, the deadline, a session away, off\n");
 	return 0;
 }
