@@ -987,8 +987,14 @@ void wla_crtc_handle_latch(struct wla_crtc *crtc, uint64_t seq, const struct tim
 		assert(e->stage == WLA_QUEUE_ARMED);
 		if (e->frame) {
 			frame = true;
-			crtc->missed += e->counts_missed && seq > e->first_seq ?
-				seq - e->first_seq : 0;
+			if (e->counts_missed && seq > e->first_seq) {
+				crtc->missed += seq - e->first_seq;
+				wla_log(WLA_LOG_DEBUG, "%s: frame committed at %" PRIu64 " ns latched at "
+					"vblank %" PRIu64 " (%" PRIu64 " ns), %" PRIu64 " after its first "
+					"(%" PRIu64 "): missed %" PRIu64, crtc->name, e->state->commit_ns,
+					seq, wla_timespec_to_ns(when), seq - e->first_seq, e->first_seq,
+					crtc->missed);
+			}
 		}
 		struct wla_present ev = event;
 		if (!e->client_primary) {
