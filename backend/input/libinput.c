@@ -38,11 +38,15 @@ struct real_device {
 	struct wla_input_device *keyboard, *pointer, *touch;
 };
 
-/* An event device handed to libinput, until it is removed. */
+/* An event device handed to libinput, until it is removed (unplugged, or
+ * libinput dropped it). While the session is away it stays here without a
+ * handle, to be added again, on its own, when the session is back. */
 struct added_path {
 	struct wl_list link; /* wla_libinput.added */
 	char sysname[32];
-	struct libinput_device *handle;
+	char path[WLA_INPUT_DEVICE_MAX + 32];
+	char why[WLA_INPUT_DEVICE_MAX + 160];
+	struct libinput_device *handle; /* NULL while the session is away */
 };
 
 struct wla_libinput {
@@ -54,6 +58,9 @@ struct wla_libinput {
 	struct udev_monitor *monitor;
 	struct wl_event_source *monitor_source;
 	struct wl_list devices; /* real_device.link */
+	/* The session is away (wla_libinput_set_active): every device is
+	 * out of libinput, and none is opened until it is back. */
+	bool away;
 };
 
 static int open_restricted(const char *path, int flags, void *data)
@@ -104,8 +111,9 @@ static const struct wla_config *config_of(struct wla_libinput *l)
 }
 
 /* The name the kernel gives the event device at path, from sysfs (no need
- * to open it: a seat may be what opens it), or false (errno set: ENOENT
- * when it is no input device). */
+ * to open it: a seat may be what opens it), or false with errno: ENODEV
+ * for a device that is no evdev event device (/dev/null, /dev/input/mice),
+ * EMEDIUMTYPE without sysfs (libinput needs it too). */
 static bool device_name(const char *path, char *name, size_t size)
 {
 	struct stat st;
@@ -113,21 +121,30 @@ static bool device_name(const char *path, char *name, size_t size)
 		return false;
 	}
 	if (!S_ISCHR(st.st_mode)) {
-		errno = ENOTTY;
+		errno = ENODEV;
 		return false;
 	}
-	char sys[96];
-	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/device/name", major(st.st_rdev),
-		minor(st.st_rdev));
+	if (access("/sys/dev/char", F_OK) != 0) {
+		errno = EMEDIUMTYPE;
+		return false;
+	}
+	char sys[96], real[PATH_MAX];
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	const char *base = realpath(sys, real) ? strrchr(real, '/') : NULL;
+	if (!base || strncmp(base + 1, "event", 5) != 0) {
+		errno = ENODEV;
+		return false;
+	}
+	snprintf(sys + strlen(sys), sizeof(sys) - strlen(sys), "/device/name");
 	FILE *f = fopen(sys, "re");
 	if (!f) {
+		errno = ENODEV;
 		return false;
 	}
 	bool ok = fgets(name, (int)size, f) != NULL;
-	int saved = ok ? 0 : (ferror(f) ? errno : ENODATA);
 	fclose(f);
 	if (!ok) {
-		errno = saved;
+		errno = ENODEV;
 		return false;
 	}
 	name[strcspn(name, "\n")] = '\0';
@@ -149,12 +166,14 @@ static const char *path_problem(struct wla_libinput *l, const char *path, char *
 	}
 	char name[128];
 	if (!device_name(path, name, sizeof(name))) {
-		snprintf(buf, size, "not an input device (no name in sysfs: %s)", strerror(errno));
+		snprintf(buf, size, errno == EMEDIUMTYPE ? "sysfs is not mounted (/sys/dev/char): "
+			"libinput cannot use input devices without it" : "not an input device (sysfs "
+			"names no evdev event device for it)");
 		return buf;
 	}
 	const struct wla_input_host *host = &l->input->host;
 	bool seated = host->seated && host->seated(host->data);
-	if (!seated && access(path, R_OK) != 0 && (errno == EACCES || errno == EPERM)) {
+	if (!seated && access(path, R_OK | W_OK) != 0 && (errno == EACCES || errno == EPERM)) {
 		snprintf(buf, size, "no permission to open it (%s); add the user to its group "
 			"(usually input), run as its owner, or let a seat (seatd, logind) open "
 			"it", strerror(errno));
@@ -190,12 +209,25 @@ static struct added_path *find_added(struct wla_libinput *l, const char *sysname
  * DEVICE_REMOVED): removing it twice would free it twice. */
 static void drop_added(struct added_path *a, bool remove)
 {
-	if (remove) {
-		libinput_path_remove_device(a->handle);
+	if (a->handle) {
+		if (remove) {
+			libinput_path_remove_device(a->handle);
+		}
+		libinput_device_unref(a->handle);
 	}
-	libinput_device_unref(a->handle);
 	wl_list_remove(&a->link);
 	free(a);
+}
+
+/* Take a's device out of libinput (its fd closed now, through the host),
+ * keeping the entry. */
+static void release_added(struct added_path *a)
+{
+	if (a->handle) {
+		libinput_path_remove_device(a->handle);
+		libinput_device_unref(a->handle);
+		a->handle = NULL;
+	}
 }
 
 static void add_path(struct wla_libinput *l, const char *path, const char *why)
@@ -207,11 +239,19 @@ static void add_path(struct wla_libinput *l, const char *path, const char *why)
 	if (find_added(l, sysname)) {
 		return; /* named twice (a path and a pattern): once is enough */
 	}
+	if (l->away) {
+		/* Not ours to open now: looked at when the session is back. */
+		wlr_log(WLR_DEBUG, "input: %s (%s) appeared while the session is inactive: "
+			"added when it is back", path, why);
+		return;
+	}
 	struct added_path *a = calloc(1, sizeof(*a));
 	if (!a) {
 		wlr_log(WLR_ERROR, "input: input-device %s: out of memory", path);
 		return;
 	}
+	snprintf(a->path, sizeof(a->path), "%s", path);
+	snprintf(a->why, sizeof(a->why), "%s", why);
 	a->handle = libinput_path_add_device(l->li, path);
 	if (!a->handle) {
 		wlr_log(WLR_ERROR, "input: input-device %s (%s): libinput cannot use it", path,
@@ -568,10 +608,20 @@ static void process_event(struct wla_libinput *l, struct libinput_event *event)
 				libinput_device_get_name(handle));
 			forget(rd);
 		}
+		/* libinput dropped it itself (a read error): unplugged (its
+		 * uevent drops the entry), or revoked by the seat, which does
+		 * that before it tells the session is inactive (seatd): the
+		 * entry stays, to be added again when the session is back. A
+		 * device taken out for a session switch has no handle any
+		 * more. */
 		struct added_path *a;
 		wl_list_for_each(a, &l->added, link) {
 			if (a->handle == handle) {
-				drop_added(a, false);
+				libinput_device_unref(a->handle);
+				a->handle = NULL;
+				wlr_log(WLR_DEBUG, "input: %s: libinput let it go (unplugged, or "
+					"revoked by the seat): added again when the session is next "
+					"back, unless it is unplugged", a->path);
 				break;
 			}
 		}
@@ -650,6 +700,10 @@ static int handle_uevent(int fd, uint32_t mask, void *data)
 				forget(rd);
 			}
 			struct added_path *a = find_added(l, sysname);
+			if (a && !a->handle) {
+				wlr_log(WLR_DEBUG, "input: %s unplugged%s: not opened again",
+					a->path, l->away ? " while the session is inactive" : "");
+			}
 			if (a) {
 				drop_added(a, true);
 			}
@@ -749,6 +803,12 @@ void wla_libinput_stop(struct wla_input *input)
 		struct real_device *rd = wl_container_of(l->devices.next, rd, link);
 		forget(rd);
 	}
+	/* Their fds closed now, through the host, while it is there (the
+	 * context may outlive the backend by an event in hand). */
+	struct added_path *a;
+	wl_list_for_each(a, &l->added, link) {
+		release_added(a);
+	}
 	if (l->source) {
 		wl_event_source_remove(l->source);
 		l->source = NULL;
@@ -759,27 +819,75 @@ void wla_libinput_stop(struct wla_input *input)
 	}
 }
 
+/*
+ * Device by device, not with libinput_suspend/resume, which on a path
+ * context opens all or none again: a device unplugged while away would
+ * keep the others closed. Away, every device goes out of libinput (its fd
+ * closed; a seat revokes it anyway); back, each is added again on its own,
+ * and those the configuration names that appeared meanwhile are added.
+ */
 void wla_libinput_set_active(struct wla_input *input, bool active)
 {
 	struct wla_libinput *l = input->libinput;
 	if (!l || !l->li) {
 		return;
 	}
-	if (active) {
-		if (libinput_resume(l->li) != 0) {
-			wlr_log(WLR_ERROR, "input: libinput_resume failed: real input devices "
-				"stay closed");
-		} else {
-			wlr_log(WLR_INFO, "input: session active again: real input devices opened "
-				"again");
+	struct added_path *a, *tmp;
+	if (active && l->away) {
+		l->away = false;
+		size_t opened = 0, lost = 0;
+		wl_list_for_each_safe(a, tmp, &l->added, link) {
+			a->handle = libinput_path_add_device(l->li, a->path);
+			if (a->handle) {
+				libinput_device_ref(a->handle);
+				opened++;
+			} else {
+				wlr_log(WLR_ERROR, "input: %s (%s): not opened again after the "
+					"session came back (libinput cannot use it)", a->path, a->why);
+				drop_added(a, false);
+				lost++;
+			}
 		}
-	} else {
+		/* What the configuration names that came while away. */
+		const struct wla_config *cfg = config_of(l);
+		for (size_t i = 0; i < cfg->n_input_devices; i++) {
+			const char *entry = cfg->input_devices[i];
+			if (entry[0] == '/' && access(entry, F_OK) == 0) {
+				add_path(l, entry, "named by path");
+			}
+		}
+		if (has_patterns(cfg)) {
+			scan_event_devices(l);
+		}
+		wlr_log(WLR_INFO, "input: session active again: real input devices opened "
+			"again (%zu, %zu lost)", opened, lost);
+	} else if (!active && !l->away) {
 		/* Another session has the seat: its devices are not ours to
 		 * read (what is typed there must not reach this compositor). */
-		libinput_suspend(l->li);
+		l->away = true;
+		wl_list_for_each(a, &l->added, link) {
+			release_added(a);
+		}
 		wlr_log(WLR_INFO, "input: session inactive: real input devices closed");
+	} else {
+		return;
 	}
 	/* The devices' removal and return, as events now. */
+	handle_libinput(libinput_get_fd(l->li), WL_EVENT_READABLE, l);
+}
+
+void wla_libinput_close_all(struct wla_input *input, const char *why)
+{
+	struct wla_libinput *l = input->libinput;
+	if (!l || !l->li) {
+		return;
+	}
+	l->away = true;
+	struct added_path *a;
+	wl_list_for_each(a, &l->added, link) {
+		release_added(a);
+	}
+	wlr_log(WLR_INFO, "input: real input devices closed for good: %s", why);
 	handle_libinput(libinput_get_fd(l->li), WL_EVENT_READABLE, l);
 }
 
@@ -790,11 +898,10 @@ void wla_libinput_destroy(struct wla_input *input)
 		return;
 	}
 	wla_libinput_stop(input);
+	/* Out of libinput already (wla_libinput_stop): the entries go. */
 	while (!wl_list_empty(&l->added)) {
 		struct added_path *a = wl_container_of(l->added.next, a, link);
-		libinput_device_unref(a->handle);
-		wl_list_remove(&a->link);
-		free(a);
+		drop_added(a, false);
 	}
 	if (l->monitor) {
 		udev_monitor_unref(l->monitor);

@@ -59,10 +59,12 @@ struct wla_input_host {
 	/* The name of the first output (where a touchscreen without
 	 * touch-output goes), NULL while there is none. */
 	const char *(*first_output)(void *data);
-	/* Open a real device's event node for libinput (flags: open(2)'s):
-	 * an fd or -errno; close_device closes what it gave. Through the
-	 * display's seat where it has one (an unprivileged compositor gets
-	 * its devices from seatd, which revokes them on a VT switch). NULL:
+	/* Open a real device's event node for libinput: an fd or -errno;
+	 * close_device closes what it gave. Through the display's seat where
+	 * the card came through one (an unprivileged compositor gets its
+	 * devices from seatd, which revokes them on a VT switch; the seat
+	 * opens read-write, non-blocking, whatever flags say, as for
+	 * wlroots' libinput backend), else with flags (open(2)'s). NULL:
 	 * opened directly. */
 	int (*open_device)(void *data, const char *path, int flags);
 	void (*close_device)(void *data, int fd);
@@ -223,6 +225,9 @@ void wla_libinput_destroy(struct wla_input *input);
  * compositor, as wlroots' libinput backend does) or active again (opened
  * and announced again). */
 void wla_libinput_set_active(struct wla_input *input, bool active);
+/* Close every real device now, and open none again (why: logged): the
+ * seat that opened them ends. Their removal is told to the compositor. */
+void wla_libinput_close_all(struct wla_input *input, const char *why);
 
 /* Shared by both sources. */
 struct wla_input_device *wla_input_device_create(struct wla_input *input,

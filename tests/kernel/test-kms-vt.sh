@@ -82,20 +82,26 @@ else
 	poll 100 '[ -S /run/seatd.sock ]' || { cat "$TEST_DIR/seatd.log"; fail "seatd did not start"; }
 fi
 
-# A real keyboard (uinput, where the guest has it and udevd): opened through
-# the seat (its node stays root's, 0600: only the seat can open it for the
-# fixture), closed while the session is inactive, so that what is typed on
-# VT 2 does not reach the compositor, and opened again when it is back.
+# Real input devices (uinput, where the guest has it and udevd), found by
+# name: opened through the seat (their nodes stay root's, 0600: only the
+# seat can open them for the fixture), closed while the session is
+# inactive, so that what is typed on VT 2 does not reach the compositor,
+# and opened again when it is back, each on its own: the mouse unplugged
+# while away does not keep the keyboard closed, and a keyboard plugged
+# while away is opened (through the seat) once the session is back.
 input_env=()
 if [ -w /dev/uinput ] && [ -S /run/udev/control ]; then
 	mkfifo "$TEST_DIR/uinput.in"
-	"$UINPUT" --keyboard "wla-vt keyboard" <"$TEST_DIR/uinput.in" >"$TEST_DIR/uinput.out" 2>&1 &
+	"$UINPUT" --keyboard "wla-vt keyboard" --mouse "wla-vt mouse" <"$TEST_DIR/uinput.in" \
+		>"$TEST_DIR/uinput.out" 2>&1 &
 	exec 3>"$TEST_DIR/uinput.in"
 	poll 200 "grep -q '^ready' '$TEST_DIR/uinput.out'" || fail "wla-uinput did not start"
 	keyboard=$(sed -n 's/^ready keyboard=\([^ ]*\).*/\1/p' "$TEST_DIR/uinput.out")
-	chown 0:0 "$keyboard"
-	chmod 0600 "$keyboard"
-	input_env=(WLA_INPUT_DEVICES="$keyboard")
+	mouse=$(sed -n 's/^ready .* mouse=\([^ ]*\).*/\1/p' "$TEST_DIR/uinput.out")
+	udevadm settle --timeout=30 || true
+	chown 0:0 "$keyboard" "$mouse"
+	chmod 0600 "$keyboard" "$mouse"
+	input_env=(WLA_INPUT_DEVICES="name:wla-vt *")
 else
 	echo "no uinput or udevd here: input is not checked"
 fi
@@ -144,12 +150,26 @@ after=$(ctl list | sed -n "s/^output $out .* frames_presented=\\([0-9]*\\).*/\\1
 [ "$before" = "$after" ] || fail "frames presented on VT 2: $before, then $after"
 echo "on VT 2: the master free, no frames ($after presented before)"
 if [ ${#input_env[@]} -gt 0 ]; then
-	grep -q "session: input device $keyboard opened through seat seat0" "$TEST_DIR/stderr" ||
-		{ grep 'input' "$TEST_DIR/stderr" | head -n 20; fail "the keyboard was not opened through the seat"; }
+	for node in "$keyboard" "$mouse"; do
+		grep -q "session: input device $node opened through seat seat0" "$TEST_DIR/stderr" ||
+			{ grep 'input' "$TEST_DIR/stderr" | head -n 20; fail "$node was not opened through the seat"; }
+	done
 	grep -q "input: session inactive: real input devices closed" "$TEST_DIR/stderr" ||
 		fail "the keyboard was not closed on VT 2"
 	grep -Eq "input: $(basename "$keyboard") \(wla-vt keyboard\) removed" "$TEST_DIR/stderr" ||
 		fail "the keyboard was not removed from the compositor on VT 2"
+	# While away: the mouse is unplugged, another keyboard plugged in.
+	echo "remove mouse" >&3
+	mkfifo "$TEST_DIR/uinput2.in"
+	"$UINPUT" --keyboard "wla-vt late" <"$TEST_DIR/uinput2.in" >"$TEST_DIR/uinput2.out" 2>&1 &
+	exec 4>"$TEST_DIR/uinput2.in"
+	poll 200 "grep -q '^ready' '$TEST_DIR/uinput2.out'" || fail "the second wla-uinput did not start"
+	late=$(sed -n 's/^ready keyboard=\([^ ]*\).*/\1/p' "$TEST_DIR/uinput2.out")
+	udevadm settle --timeout=30 || true
+	chown 0:0 "$late"
+	chmod 0600 "$late"
+	wait_until 30 'grep -q "input: $mouse unplugged while the session is inactive" "$TEST_DIR/stderr"' ||
+		{ grep -E 'input|uevent' "$TEST_DIR/stderr" | tail -n 20; fail "the mouse's unplugging was not seen while away"; }
 fi
 
 # Back: one restore, frames again.
@@ -163,6 +183,16 @@ if [ ${#input_env[@]} -gt 0 ]; then
 	[ "$n" -eq 2 ] || fail "the keyboard was announced $n times, expected 2 (at start, on VT 1 again)"
 	n=$(grep -c "session: input device $keyboard opened through seat seat0" "$TEST_DIR/stderr" || true)
 	[ "$n" -eq 2 ] || fail "the keyboard was opened through the seat $n times, expected 2"
+	grep -q "input: session active again: real input devices opened again (1, 0 lost)" \
+		"$TEST_DIR/stderr" || { grep 'input: session' "$TEST_DIR/stderr";
+		fail "not the keyboard alone opened again (the mouse was unplugged while away)"; }
+	n=$(grep -Ec "input: device 'wla-vt mouse' .*announced" "$TEST_DIR/stderr" || true)
+	[ "$n" -eq 1 ] || fail "the mouse was announced $n times, expected 1 (unplugged while away)"
+	wait_until 30 'grep -Eq "input: device .wla-vt late. .*announced" "$TEST_DIR/stderr"' ||
+		fail "the keyboard plugged while away was not announced once the session was back"
+	grep -q "session: input device $late opened through seat seat0" "$TEST_DIR/stderr" ||
+		fail "the keyboard plugged while away was not opened through the seat"
+	echo "mouse unplugged and a keyboard plugged while away: the keyboards open on VT 1"
 	echo "keyboard: closed on VT 2, announced again on VT 1"
 fi
 ctl wait "$out" 20 >/dev/null || { grep -B30 -A30 "session active again: every" "$TEST_DIR/stderr" | cut -c1-220; fail "no frames after coming back to VT 1"; }
