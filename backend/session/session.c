@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ struct wla_seat_input {
 	/* The seat's handle; NULL once the seat's session ended (it closed
 	 * the fd then). */
 	struct wlr_device *dev;
-	char path[64];
+	char path[PATH_MAX];
 };
 
 struct wla_session *wla_session_create(struct wl_event_loop *loop,
@@ -42,6 +43,7 @@ struct wla_session *wla_session_create(struct wl_event_loop *loop,
 	session->display = display;
 	wl_list_init(&session->cards);
 	wl_list_init(&session->inputs);
+	wl_signal_init(&session->events.seat_end);
 	return session;
 }
 
@@ -53,22 +55,37 @@ static void handle_seat_destroy(struct wl_listener *listener, void *data)
 	struct wla_session *session = wl_container_of(listener, session, seat_destroy);
 	wl_list_remove(&session->seat_destroy.link);
 	wl_list_remove(&session->seat_active.link);
-	struct wla_card *card;
-	wl_list_for_each(card, &session->cards, link) {
-		wl_signal_emit(&card->events.session_end, card);
-		wlr_log(WLR_INFO, "session: card %s: the seat's session ended: fd %s", card->path,
-			card->through_seat ? "closed by the seat" : "still ours");
+	/* A listener may destroy the backend, and the session with it: freed
+	 * once this is over. */
+	wla_hold(&session->hold);
+	/* Input first: libinput lets go of the fds the seat closes next
+	 * (else it would go on with their numbers, another file's later). */
+	wl_signal_emit(&session->events.seat_end, session);
+	/* Still open (a listener kept one): closed by the seat now; its
+	 * close later closes nothing. */
+	struct wla_seat_input *in;
+	wl_list_for_each(in, &session->inputs, link) {
+		if (in->dev) {
+			wlr_log(WLR_INFO, "session: input device %s (fd %d) still open when the "
+				"seat's session ended: closed by the seat", in->path, in->fd);
+		}
+		in->dev = NULL;
+	}
+	struct wla_card *card, *tmp;
+	wl_list_for_each_safe(card, tmp, &session->cards, link) {
+		if (!wla_doomed(&session->hold)) {
+			wl_signal_emit(&card->events.session_end, card);
+			wlr_log(WLR_INFO, "session: card %s: the seat's session ended: fd %s",
+				card->path, card->through_seat ? "closed by the seat" : "still ours");
+		}
 		if (card->through_seat) {
 			card->fd = -1;
 			card->seat_dev = NULL;
 		}
 	}
-	struct wla_seat_input *in;
-	wl_list_for_each(in, &session->inputs, link) {
-		in->dev = NULL;
-	}
 	session->seat = NULL;
 	session->seat_borrowed = false;
+	wla_release(&session->hold, session_free, session);
 }
 
 /* The seat's session went inactive or active again (a VT switch): the
@@ -162,14 +179,14 @@ int wla_session_open_input(struct wla_session *session, const char *path, int fl
 		wlr_log(WLR_ERROR, "session: input device %s: out of memory", path);
 		return -ENOMEM;
 	}
-	errno = 0;
 	in->dev = wlr_session_open_file(session->seat, path);
 	if (!in->dev) {
-		int err = errno ? errno : EPERM;
-		wlr_log(WLR_ERROR, "session: input device %s: seat %s does not open it: %s",
-			path, session->seat->seat, strerror(err));
+		/* Why is wlroots' line before this one: errno is not kept
+		 * across its logging. */
+		wlr_log(WLR_ERROR, "session: input device %s: seat %s does not open it", path,
+			session->seat->seat);
 		free(in);
-		return -err;
+		return -EPERM;
 	}
 	in->fd = in->dev->fd;
 	snprintf(in->path, sizeof(in->path), "%s", path);

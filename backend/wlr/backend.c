@@ -281,6 +281,8 @@ static void backend_destroy(struct wlr_backend *wlr_backend)
 	wl_list_for_each_safe(out, tmp, &backend->outputs, link) {
 		wlr_output_destroy(&out->base);
 	}
+	wl_list_remove(&backend->seat_end.link);
+	wl_list_init(&backend->seat_end.link);
 	wla_input_destroy(backend->input);
 	backend->input = NULL;
 	wlr_backend_finish(wlr_backend);

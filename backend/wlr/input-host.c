@@ -103,9 +103,26 @@ static bool input_seated(void *data)
 	return wla_session_seats_input(input_session(data));
 }
 
+/* The seat that opened the input devices ends (the compositor's seat goes
+ * before us at the display's end): they are closed now, through it. */
+static void handle_seat_end(struct wl_listener *listener, void *data)
+{
+	struct wla_backend *backend = wl_container_of(listener, backend, seat_end);
+	wl_list_remove(&backend->seat_end.link);
+	wl_list_init(&backend->seat_end.link);
+	/* Their removal is told to the compositor, whose listener may destroy
+	 * the backend. */
+	wla_hold(&backend->hold);
+	wla_input_hold(backend->input);
+	wla_libinput_close_all(backend->input, "the seat's session ended");
+	wla_input_release(backend->input);
+	wla_backend_release(backend);
+}
+
 struct wla_input *wla_backend_create_input(struct wla_backend *backend,
 	struct wl_event_loop *loop)
 {
+	wl_list_init(&backend->seat_end.link);
 	const struct wla_input_host input_host = {
 		.announce = input_announce,
 		.get_output = input_get_output,
@@ -116,7 +133,13 @@ struct wla_input *wla_backend_create_input(struct wla_backend *backend,
 		.seated = input_seated,
 		.data = backend,
 	};
-	return wla_input_create(&input_host, loop, &backend->config);
+	struct wla_input *input = wla_input_create(&input_host, loop, &backend->config);
+	struct wla_session *session = input_session(backend);
+	if (input && session) {
+		backend->seat_end.notify = handle_seat_end;
+		wl_signal_add(&session->events.seat_end, &backend->seat_end);
+	}
+	return input;
 }
 
 static struct wla_input *input_of(struct wlr_backend *wlr_backend, const char *what)

@@ -71,6 +71,13 @@ struct wla_session {
 	struct wl_list cards; /* wla_card.link */
 	/* Input devices opened through the seat (wla_session_open_input). */
 	struct wl_list inputs; /* wla_seat_input.link */
+	struct {
+		/* The seat's session ends: what was opened through it (input
+		 * devices) is to be closed now, while the seat can still close
+		 * it (right after, it closes every fd it gave). Told before
+		 * the cards' session_end. data: the session. */
+		struct wl_signal seat_end;
+	} events;
 	/* Held while a card is told of a uevent (its listeners may destroy
 	 * the backend, and the session with it): the destroy waits for the
 	 * release (backend/hold.h). */

@@ -49,6 +49,9 @@ struct wla_backend {
 	/* Input devices (backend/input/). */
 	struct wla_input *input;
 	struct wl_listener display_destroy;
+	/* The KMS card's seat session ends: input closes what it opened
+	 * through it (wla_backend_create_input; an empty link otherwise). */
+	struct wl_listener seat_end;
 	/* Held while it announces outputs (new_output listeners may destroy
 	 * the backend) and while an output's destroy is under way (its destroy
 	 * listeners may too): backend_destroy meanwhile takes it apart, and

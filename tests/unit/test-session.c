@@ -228,6 +228,24 @@ static void session_uses_the_compositors_seat(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* A listener of seat_end that closes one input device, as input does. */
+struct seat_end_closer {
+	struct wl_listener listener;
+	struct wla_session *session;
+	int fd;
+	bool called;
+	int fds_after;
+};
+
+static void close_at_seat_end(struct wl_listener *listener, void *data)
+{
+	struct seat_end_closer *c = wl_container_of(listener, c, listener);
+	c->called = true;
+	wl_list_remove(&c->listener.link);
+	wla_session_close_input(c->session, c->fd);
+	c->fds_after = open_fds();
+}
+
 /* Input devices go through the seat the card came through (libseat's
  * no-op backend stands in for seatd), and directly without one; an fd the
  * seat closed when its session ended is not closed again (its number may be
@@ -275,11 +293,22 @@ static void session_opens_input_through_the_seat(void)
 		CHECK(wla_session_open_input(session, "/nonexistent/event0", O_RDWR) < 0);
 		CHECK_LOGGED("session: input device /nonexistent/event0", "does not open it");
 		CHECK_INT(open_fds(), before);
-		/* The seat's session ends with a device open: the seat closes
-		 * it; the number, taken again, is not closed by us later. */
+		/* The seat's session ends with two devices open: the one
+		 * seat_end's listener closes goes through the seat; the other
+		 * the seat closes, and its number, taken again, is not closed
+		 * by us later. */
 		in = wla_session_open_input(session, "/dev/null", O_RDWR);
-		CHECK(in >= 0);
+		struct seat_end_closer closer = { .session = session,
+			.fd = wla_session_open_input(session, "/dev/zero", O_RDWR) };
+		CHECK(in >= 0 && closer.fd >= 0);
+		closer.listener.notify = close_at_seat_end;
+		wl_signal_add(&session->events.seat_end, &closer.listener);
+		harness_log_clear();
 		wlr_session_destroy(seat);
+		CHECK(closer.called && closer.fds_after == before + 1);
+		CHECK_LOGGED("session: input device /dev/null (fd", "still open when the seat's "
+			"session ended: closed by the seat");
+		CHECK(!LOGGED("session: input device /dev/zero (fd"));
 		CHECK(!wla_session_seats_input(session));
 		int other = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 		CHECK(other >= 0 && dup2(other, in) == in);
