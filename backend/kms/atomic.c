@@ -910,7 +910,16 @@ static int restore(struct wla_kms *kms)
 				kc->last_vblank_ns = now_ns;
 			} else {
 				/* The blocking modeset completed at the kernel's last
-				 * vblank: its count with its time stamp. */
+				 * vblank: its count with its time stamp, not behind
+				 * the clock since the last event (the kernel's count
+				 * may have lost a cycle while vblank interrupts were
+				 * off: vkms, whose count after re-enabling them is
+				 * one short under load). */
+				uint64_t on = kc->last_vblank_ns ? wla_kms_counted_seq(kc, ns) : 0;
+				if (seq < on) {
+					kc->seq_bias += on - seq;
+					seq = on;
+				}
 				when.tv_sec = (time_t)(ns / 1000000000u);
 				when.tv_nsec = (long)(ns % 1000000000u);
 				kc->last_vblank_ns = ns;
