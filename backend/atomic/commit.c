@@ -607,7 +607,21 @@ void wla_device_set_inactive(struct wla_device *dev, bool inactive)
 	if (inactive && !dev->inactive) {
 		for (size_t c = 0; c < dev->n_crtcs; c++) {
 			struct wla_crtc *crtc = dev->crtcs[c];
-			if (crtc && crtc->state && crtc->state->active) {
+			if (!crtc || !crtc->state || !crtc->state->active) {
+				continue;
+			}
+			/* Up to the driver's settled vblank where it says: a flip
+			 * that latched at the last vblank, its event unread,
+			 * missed nothing. */
+			struct wla_vblank_counters counters;
+			if (dev->funcs->vblank_counters &&
+					dev->funcs->vblank_counters(dev, crtc, &counters)) {
+				crtc->missed = wla_crtc_missed(crtc, counters.settled_seq);
+				struct wla_crtc_entry *e;
+				wl_list_for_each(e, &crtc->queue, link) {
+					e->counts_missed = false;
+				}
+			} else {
 				settle_missed(crtc);
 			}
 		}

@@ -100,10 +100,21 @@ static bool alone_vblank_at(struct wla_device *dev, struct wla_crtc *crtc, uint6
 	return true;
 }
 
+/* The vblanks reported (alone_vblank) or known to have passed (next set
+ * by hand): settled. */
+static bool alone_vblank_counters(struct wla_device *dev, struct wla_crtc *crtc,
+	struct wla_vblank_counters *counters)
+{
+	struct alone *a = alone_of(dev);
+	*counters = (struct wla_vblank_counters){ .seq = a->next - 1, .settled_seq = a->next - 1 };
+	return a->running;
+}
+
 static const struct wla_driver_funcs alone_funcs = {
 	.commit_tail = alone_commit_tail,
 	.now = alone_now,
 	.vblank_at = alone_vblank_at,
+	.vblank_counters = alone_vblank_counters,
 };
 
 static void on_present(struct wla_crtc *crtc, const struct wla_present *event, void *data)
@@ -303,6 +314,16 @@ int main(void)
 	wla_device_set_inactive(&a.dev, false);
 	alone_vblank(&a, 200);
 	CHECK(a.presented == 6 && a.crtc.missed == 2 && a.crtc.latches == 7);
+	/* Away right after a frame latched at vblank 201, its latch not yet
+	 * reported (an event unread): it missed nothing. */
+	a.now = wla_vblank_grid_ns(&a.grid, 201) - 2000000;
+	CHECK(test_flip(&a.dev, &a.crtc, fb, 9) == 0);
+	a.now = wla_vblank_grid_ns(&a.grid, 201) + 1000;
+	wla_device_set_inactive(&a.dev, true);
+	CHECK(a.crtc.missed == 2);
+	wla_device_set_inactive(&a.dev, false);
+	alone_vblank(&a, 201);
+	CHECK(a.presented == 7 && a.crtc.missed == 2 && a.crtc.latches == 8);
 
 	CHECK(wla_atomic_set_config(&a.crtc, &a.conn, NULL, NULL, 0) == 0);
 	CHECK(!a.running && pc.locks == 0 && pb.locks == 0);
