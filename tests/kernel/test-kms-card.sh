@@ -128,7 +128,9 @@ wla_wall_us=$wall_us
 # checked is that wlatomic lights every head wlroots lights, and runs
 # where wlroots does not (bochs). The figures printed for wlatomic are of
 # a second run after wlroots', as wlroots' is run: the client alone (no
-# drm_info polling beside it) and the guest warmed up by the first run.
+# drm_info polling beside it) and the guest warmed up by the first run
+# (each run starts on what the one before left on the card: wlroots'
+# run finds it off, wlatomic's measured run finds wlroots' frame lit).
 printf '%s --frames %s\n' "$(shell_quote "$CLIENT")" "$FRAMES" >"$TEST_DIR/startup-wlr.sh"
 start_ns=$(date +%s%N)
 wlr_status=0
@@ -146,6 +148,10 @@ wla_wall_us=$((($(date +%s%N) - start_ns) / 1000))
 expect_status 0
 wla_first=$(grep '^tinywl: stats ' "$TEST_DIR/stdout" | head -n 1 || true)
 [ -n "$wla_first" ] || fail "no stats line in wlatomic's measured run"
+n=$(grep -c '^tinywl: stats ' "$TEST_DIR/stdout" || true)
+[ "$n" -eq "$wla_heads" ] || fail "the measured run lit $n heads, the first $wla_heads"
+n=$(sed -n 's/.* frames_presented=\([0-9]*\).*/\1/p' <<<"$wla_first")
+[ "${n:-0}" -ge $((FRAMES * 9 / 10)) ] || fail "the measured run presented only ${n:-0} frames"
 if grep -E '\[ERROR\] \[(\.\./)+([^] ]*/)?(backend|render)/' "$TEST_DIR/stderr"; then
 	fail "wlatomic logged errors in its measured run"
 fi
