@@ -167,6 +167,18 @@ if [ "$wlr_status" -eq 0 ] && [ -n "$wlr_first" ]; then
 	echo "  wlroots:  $(field_of frames_presented "$wlr_first") presented in $((wlr_wall_us / 1000)) ms," \
 		"mean interval $(field_of interval_mean_us "$wlr_first") us, CPU" \
 		"$(field_of cpu_us_per_frame "$wlr_first") us/frame, $wlr_heads heads"
+	# Every head's frames, each backend's (the other heads draw at their
+	# own pace: their frames are part of the CPU of a first head's frame).
+	grep '^tinywl: stats ' "$TEST_DIR/stdout" >"$TEST_DIR/stats.measured" || true
+	grep '^tinywl: stats ' "$TEST_DIR/stdout.wlr" >"$TEST_DIR/stats.wlr" || true
+	while read -r line; do
+		echo "  wlatomic $(field_of output "$line"): $(field_of frames_presented "$line")" \
+			"frames, forced renders $(field_of forced_renders "$line")"
+	done <"$TEST_DIR/stats.measured"
+	while read -r line; do
+		echo "  wlroots  $(field_of output "$line"): $(field_of frames_presented "$line")" \
+			"frames, forced renders $(field_of forced_renders "$line")"
+	done <"$TEST_DIR/stats.wlr"
 	[ "$wla_heads" -ge "$wlr_heads" ] ||
 		fail "wlroots lit $wlr_heads heads, wlatomic $wla_heads"
 else
