@@ -612,7 +612,9 @@ void wla_device_set_inactive(struct wla_device *dev, bool inactive)
 			}
 			/* Up to the driver's settled vblank where it says: a flip
 			 * that latched at the last vblank, its event unread,
-			 * missed nothing. */
+			 * missed nothing. (A flip late past that, its event not
+			 * come, is then not counted: a miss less, not one
+			 * invented.) */
 			struct wla_vblank_counters counters;
 			if (dev->funcs->vblank_counters &&
 					dev->funcs->vblank_counters(dev, crtc, &counters)) {

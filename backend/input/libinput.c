@@ -61,6 +61,9 @@ struct wla_libinput {
 	/* The session is away (wla_libinput_set_active): every device is
 	 * out of libinput, and none is opened until it is back. */
 	bool away;
+	/* The seat that opened them ended (wla_libinput_close_all): none is
+	 * opened again. */
+	bool closed;
 };
 
 static int open_restricted(const char *path, int flags, void *data)
@@ -204,9 +207,20 @@ static struct added_path *find_added(struct wla_libinput *l, const char *sysname
 	return NULL;
 }
 
+/* The entry added for path (as the configuration names it). */
+static struct added_path *find_added_path(struct wla_libinput *l, const char *path)
+{
+	struct added_path *a;
+	wl_list_for_each(a, &l->added, link) {
+		if (strcmp(a->path, path) == 0) {
+			return a;
+		}
+	}
+	return NULL;
+}
+
 /* Forget an added device. remove: also take it from libinput (a uevent
- * said it is gone); not when libinput removed it itself (a read error, its
- * DEVICE_REMOVED): removing it twice would free it twice. */
+ * said it is gone). */
 static void drop_added(struct added_path *a, bool remove)
 {
 	if (a->handle) {
@@ -608,12 +622,11 @@ static void process_event(struct wla_libinput *l, struct libinput_event *event)
 				libinput_device_get_name(handle));
 			forget(rd);
 		}
-		/* libinput dropped it itself (a read error): unplugged (its
-		 * uevent drops the entry), or revoked by the seat, which does
-		 * that before it tells the session is inactive (seatd): the
-		 * entry stays, to be added again when the session is back. A
-		 * device taken out for a session switch has no handle any
-		 * more. */
+		/* Ours took it out (a switch, a uevent): no handle matches.
+		 * libinput's path context does not drop a device itself on a
+		 * read error (a revoke, an unplug: it stops reading it); were
+		 * one to, the entry stays, to be added again when the session
+		 * is next back unless its uevent says it is unplugged. */
 		struct added_path *a;
 		wl_list_for_each(a, &l->added, link) {
 			if (a->handle == handle) {
@@ -833,6 +846,9 @@ void wla_libinput_set_active(struct wla_input *input, bool active)
 		return;
 	}
 	struct added_path *a, *tmp;
+	if (l->closed) {
+		return;
+	}
 	if (active && l->away) {
 		l->away = false;
 		size_t opened = 0, lost = 0;
@@ -852,7 +868,9 @@ void wla_libinput_set_active(struct wla_input *input, bool active)
 		const struct wla_config *cfg = config_of(l);
 		for (size_t i = 0; i < cfg->n_input_devices; i++) {
 			const char *entry = cfg->input_devices[i];
-			if (entry[0] == '/' && access(entry, F_OK) == 0) {
+			char why[160];
+			if (entry[0] == '/' && !find_added_path(l, entry) &&
+					!path_problem(l, entry, why, sizeof(why))) {
 				add_path(l, entry, "named by path");
 			}
 		}
@@ -883,6 +901,7 @@ void wla_libinput_close_all(struct wla_input *input, const char *why)
 		return;
 	}
 	l->away = true;
+	l->closed = true;
 	struct added_path *a;
 	wl_list_for_each(a, &l->added, link) {
 		release_added(a);

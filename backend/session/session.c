@@ -73,11 +73,12 @@ static void handle_seat_destroy(struct wl_listener *listener, void *data)
 	}
 	struct wla_card *card, *tmp;
 	wl_list_for_each_safe(card, tmp, &session->cards, link) {
-		if (!wla_doomed(&session->hold)) {
-			wl_signal_emit(&card->events.session_end, card);
-			wlr_log(WLR_INFO, "session: card %s: the seat's session ended: fd %s",
-				card->path, card->through_seat ? "closed by the seat" : "still ours");
-		}
+		/* Told even when a listener destroyed the backend meanwhile:
+		 * a driver whose destroy waits hears its fd goes (one that is
+		 * gone removed its listener). */
+		wl_signal_emit(&card->events.session_end, card);
+		wlr_log(WLR_INFO, "session: card %s: the seat's session ended: fd %s",
+			card->path, card->through_seat ? "closed by the seat" : "still ours");
 		if (card->through_seat) {
 			card->fd = -1;
 			card->seat_dev = NULL;

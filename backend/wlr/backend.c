@@ -213,10 +213,13 @@ static void handle_device_active(struct wla_device *dev, void *data)
 	wlr_log(WLR_INFO, "device %s: session %s", dev->name, dev->inactive ?
 		"inactive: no frame events until it is back" : "active again");
 	wla_hold(&backend->hold);
-	/* Input goes quiet with the display: the seat is another's. */
-	wla_input_hold(backend->input);
-	wla_libinput_set_active(backend->input, !dev->inactive);
-	if (!wla_input_release(backend->input) || wla_doomed(&backend->hold)) {
+	/* Input goes quiet with the display: the seat is another's. A
+	 * listener of what it tells may destroy the backend (backend->input
+	 * NULL then): the input held is released. */
+	struct wla_input *input = backend->input;
+	wla_input_hold(input);
+	wla_libinput_set_active(input, !dev->inactive);
+	if (!wla_input_release(input) || wla_doomed(&backend->hold)) {
 		wla_backend_release(backend);
 		return;
 	}

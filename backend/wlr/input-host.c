@@ -113,9 +113,10 @@ static void handle_seat_end(struct wl_listener *listener, void *data)
 	/* Their removal is told to the compositor, whose listener may destroy
 	 * the backend. */
 	wla_hold(&backend->hold);
-	wla_input_hold(backend->input);
-	wla_libinput_close_all(backend->input, "the seat's session ended");
-	wla_input_release(backend->input);
+	struct wla_input *input = backend->input; /* NULL once destroyed */
+	wla_input_hold(input);
+	wla_libinput_close_all(input, "the seat's session ended");
+	wla_input_release(input);
 	wla_backend_release(backend);
 }
 
