@@ -207,18 +207,6 @@ static struct added_path *find_added(struct wla_libinput *l, const char *sysname
 	return NULL;
 }
 
-/* The entry added for path (as the configuration names it). */
-static struct added_path *find_added_path(struct wla_libinput *l, const char *path)
-{
-	struct added_path *a;
-	wl_list_for_each(a, &l->added, link) {
-		if (strcmp(a->path, path) == 0) {
-			return a;
-		}
-	}
-	return NULL;
-}
-
 /* Forget an added device. remove: also take it from libinput (a uevent
  * said it is gone). */
 static void drop_added(struct added_path *a, bool remove)
@@ -869,8 +857,8 @@ void wla_libinput_set_active(struct wla_input *input, bool active)
 		for (size_t i = 0; i < cfg->n_input_devices; i++) {
 			const char *entry = cfg->input_devices[i];
 			char why[160];
-			if (entry[0] == '/' && !find_added_path(l, entry) &&
-					!path_problem(l, entry, why, sizeof(why))) {
+			/* One there already is skipped by add_path. */
+			if (entry[0] == '/' && !path_problem(l, entry, why, sizeof(why))) {
 				add_path(l, entry, "named by path");
 			}
 		}
