@@ -154,14 +154,10 @@ static int open_fds(void)
 	return n;
 }
 
-/*
- * With a display, a card is opened through the seat first, also where this
- * process could open it directly (root: libseat's built-in backend gives
- * VT switches that way). libseat's no-op backend stands in for a seat
- * here: it opens the path, the check refuses it (/dev/null is no card),
- * and the seat closes it again; nothing is opened directly.
- */
-static void session_opens_through_the_seat_first(void)
+/* body(display) in a child process, where libseat's no-op backend stands
+ * in for a seat (it opens what it is asked, and never says it is active);
+ * the child's failures fail the test. */
+static void in_child_with_noop_seat(void (*body)(struct wl_display *display))
 {
 	fflush(NULL);
 	pid_t pid = fork();
@@ -169,19 +165,7 @@ static void session_opens_through_the_seat_first(void)
 		setenv("LIBSEAT_BACKEND", "noop", 1);
 		harness_test_failures = 0;
 		struct wl_display *display = wl_display_create();
-		struct wla_session *session =
-			wla_session_create(wl_display_get_event_loop(display), display);
-		harness_log_clear();
-		CHECK(open_drm_device(session, "/dev/null") == NULL);
-		CHECK(session->seat != NULL);
-		CHECK_LOGGED("session: a seat session of our own", "seat noop");
-		CHECK_LOGGED("session: drm-device /dev/null", "not a KMS device");
-		CHECK(!LOGGED("opening it directly"));
-		int fds = open_fds();
-		/* Twice: the seat's device is closed on each refusal. */
-		CHECK(open_drm_device(session, "/dev/null") == NULL);
-		CHECK_INT(open_fds(), fds);
-		wla_session_destroy(session);
+		body(display);
 		wl_display_destroy(display);
 		_exit(harness_test_failures ? 1 : 0);
 	}
@@ -190,42 +174,64 @@ static void session_opens_through_the_seat_first(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+ * With a display, a card is opened through the seat first, also where this
+ * process could open it directly (root: libseat's built-in backend gives
+ * VT switches that way). libseat's no-op backend stands in for a seat
+ * here: it opens the path, the check refuses it (/dev/null is no card),
+ * and the seat closes it again; nothing is opened directly.
+ */
+static void session_opens_through_the_seat_first_child(struct wl_display *display)
+{
+	struct wla_session *session =
+		wla_session_create(wl_display_get_event_loop(display), display);
+	harness_log_clear();
+	CHECK(open_drm_device(session, "/dev/null") == NULL);
+	CHECK(session->seat != NULL);
+	CHECK_LOGGED("session: a seat session of our own", "seat noop");
+	CHECK_LOGGED("session: drm-device /dev/null", "not a KMS device");
+	CHECK(!LOGGED("opening it directly"));
+	int fds = open_fds();
+	/* Twice: the seat's device is closed on each refusal. */
+	CHECK(open_drm_device(session, "/dev/null") == NULL);
+	CHECK_INT(open_fds(), fds);
+	wla_session_destroy(session);
+}
+
+static void session_opens_through_the_seat_first(void)
+{
+	in_child_with_noop_seat(session_opens_through_the_seat_first_child);
+}
+
 /* A seat session the compositor made (wlroots' libinput backend's) is
  * used, not a second one, and is not destroyed with ours. */
+static void session_uses_the_compositors_seat_child(struct wl_display *display)
+{
+	struct wlr_session *seat = wlr_session_create(display);
+	CHECK(seat != NULL);
+	struct wla_session *session =
+		wla_session_create(wl_display_get_event_loop(display), display);
+	harness_log_clear();
+	wla_session_borrow_seat(session, seat);
+	CHECK_LOGGED("session: the compositor's seat session");
+	CHECK(open_drm_device(session, "/dev/null") == NULL);
+	CHECK(session->seat == seat);
+	/* No second seat was asked for. */
+	CHECK(!LOGGED("session: a seat session of our own"));
+	CHECK_LOGGED("session: drm-device /dev/null", "not a KMS device");
+	wla_session_destroy(session);
+	/* Still the compositor's: it can open a device and end. */
+	struct wlr_device *dev = wlr_session_open_file(seat, "/dev/null");
+	CHECK(dev != NULL);
+	if (dev) {
+		wlr_session_close_file(seat, dev);
+	}
+	wlr_session_destroy(seat);
+}
+
 static void session_uses_the_compositors_seat(void)
 {
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv("LIBSEAT_BACKEND", "noop", 1);
-		harness_test_failures = 0;
-		struct wl_display *display = wl_display_create();
-		struct wlr_session *seat = wlr_session_create(display);
-		CHECK(seat != NULL);
-		struct wla_session *session =
-			wla_session_create(wl_display_get_event_loop(display), display);
-		harness_log_clear();
-		wla_session_borrow_seat(session, seat);
-		CHECK_LOGGED("session: the compositor's seat session");
-		CHECK(open_drm_device(session, "/dev/null") == NULL);
-		CHECK(session->seat == seat);
-		/* No second seat was asked for. */
-		CHECK(!LOGGED("session: a seat session of our own"));
-		CHECK_LOGGED("session: drm-device /dev/null", "not a KMS device");
-		wla_session_destroy(session);
-		/* Still the compositor's: it can open a device and end. */
-		struct wlr_device *dev = wlr_session_open_file(seat, "/dev/null");
-		CHECK(dev != NULL);
-		if (dev) {
-			wlr_session_close_file(seat, dev);
-		}
-		wlr_session_destroy(seat);
-		wl_display_destroy(display);
-		_exit(harness_test_failures ? 1 : 0);
-	}
-	int status = 0;
-	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	in_child_with_noop_seat(session_uses_the_compositors_seat_child);
 }
 
 /* A listener of seat_end that closes one input device, as input does. */
@@ -250,6 +256,59 @@ static void close_at_seat_end(struct wl_listener *listener, void *data)
  * no-op backend stands in for seatd), and directly without one; an fd the
  * seat closed when its session ended is not closed again (its number may be
  * another file's by then). */
+static void session_opens_input_through_the_seat_child(struct wl_display *display)
+{
+	struct wlr_session *seat = wlr_session_create(display);
+	CHECK(seat != NULL);
+	struct wla_session *session =
+		wla_session_create(wl_display_get_event_loop(display), display);
+	wla_session_borrow_seat(session, seat);
+	/* A seat that gave no card gives no input devices either. */
+	CHECK(!wla_session_seats_input(session));
+	struct wla_card card;
+	card_init(&card, "/dev/dri/card9", -1);
+	card.through_seat = true;
+	card.session = session;
+	wl_list_insert(&session->cards, &card.link);
+	CHECK(wla_session_seats_input(session));
+	harness_log_clear();
+	int before = open_fds();
+	int in = wla_session_open_input(session, "/dev/null", O_RDWR | O_NONBLOCK);
+	CHECK(in >= 0);
+	CHECK_LOGGED("session: input device /dev/null opened through seat");
+	CHECK_INT(open_fds(), before + 1);
+	wla_session_close_input(session, in);
+	CHECK_INT(open_fds(), before);
+	CHECK(wla_session_open_input(session, "/nonexistent/event0", O_RDWR) < 0);
+	CHECK_LOGGED("session: input device /nonexistent/event0", "does not open it");
+	CHECK_INT(open_fds(), before);
+	/* The seat's session ends with two devices open: the one
+	 * seat_end's listener closes goes through the seat; the other
+	 * the seat closes, and its number, taken again, is not closed
+	 * by us later. */
+	in = wla_session_open_input(session, "/dev/null", O_RDWR);
+	struct seat_end_closer closer = { .session = session,
+		.fd = wla_session_open_input(session, "/dev/zero", O_RDWR) };
+	CHECK(in >= 0 && closer.fd >= 0);
+	closer.listener.notify = close_at_seat_end;
+	wl_signal_add(&session->events.seat_end, &closer.listener);
+	harness_log_clear();
+	wlr_session_destroy(seat);
+	CHECK(closer.called && closer.fds_after == before + 1);
+	CHECK_LOGGED("session: input device /dev/null (fd", "still open when the seat's "
+		"session ended: closed by the seat");
+	CHECK(!LOGGED("session: input device /dev/zero (fd"));
+	CHECK(!wla_session_seats_input(session));
+	int other = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	CHECK(other >= 0 && dup2(other, in) == in);
+	close(other);
+	wla_session_close_input(session, in);
+	CHECK(fcntl(in, F_GETFD) >= 0);
+	close(in);
+	wl_list_remove(&card.link);
+	wla_session_destroy(session);
+}
+
 static void session_opens_input_through_the_seat(void)
 {
 	struct wla_session *direct = wla_session_create(NULL, NULL);
@@ -263,67 +322,7 @@ static void session_opens_input_through_the_seat(void)
 	CHECK_INT(wla_session_open_input(direct, "/nonexistent/event0", O_RDWR), -ENOENT);
 	wla_session_destroy(direct);
 
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv("LIBSEAT_BACKEND", "noop", 1);
-		harness_test_failures = 0;
-		struct wl_display *display = wl_display_create();
-		struct wlr_session *seat = wlr_session_create(display);
-		CHECK(seat != NULL);
-		struct wla_session *session =
-			wla_session_create(wl_display_get_event_loop(display), display);
-		wla_session_borrow_seat(session, seat);
-		/* A seat that gave no card gives no input devices either. */
-		CHECK(!wla_session_seats_input(session));
-		struct wla_card card;
-		card_init(&card, "/dev/dri/card9", -1);
-		card.through_seat = true;
-		card.session = session;
-		wl_list_insert(&session->cards, &card.link);
-		CHECK(wla_session_seats_input(session));
-		harness_log_clear();
-		int before = open_fds();
-		int in = wla_session_open_input(session, "/dev/null", O_RDWR | O_NONBLOCK);
-		CHECK(in >= 0);
-		CHECK_LOGGED("session: input device /dev/null opened through seat");
-		CHECK_INT(open_fds(), before + 1);
-		wla_session_close_input(session, in);
-		CHECK_INT(open_fds(), before);
-		CHECK(wla_session_open_input(session, "/nonexistent/event0", O_RDWR) < 0);
-		CHECK_LOGGED("session: input device /nonexistent/event0", "does not open it");
-		CHECK_INT(open_fds(), before);
-		/* The seat's session ends with two devices open: the one
-		 * seat_end's listener closes goes through the seat; the other
-		 * the seat closes, and its number, taken again, is not closed
-		 * by us later. */
-		in = wla_session_open_input(session, "/dev/null", O_RDWR);
-		struct seat_end_closer closer = { .session = session,
-			.fd = wla_session_open_input(session, "/dev/zero", O_RDWR) };
-		CHECK(in >= 0 && closer.fd >= 0);
-		closer.listener.notify = close_at_seat_end;
-		wl_signal_add(&session->events.seat_end, &closer.listener);
-		harness_log_clear();
-		wlr_session_destroy(seat);
-		CHECK(closer.called && closer.fds_after == before + 1);
-		CHECK_LOGGED("session: input device /dev/null (fd", "still open when the seat's "
-			"session ended: closed by the seat");
-		CHECK(!LOGGED("session: input device /dev/zero (fd"));
-		CHECK(!wla_session_seats_input(session));
-		int other = open("/dev/zero", O_RDONLY | O_CLOEXEC);
-		CHECK(other >= 0 && dup2(other, in) == in);
-		close(other);
-		wla_session_close_input(session, in);
-		CHECK(fcntl(in, F_GETFD) >= 0);
-		close(in);
-		wl_list_remove(&card.link);
-		wla_session_destroy(session);
-		wl_display_destroy(display);
-		_exit(harness_test_failures ? 1 : 0);
-	}
-	int status = 0;
-	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	in_child_with_noop_seat(session_opens_input_through_the_seat_child);
 }
 
 int main(void)
