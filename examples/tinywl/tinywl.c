@@ -70,7 +70,6 @@ struct tinywl_server {
 	struct wlr_renderer *renderer;
 	struct wlr_allocator *allocator;
 	struct wlr_scene *scene;
-	struct wlr_scene_rect *background;
 	struct wla_scene *planes; /* wlatomic's plane helper for the scene */
 	struct wlr_output_layout *output_layout;
 	struct wlr_output_manager_v1 *output_manager;
@@ -113,6 +112,10 @@ struct tinywl_output {
 	struct wl_list link;
 	struct tinywl_server *server;
 	struct wlr_output *wlr_output;
+	/* The background under this output's part of the layout: one rect per
+	 * output, not one over the layout's box, which wlroots 0.15's pixman
+	 * renderer would allocate and fill whole for every frame it damages. */
+	struct wlr_scene_rect *background;
 	/* --deadline: the last render durations and the timer of the next render. */
 	uint64_t render_ns[TINYWL_RENDER_SAMPLES];
 	uint64_t n_render;
@@ -544,6 +547,9 @@ static void handle_output_destroy(struct wl_listener *listener, void *data)
 {
 	struct tinywl_output *output = wl_container_of(listener, output, destroy);
 	remap_inputs(output->server, output->wlr_output);
+	if (output->background != NULL) {
+		wlr_scene_node_destroy(&output->background->node);
+	}
 	if (output->deadline_timer != NULL) {
 		wl_event_source_remove(output->deadline_timer);
 	}
@@ -556,11 +562,18 @@ static void handle_output_destroy(struct wl_listener *listener, void *data)
 static void handle_layout_change(struct wl_listener *listener, void *data)
 {
 	struct tinywl_server *server = wl_container_of(listener, server, layout_change);
-	struct wlr_box *box = wlr_output_layout_get_box(server->output_layout, NULL);
-	wlr_scene_node_set_position(&server->background->node, box->x, box->y);
-	wlr_scene_rect_set_size(server->background, box->width, box->height);
-	/* Windows on planes moved relative to their outputs: place again. */
 	struct tinywl_output *output;
+	wl_list_for_each(output, &server->outputs, link) {
+		struct wlr_box *box = wlr_output_layout_get_box(server->output_layout,
+			output->wlr_output);
+		bool shown = box != NULL && !wlr_box_empty(box);
+		wlr_scene_node_set_enabled(&output->background->node, shown);
+		if (shown) {
+			wlr_scene_node_set_position(&output->background->node, box->x, box->y);
+			wlr_scene_rect_set_size(output->background, box->width, box->height);
+		}
+	}
+	/* Windows on planes moved relative to their outputs: place again. */
 	wl_list_for_each(output, &server->outputs, link) {
 		wlr_output_schedule_frame(output->wlr_output);
 	}
@@ -585,6 +598,16 @@ static void handle_new_output(struct wl_listener *listener, void *data)
 	}
 	output->server = server;
 	output->wlr_output = wlr_output;
+	static const float background[4] = { (TINYWL_BACKGROUND >> 16) / 255.0f,
+		((TINYWL_BACKGROUND >> 8) & 0xff) / 255.0f, (TINYWL_BACKGROUND & 0xff) / 255.0f, 1 };
+	output->background = wlr_scene_rect_create(&server->scene->node, 0, 0, background);
+	if (output->background == NULL) {
+		wlr_log(WLR_ERROR, "tinywl: output %s: no background (out of memory)",
+			wlr_output->name);
+		free(output);
+		return;
+	}
+	wlr_scene_node_lower_to_bottom(&output->background->node);
 	if (server->deadline && (output->deadline_timer = wl_event_loop_add_timer(
 			server->loop, handle_deadline_timer, output)) == NULL) {
 		/* Rendering at the frame event still works: say so, go on. */
@@ -850,9 +873,6 @@ static bool server_init(struct tinywl_server *server)
 
 	server->scene = wlr_scene_create();
 	wlr_scene_attach_output_layout(server->scene, server->output_layout);
-	static const float background[4] = { (TINYWL_BACKGROUND >> 16) / 255.0f,
-		((TINYWL_BACKGROUND >> 8) & 0xff) / 255.0f, (TINYWL_BACKGROUND & 0xff) / 255.0f, 1 };
-	server->background = wlr_scene_rect_create(&server->scene->node, 0, 0, background);
 	wlr_scene_set_presentation(server->scene,
 		wlr_presentation_create(display, server->backend));
 	/* Windows on planes (render_output); destroyed with the scene. */
@@ -941,6 +961,11 @@ static void server_finish(struct tinywl_server *server)
 	 * learns about the layout's destruction, not the scene's. */
 	wlr_output_layout_destroy(server->output_layout);
 	if (server->scene != NULL) {
+		/* The outputs' backgrounds go with it. */
+		struct tinywl_output *output;
+		wl_list_for_each(output, &server->outputs, link) {
+			output->background = NULL;
+		}
 		wlr_scene_node_destroy(&server->scene->node);
 	}
 	wlr_backend_destroy(server->backend);
