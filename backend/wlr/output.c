@@ -465,6 +465,14 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
 		return ret;
 	}
 	out->crtc_taken_over = false;
+	if (!req->enabled) {
+		out->last_present_ns = 0;
+		out->restart_pending = false;
+	} else if (req->has_mode || req->retrain || !out->base.enabled || !was_active) {
+		out->restart_commit_seq = req->commit_seq;
+		out->restart_pending = true;
+		out->last_present_ns = 0;
+	}
 	wla_output_overlays_committed(out, req->enabled);
 	cursor_sent(out);
 	if (req->buffer) {
@@ -1076,11 +1084,16 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 		out->stats.frames_presented++;
 		out->stats.frames_client_planes += (ev->flags & WLA_PRESENT_CLIENT_PLANE) != 0;
 		uint64_t t = wla_timespec_to_ns(&when);
-		if (out->last_present_ns) {
+		if (out->restart_pending && (uint32_t)ev->commit_seq == out->restart_commit_seq) {
+			out->restart_pending = false;
+			out->last_present_ns = 0;
+		} else if (out->last_present_ns) {
 			out->intervals[out->n_intervals++ % WLA_STATS_WINDOW] =
 				t - out->last_present_ns;
+			out->last_present_ns = t;
+		} else {
+			out->last_present_ns = t;
 		}
-		out->last_present_ns = t;
 	} else if (ev->discarded) {
 		out->stats.frames_discarded++;
 	} else if (ev->failed) {

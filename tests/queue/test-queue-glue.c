@@ -724,17 +724,22 @@ static void stats_after_real_vblanks_count_presents_discards_and_refusals(void)
 	CHECK_INT(st.frames_committed, 1 + f.auto_commits);
 	CHECK_INT(st.frames_discarded, 0);
 	CHECK_INT(st.refused, 0);
-	CHECK_INT(st.intervals, presented - 1);
+	/* The enabling frame's present starts no interval: it came at the
+	 * vblank the output came on at. */
+	CHECK_INT(st.intervals, presented - 2);
 	CHECK(st.vblanks >= (uint64_t)presented);
 	CHECK(st.missed_vblanks < st.vblanks);
 	CHECK(st.last_seq >= f.events[f.n_events - 1].seq);
 
-	/* The distribution is that of the intervals the events reported. */
+	/* The distribution is that of the intervals the events reported
+	 * after the enabling frame's. */
 	uint64_t iv[MAX_GEVENTS];
 	size_t n = 0;
 	for (size_t i = 1; i < f.n_events; i++) {
 		CHECK(f.events[i].presented);
-		iv[n++] = f.events[i].when_ns - f.events[i - 1].when_ns;
+		if (i >= 2) {
+			iv[n++] = f.events[i].when_ns - f.events[i - 1].when_ns;
+		}
 		/* Latch times are on the vblank grid, at the vblank of their seq. */
 		CHECK(f.events[i].seq > f.events[i - 1].seq);
 		CHECK_INT(f.events[i].when_ns, vblank_ns(&f, f.events[i].seq - seq0));
@@ -805,6 +810,71 @@ static void stats_after_real_vblanks_count_presents_discards_and_refusals(void)
 	gf_finish(&f);
 }
 
+/* Present intervals are those of a running timing: the frame that lit the
+ * output up or changed its mode came at the vblank it came on at, and the
+ * time the output was off is no frame's interval. */
+static void intervals_start_afresh_after_an_enable_or_a_mode_change(void)
+{
+	struct gf f;
+	CHECK(gf_init(&f, 1, false, true));
+	struct wlr_buffer *bufs[2] = { buffer_create(0xff111111, NULL),
+		buffer_create(0xff222222, NULL) };
+	CHECK(enable_output(&f, bufs[0]));
+	for (uint64_t k = 1; k <= 3; k++) {
+		gf_vblank(&f, k);
+		if (k < 3) {
+			CHECK(commit_buffer(&f, bufs[k % 2]));
+		}
+	}
+	CHECK_INT(f.presented, 3);
+	struct wla_output_stats st;
+	CHECK(wla_output_get_stats(f.output, &st));
+	/* Frames at vblanks 1 (the enable), 2 and 3: one interval, 2 to 3. */
+	CHECK_INT(st.intervals, 1);
+	CHECK_INT(st.interval_max_ns, vblank_ns(&f, 3) - vblank_ns(&f, 2));
+
+	/* Off for a hundred periods, then on again: still one period at most. */
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	gf_advance_to(&f, f.now + 100 * P60);
+	CHECK(enable_output(&f, bufs[0]));
+	for (uint64_t k = 1; k <= 3; k++) {
+		gf_vblank(&f, k);
+		if (k < 3) {
+			CHECK(commit_buffer(&f, bufs[k % 2]));
+		}
+	}
+	CHECK_INT(f.presented, 6);
+	CHECK(wla_output_get_stats(f.output, &st));
+	CHECK_INT(st.intervals, 2);
+	CHECK(st.interval_max_ns <= P60 + 1);
+
+	/* A mode change (30 Hz): its frame starts the intervals again. */
+	wlr_output_set_custom_mode(f.output, W, H, MHZ_60 / 2);
+	wlr_output_attach_buffer(f.output, bufs[0]);
+	CHECK(wlr_output_commit(f.output));
+	wl_event_loop_dispatch_idle(f.loop);
+	for (int want = 7; want <= 9; want++) {
+		for (uint64_t t = f.now; f.presented < want && t < f.now + 8 * P60; t += P60 / 4) {
+			gf_advance_to(&f, t);
+		}
+		CHECK_INT(f.presented, want);
+		if (want < 9) {
+			CHECK(commit_buffer(&f, bufs[want % 2]));
+		}
+	}
+	CHECK(wla_output_get_stats(f.output, &st));
+	CHECK_INT(st.intervals, 3);
+	size_t e = f.n_events;
+	CHECK(e >= 2 && f.events[e - 1].refresh > 30000000 && f.events[e - 1].refresh < 40000000);
+	CHECK_INT(st.interval_max_ns, f.events[e - 1].when_ns - f.events[e - 2].when_ns);
+	wlr_output_enable(f.output, false);
+	CHECK(wlr_output_commit(f.output));
+	wlr_buffer_drop(bufs[0]);
+	wlr_buffer_drop(bufs[1]);
+	gf_finish(&f);
+}
+
 static void a_real_run_at_depth_3_presents_every_frame_once_in_order(void)
 {
 	struct gf f;
@@ -851,6 +921,7 @@ int main(void)
 	RUN_TEST(the_frame_deadline_is_the_latch_after_the_queued_frames);
 	RUN_TEST(in_mailbox_mode_frame_events_come_while_fewer_than_depth_frames_wait);
 	RUN_TEST(stats_after_real_vblanks_count_presents_discards_and_refusals);
+	RUN_TEST(intervals_start_afresh_after_an_enable_or_a_mode_change);
 	RUN_TEST(a_real_run_at_depth_3_presents_every_frame_once_in_order);
 	HARNESS_EXIT();
 }
