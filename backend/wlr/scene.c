@@ -645,19 +645,22 @@ static bool commit_composited(struct wla_scene_output *so, struct wlr_scene_outp
 	sample_overlays(so);
 	uint32_t seq = output->commit_seq;
 	bool ok = true;
-	/* Render only what the scene has changed, or a frame someone else
-	 * asked for: a frame asked for by a node on a plane
-	 * (wlr_output_schedule_frame marks the output as needing one) is no
-	 * reason to, and would redraw the whole output (the swapchain's
-	 * buffers do not age while the last frame is committed again). */
+	/* Render only what the scene has changed. A frame asked for without
+	 * damage here (wlroots 0.15's scene asks every output for a frame at
+	 * any damage, a capture or a pending gamma table waits for one, a
+	 * node on a plane asks for one) is the last frame again: rendered,
+	 * it would take another of the swapchain's buffers, whose age, with
+	 * a flip queue deeper than 1, soon outgrows the damage wlroots keeps,
+	 * and the whole output would be drawn again (the swapchain's buffers
+	 * do not age while the last frame is committed again). */
 	if (pixman_region32_not_empty(&scene_output->damage->current) ||
-			(output->needs_frame && !dirty) || so->last_primary == NULL) {
+			so->last_primary == NULL) {
 		ok = wlr_scene_output_commit(scene_output);
 	}
-	if (output->commit_seq == seq && dirty) {
-		/* Nothing to render, but the planes changed: the last frame
-		 * again with them, or (its size is not the mode's any more, or
-		 * it is refused) a whole new one. */
+	if (output->commit_seq == seq && (dirty || output->needs_frame)) {
+		/* Nothing to render, but the planes changed or a frame was
+		 * asked for: the last frame again, or (its size is not the
+		 * mode's any more, or it is refused) a whole new one. */
 		struct wlr_buffer *last = so->last_primary;
 		bool again = false;
 		if (last != NULL && last->width == output->width &&
