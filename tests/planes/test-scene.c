@@ -253,6 +253,42 @@ SCENE_TEST(a_frame_where_only_a_plane_changed_is_committed)
 	CHECK_PIXEL(captured_pixel(15, 25), BACKGROUND);
 }
 
+static struct wlr_buffer *last_committed;
+
+static void handle_commit(struct wl_listener *listener, void *data)
+{
+	const struct wlr_output_event_commit *ev = data;
+	if (ev->buffer != NULL) {
+		last_committed = ev->buffer;
+	}
+}
+
+/* A frame asked for without damage (wlroots 0.15's scene asks every output
+ * for one at any damage anywhere; a capture waits for one) shows the last
+ * frame again: a new render would take another swapchain buffer, which
+ * ages the others past the damage wlroots keeps. */
+SCENE_TEST(a_frame_asked_for_without_damage_is_the_last_frame_again)
+{
+	struct wl_listener commit = { .notify = handle_commit };
+	wl_signal_add(&t.out[1]->events.commit, &commit);
+	CHECK(redraw(1));
+	struct wlr_buffer *shown = last_committed;
+	CHECK(shown != NULL);
+	/* Damage on the first output only: the scene asks the second too. */
+	add_buffer(10, 20, W, H, BLUE, NULL);
+	CHECK(!pixman_region32_not_empty(&t.so[1]->damage->current));
+	CHECK(t.out[1]->needs_frame);
+	for (int k = 0; k < 3; k++) {
+		CHECK(frame_on(1));
+		CHECK(last_committed == shown);
+		wlr_output_schedule_frame(t.out[1]);
+	}
+	/* Damage is rendered, into another buffer. */
+	CHECK(redraw(1));
+	CHECK(last_committed != shown);
+	wl_list_remove(&commit.link);
+}
+
 SCENE_TEST(what_a_plane_cannot_show_is_composited)
 {
 	/* Partly off the output. */
@@ -370,6 +406,7 @@ int main(void)
 	harness_init();
 	RUN_TEST(a_node_that_fits_goes_on_an_overlay_and_is_still_hit);
 	RUN_TEST(a_frame_where_only_a_plane_changed_is_committed);
+	RUN_TEST(a_frame_asked_for_without_damage_is_the_last_frame_again);
 	RUN_TEST(what_a_plane_cannot_show_is_composited);
 	RUN_TEST(a_node_moving_onto_another_output_is_drawn_there_at_once);
 	RUN_TEST(a_node_destroyed_mid_flip_is_released_after);
