@@ -633,6 +633,50 @@ static bool commit_direct(struct wla_scene_output *so, struct wla_scene_entry *p
 	return false;
 }
 
+/* Whether the last frame can go out again as it is: nothing else pending
+ * (a gamma table, a mode, ... that wlr_output_rollback would drop when the
+ * commit is refused), and nothing wlroots 0.15 refuses a buffer it did not
+ * render for (a frame pending, a capture's lock, a software cursor, another
+ * size). */
+static bool can_repeat(struct wla_scene_output *so)
+{
+	struct wlr_output *output = so->output;
+	struct wlr_buffer *last = so->last_primary;
+	if (last == NULL || output->pending.committed != 0 || output->frame_pending ||
+			output->attach_render_locks > 0 || last->width != output->width ||
+			last->height != output->height) {
+		return false;
+	}
+	struct wlr_output_cursor *cursor;
+	wl_list_for_each(cursor, &output->cursors, link) {
+		if (cursor->enabled && cursor->visible && cursor != output->hardware_cursor) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The scene's surfaces whose primary output this is were sampled by the
+ * frame shown again, as the scene's render would have told: a surface
+ * committed without damage gets its presentation feedback. */
+static void sample_scene_surfaces(struct wlr_scene_node *node, struct wlr_output *output,
+	struct wlr_presentation *presentation)
+{
+	if (!node->state.enabled) {
+		return;
+	}
+	if (node->type == WLR_SCENE_NODE_SURFACE) {
+		struct wlr_scene_surface *ss = wlr_scene_surface_from_node(node);
+		if (ss->primary_output == output) {
+			wlr_presentation_surface_sampled_on_output(presentation, ss->surface, output);
+		}
+	}
+	struct wlr_scene_node *child;
+	wl_list_for_each(child, &node->state.children, state.link) {
+		sample_scene_surfaces(child, output, presentation);
+	}
+}
+
 static bool commit_composited(struct wla_scene_output *so, struct wlr_scene_output *scene_output,
 	bool dirty)
 {
@@ -656,22 +700,25 @@ static bool commit_composited(struct wla_scene_output *so, struct wlr_scene_outp
 	if (pixman_region32_not_empty(&scene_output->damage->current) ||
 			so->last_primary == NULL) {
 		ok = wlr_scene_output_commit(scene_output);
-	}
-	if (output->commit_seq == seq && (dirty || output->needs_frame)) {
+	} else if (dirty || output->needs_frame) {
 		/* Nothing to render, but the planes changed or a frame was
-		 * asked for: the last frame again, or (its size is not the
-		 * mode's any more, or it is refused) a whole new one. */
-		struct wlr_buffer *last = so->last_primary;
+		 * asked for: the last frame again, or (it cannot go again,
+		 * or it is refused) a new one, whole if the planes changed. */
 		bool again = false;
-		if (last != NULL && last->width == output->width &&
-				last->height == output->height) {
-			wlr_output_attach_buffer(output, last);
+		if (can_repeat(so)) {
+			wlr_output_attach_buffer(output, so->last_primary);
 			if (!(again = wlr_output_commit(output))) {
-				wlr_output_rollback(output);
+				wlr_output_rollback(output); /* only the buffer was pending */
 			}
 		}
+		struct wlr_presentation *presentation = so->wla_scene->scene->presentation;
+		if (again && presentation != NULL) {
+			sample_scene_surfaces(&so->wla_scene->scene->node, output, presentation);
+		}
 		if (!again) {
-			wlr_output_damage_add_whole(scene_output->damage);
+			if (dirty) {
+				wlr_output_damage_add_whole(scene_output->damage);
+			}
 			ok = wlr_scene_output_commit(scene_output);
 		}
 	}

@@ -289,6 +289,21 @@ SCENE_TEST(a_frame_asked_for_without_damage_is_the_last_frame_again)
 	wl_list_remove(&commit.link);
 }
 
+/* A frame that cannot be the last one again (a capture's lock refuses a
+ * buffer wlroots did not render) is rendered, with what the compositor
+ * left pending: a refused repeat would have rolled that back. */
+SCENE_TEST(a_frame_that_cannot_be_repeated_keeps_what_is_pending)
+{
+	CHECK(redraw(1));
+	wlr_output_lock_attach_render(t.out[1], true);
+	wlr_output_set_scale(t.out[1], 2);
+	wlr_output_schedule_frame(t.out[1]);
+	CHECK(!pixman_region32_not_empty(&t.so[1]->damage->current));
+	CHECK(frame_on(1));
+	CHECK(t.out[1]->scale == 2);
+	wlr_output_lock_attach_render(t.out[1], false);
+}
+
 SCENE_TEST(what_a_plane_cannot_show_is_composited)
 {
 	/* Partly off the output. */
@@ -407,6 +422,7 @@ int main(void)
 	RUN_TEST(a_node_that_fits_goes_on_an_overlay_and_is_still_hit);
 	RUN_TEST(a_frame_where_only_a_plane_changed_is_committed);
 	RUN_TEST(a_frame_asked_for_without_damage_is_the_last_frame_again);
+	RUN_TEST(a_frame_that_cannot_be_repeated_keeps_what_is_pending);
 	RUN_TEST(what_a_plane_cannot_show_is_composited);
 	RUN_TEST(a_node_moving_onto_another_output_is_drawn_there_at_once);
 	RUN_TEST(a_node_destroyed_mid_flip_is_released_after);
