@@ -469,9 +469,11 @@ int wla_output_commit_request(struct wla_output *out, const struct wla_output_re
 		out->last_present_ns = 0;
 		out->restart_pending = false;
 	} else if (req->has_mode || req->retrain || !out->base.enabled || !was_active) {
-		out->restart_commit_seq = req->commit_seq;
+		/* A retrain's request is the driver's own (no commit_seq): the
+		 * next present of the compositor's frames restarts then. */
+		out->restart_commit_seq = req->commit_seq ? req->commit_seq :
+			out->base.commit_seq + 1;
 		out->restart_pending = true;
-		out->last_present_ns = 0;
 	}
 	wla_output_overlays_committed(out, req->enabled);
 	cursor_sent(out);
@@ -1084,7 +1086,11 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 		out->stats.frames_presented++;
 		out->stats.frames_client_planes += (ev->flags & WLA_PRESENT_CLIENT_PLANE) != 0;
 		uint64_t t = wla_timespec_to_ns(&when);
-		if (out->restart_pending && (uint32_t)ev->commit_seq == out->restart_commit_seq) {
+		/* The first present of the restarting commit or a later one
+		 * (a modeset without a buffer has none of its own); frames
+		 * queued before it are the old timing's. */
+		if (out->restart_pending &&
+				(int32_t)((uint32_t)ev->commit_seq - out->restart_commit_seq) >= 0) {
 			out->restart_pending = false;
 			out->last_present_ns = 0;
 		} else if (out->last_present_ns) {

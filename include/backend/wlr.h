@@ -162,8 +162,9 @@ struct wla_output {
 	uint64_t n_intervals;
 	uint64_t last_present_ns; /* 0: the next present starts the intervals */
 	/* The commit that lit the output up or changed its mode: its present
-	 * is at the vblank it came on at, off the new timing's grid, and the
-	 * time before it was no frame interval. Neither interval counts. */
+	 * (or the first after it) is at the vblank it came on at, off the new
+	 * timing's grid, and the time before it was no frame interval.
+	 * Neither interval counts. */
 	uint32_t restart_commit_seq;
 	bool restart_pending;
 	/* Held while the glue calls out to the compositor (new_output and

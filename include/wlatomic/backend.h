@@ -69,7 +69,10 @@ struct wla_output_stats {
 	uint64_t missed_vblanks;     /* vblanks a frame was waiting for and missed */
 	uint64_t last_seq;           /* vblank sequence number of the last vblank */
 	/* Intervals between consecutive presented frames over the last
-	 * WLA_STATS_WINDOW of them, in nanoseconds (all 0 before two frames). */
+	 * WLA_STATS_WINDOW of them, in nanoseconds (all 0 before two frames).
+	 * The first frame of an enable, a mode change or a link retrain ends
+	 * no interval and starts none: it came at the vblank the CRTC came on
+	 * at, and the time before it (the output off) was no frame's. */
 	uint64_t intervals;
 	uint64_t interval_min_ns, interval_p50_ns, interval_p99_ns, interval_max_ns;
 	double interval_mean_ns;
