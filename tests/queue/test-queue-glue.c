@@ -868,6 +868,30 @@ static void intervals_start_afresh_after_an_enable_or_a_mode_change(void)
 	size_t e = f.n_events;
 	CHECK(e >= 2 && f.events[e - 1].refresh > 30000000 && f.events[e - 1].refresh < 40000000);
 	CHECK_INT(st.interval_max_ns, f.events[e - 1].when_ns - f.events[e - 2].when_ns);
+
+	/* Back to 60 Hz without a buffer (the frame on screen covers the
+	 * mode): that commit has no present of its own, and the first frame
+	 * after it restarts the intervals. */
+	wlr_output_set_custom_mode(f.output, W, H, MHZ_60);
+	CHECK(wlr_output_commit(f.output));
+	wl_event_loop_dispatch_idle(f.loop);
+	for (uint64_t t = f.now; f.crtc->queued > 0 && t < f.now + 8 * P60; t += P60 / 4) {
+		gf_advance_to(&f, t);
+	}
+	CHECK_INT(f.crtc->queued, 0);
+	for (int want = 10; want <= 12; want++) {
+		CHECK(commit_buffer(&f, bufs[want % 2]));
+		for (uint64_t t = f.now; f.presented < want && t < f.now + 8 * P60; t += P60 / 4) {
+			gf_advance_to(&f, t);
+		}
+		CHECK_INT(f.presented, want);
+	}
+	CHECK(wla_output_get_stats(f.output, &st));
+	/* Frames 10 (the restart), 11 and 12: one more interval, of 60 Hz. */
+	CHECK_INT(st.intervals, 4);
+	e = f.n_events;
+	CHECK(f.events[e - 1].refresh < 20000000);
+	CHECK(f.events[e - 1].when_ns - f.events[e - 2].when_ns <= P60 + 1);
 	wlr_output_enable(f.output, false);
 	CHECK(wlr_output_commit(f.output));
 	wlr_buffer_drop(bufs[0]);
