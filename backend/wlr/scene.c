@@ -691,12 +691,13 @@ static bool commit_composited(struct wla_scene_output *so, struct wlr_scene_outp
 	bool ok = true;
 	/* Render only what the scene has changed. A frame asked for without
 	 * damage here (wlroots 0.15's scene asks every output for a frame at
-	 * any damage, a capture or a pending gamma table waits for one, a
-	 * node on a plane asks for one) is the last frame again: rendered,
-	 * it would take another of the swapchain's buffers, whose age, with
-	 * a flip queue deeper than 1, soon outgrows the damage wlroots keeps,
-	 * and the whole output would be drawn again (the swapchain's buffers
-	 * do not age while the last frame is committed again). */
+	 * any damage, a node on a plane asks for one) is the last frame
+	 * again where wlroots takes it (can_repeat; a capture or a pending
+	 * gamma table gets a render): rendered, it would take another of the
+	 * swapchain's buffers, whose age, with a flip queue deeper than 1,
+	 * soon outgrows the damage wlroots keeps, and the whole output would
+	 * be drawn again (the swapchain's buffers do not age while the last
+	 * frame is committed again). */
 	if (pixman_region32_not_empty(&scene_output->damage->current) ||
 			so->last_primary == NULL) {
 		ok = wlr_scene_output_commit(scene_output);
