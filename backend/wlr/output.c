@@ -1093,11 +1093,11 @@ static void handle_present(struct wla_crtc *crtc, const struct wla_present *ev, 
 				(int32_t)((uint32_t)ev->commit_seq - out->restart_commit_seq) >= 0) {
 			out->restart_pending = false;
 			out->last_present_ns = 0;
-		} else if (out->last_present_ns) {
-			out->intervals[out->n_intervals++ % WLA_STATS_WINDOW] =
-				t - out->last_present_ns;
-			out->last_present_ns = t;
 		} else {
+			if (out->last_present_ns) {
+				out->intervals[out->n_intervals++ % WLA_STATS_WINDOW] =
+					t - out->last_present_ns;
+			}
 			out->last_present_ns = t;
 		}
 	} else if (ev->discarded) {

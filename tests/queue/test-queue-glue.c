@@ -222,6 +222,13 @@ static void gf_vblank(struct gf *f, uint64_t k)
 	gf_advance_to(f, vblank_ns(f, k));
 }
 
+/* Time goes on from now in quarter periods while cond holds, eight periods
+ * at most: the test then checks what cond waited for. */
+#define GF_ADVANCE_WHILE(f, cond) \
+	for (uint64_t t_ = (f)->now, end_ = t_ + 8 * P60; (cond) && t_ < end_; \
+			t_ += P60 / 4) \
+		gf_advance_to((f), t_)
+
 static bool enable_output(struct gf *f, struct wlr_buffer *buffer)
 {
 	wlr_output_set_mode(f->output, wlr_output_preferred_mode(f->output));
@@ -240,6 +247,23 @@ static bool commit_buffer(struct gf *f, struct wlr_buffer *buffer)
 	bool ok = commit_only(f, buffer);
 	wl_event_loop_dispatch_idle(f->loop);
 	return ok;
+}
+
+/* Enable with bufs[0] and present three frames, at vblanks 1 to 3 of the
+ * new timing. */
+static bool enable_and_present_three(struct gf *f, struct wlr_buffer *bufs[2])
+{
+	int presented = f->presented;
+	if (!enable_output(f, bufs[0])) {
+		return false;
+	}
+	for (uint64_t k = 1; k <= 3; k++) {
+		gf_vblank(f, k);
+		if (k < 3 && !commit_buffer(f, bufs[k % 2])) {
+			return false;
+		}
+	}
+	return f->presented == presented + 3;
 }
 
 /* A buffer commit straight to the backend, past wlroots' frame_pending
@@ -819,14 +843,7 @@ static void intervals_start_afresh_after_an_enable_or_a_mode_change(void)
 	CHECK(gf_init(&f, 1, false, true));
 	struct wlr_buffer *bufs[2] = { buffer_create(0xff111111, NULL),
 		buffer_create(0xff222222, NULL) };
-	CHECK(enable_output(&f, bufs[0]));
-	for (uint64_t k = 1; k <= 3; k++) {
-		gf_vblank(&f, k);
-		if (k < 3) {
-			CHECK(commit_buffer(&f, bufs[k % 2]));
-		}
-	}
-	CHECK_INT(f.presented, 3);
+	CHECK(enable_and_present_three(&f, bufs));
 	struct wla_output_stats st;
 	CHECK(wla_output_get_stats(f.output, &st));
 	/* Frames at vblanks 1 (the enable), 2 and 3: one interval, 2 to 3. */
@@ -837,14 +854,7 @@ static void intervals_start_afresh_after_an_enable_or_a_mode_change(void)
 	wlr_output_enable(f.output, false);
 	CHECK(wlr_output_commit(f.output));
 	gf_advance_to(&f, f.now + 100 * P60);
-	CHECK(enable_output(&f, bufs[0]));
-	for (uint64_t k = 1; k <= 3; k++) {
-		gf_vblank(&f, k);
-		if (k < 3) {
-			CHECK(commit_buffer(&f, bufs[k % 2]));
-		}
-	}
-	CHECK_INT(f.presented, 6);
+	CHECK(enable_and_present_three(&f, bufs));
 	CHECK(wla_output_get_stats(f.output, &st));
 	CHECK_INT(st.intervals, 2);
 	CHECK(st.interval_max_ns <= P60 + 1);
@@ -855,9 +865,7 @@ static void intervals_start_afresh_after_an_enable_or_a_mode_change(void)
 	CHECK(wlr_output_commit(f.output));
 	wl_event_loop_dispatch_idle(f.loop);
 	for (int want = 7; want <= 9; want++) {
-		for (uint64_t t = f.now; f.presented < want && t < f.now + 8 * P60; t += P60 / 4) {
-			gf_advance_to(&f, t);
-		}
+		GF_ADVANCE_WHILE(&f, f.presented < want);
 		CHECK_INT(f.presented, want);
 		if (want < 9) {
 			CHECK(commit_buffer(&f, bufs[want % 2]));
@@ -875,15 +883,11 @@ static void intervals_start_afresh_after_an_enable_or_a_mode_change(void)
 	wlr_output_set_custom_mode(f.output, W, H, MHZ_60);
 	CHECK(wlr_output_commit(f.output));
 	wl_event_loop_dispatch_idle(f.loop);
-	for (uint64_t t = f.now; f.crtc->queued > 0 && t < f.now + 8 * P60; t += P60 / 4) {
-		gf_advance_to(&f, t);
-	}
+	GF_ADVANCE_WHILE(&f, f.crtc->queued > 0);
 	CHECK_INT(f.crtc->queued, 0);
 	for (int want = 10; want <= 12; want++) {
 		CHECK(commit_buffer(&f, bufs[want % 2]));
-		for (uint64_t t = f.now; f.presented < want && t < f.now + 8 * P60; t += P60 / 4) {
-			gf_advance_to(&f, t);
-		}
+		GF_ADVANCE_WHILE(&f, f.presented < want);
 		CHECK_INT(f.presented, want);
 	}
 	CHECK(wla_output_get_stats(f.output, &st));
