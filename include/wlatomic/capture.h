@@ -6,6 +6,7 @@
 #define WLATOMIC_CAPTURE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct wlr_output;
@@ -37,6 +38,48 @@ struct wla_image *wla_image_read_png(const char *path);
 /* CRC-32 (IEEE) of the pixels in row order, 4 bytes per pixel little-endian,
  * alpha byte forced to 0xff for XRGB8888; stride padding is not included. */
 uint32_t wla_image_crc32(const struct wla_image *image);
+
+/* A rectangle of an image, in pixels. */
+struct wla_image_rect {
+	int32_t x, y;
+	int32_t width, height;
+};
+
+/* How far an image may differ from its reference and still match. Zeroed:
+ * every pixel compared, none may differ. */
+struct wla_compare_options {
+	/* The largest difference of a colour channel (0..255) by which a
+	 * pixel still counts as equal. */
+	uint32_t tolerance;
+	/* Pixels that may differ beyond the tolerance in a matching image. */
+	uint64_t max_pixels;
+	/* Rectangles left out (a cursor, a clock); they may reach outside the
+	 * image. */
+	const struct wla_image_rect *ignore;
+	size_t n_ignore;
+};
+
+struct wla_compare_result {
+	bool match;            /* differing <= max_pixels */
+	uint64_t differing;    /* pixels differing beyond the tolerance */
+	uint64_t compared;     /* pixels outside the ignored rectangles */
+	uint64_t ignored;      /* pixels inside them */
+	uint32_t max_delta;    /* the largest channel difference compared */
+	uint32_t first_x, first_y; /* the first differing pixel, row by row */
+};
+
+/*
+ * Compare image with reference, pixel by pixel on the red, green and blue
+ * channels (alpha is not compared: a capture has none, a reference PNG may
+ * have one). options may be NULL (exact). With diff non-NULL, *diff is a
+ * new image the caller owns: differing pixels red, ignored ones dark blue,
+ * equal ones the reference at a quarter of its brightness. Returns 0 with
+ * result filled in, or a negative errno (logged): -EINVAL for sizes that
+ * differ, a tolerance above 255 or an empty ignored rectangle, -ENOMEM.
+ */
+int wla_image_compare(const struct wla_image *image, const struct wla_image *reference,
+	const struct wla_compare_options *options, struct wla_compare_result *result,
+	struct wla_image **diff);
 
 struct wla_capture;
 
