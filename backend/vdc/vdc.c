@@ -901,6 +901,11 @@ static const struct wla_driver_funcs vdc_funcs = {
 	.destroy = vdc_destroy_device,
 };
 
+bool wla_device_is_vdc(const struct wla_device *dev)
+{
+	return dev->funcs == &vdc_funcs;
+}
+
 /* The VDC takes any mode a config could name: it is virtual, but its
  * vblank arithmetic and capture buffers have bounds. */
 static int crtc_atomic_check(struct wla_crtc *crtc, struct wla_atomic_state *state)
@@ -1168,6 +1173,61 @@ fail:
 	return NULL;
 }
 
+/* The panel the configuration gives connector name, or NULL. */
+static const struct wla_config_panel *configured_panel(const struct wla_vdc *vdc,
+	const char *name)
+{
+	for (size_t i = 0; i < vdc->n_configured; i++) {
+		const struct wla_config_output *co = &vdc->configured[i];
+		if (strcmp(co->name, name) == 0 && co->panel.chip[0]) {
+			return &co->panel;
+		}
+	}
+	return NULL;
+}
+
+/* Lit as a monitor the firmware turned on: the core's books say so
+ * (wla_crtc_adopt), the timing runs from now. */
+static void light(struct wla_vdc_output *out)
+{
+	struct wla_connector *conn = &out->connector;
+	const struct wla_config_panel *panel = configured_panel(out->vdc, conn->name);
+	if (panel) {
+		wlr_log(WLR_DEBUG, "vdc: connector %s stays dark at start: its panel %s powers "
+			"up in order when enabled", conn->name, panel->chip);
+		return;
+	}
+	if (conn->non_desktop) {
+		/* A head-mounted display: compositors leave it alone (a lease
+		 * lights it), as on wlroots' DRM backend. */
+		wlr_log(WLR_DEBUG, "vdc: connector %s stays dark at start: non-desktop",
+			conn->name);
+		return;
+	}
+	if (conn->status != WLA_CONNECTOR_CONNECTED || conn->n_modes == 0 ||
+			out->crtc.state->active || conn->state->crtc) {
+		return;
+	}
+	if (!wla_crtc_adopt(&out->crtc, &conn->modes[0], 1u << conn->index)) {
+		return; /* logged */
+	}
+	output_enable(out, &out->crtc.state->mode, vdc_now(out->vdc));
+	update_timer(out);
+}
+
+void wla_vdc_light_connectors(struct wla_vdc *vdc)
+{
+	if (vdc->start_dark) {
+		return;
+	}
+	vdc->light_plugged = true;
+	for (size_t i = 0; i < vdc->n_outputs; i++) {
+		if (vdc->outputs[i]) {
+			light(vdc->outputs[i]);
+		}
+	}
+}
+
 struct wla_vdc_output *wla_vdc_find(struct wla_vdc *vdc, const char *name)
 {
 	for (size_t i = 0; i < vdc->n_outputs; i++) {
@@ -1199,6 +1259,9 @@ struct wla_vdc_output *wla_vdc_plug(struct wla_vdc *vdc, const char *name,
 		return NULL;
 	}
 	wlr_log(WLR_INFO, "vdc: connector %s plugged in with %zu mode(s)", name, n_modes);
+	if (vdc->light_plugged) {
+		light(out);
+	}
 	struct wla_device_listener *l = &vdc->dev.listener;
 	if (l->connector_added) {
 		l->connector_added(&vdc->dev, &out->connector, l->data);

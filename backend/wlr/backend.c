@@ -135,7 +135,15 @@ static bool backend_start(struct wlr_backend *wlr_backend)
 	/* Connectors with nothing plugged in get an output when they are (the
 	 * driver's connector_added). */
 	for (size_t d = 0; d < backend->n_devices && !wla_doomed(&backend->hold); d++) {
-		create_outputs(backend, backend->devices[d]);
+		struct wla_device *dev = backend->devices[d];
+		if (wla_device_is_vdc(dev)) {
+			/* The VDC's outputs come lit, as wlroots' headless ones:
+			 * compositors written against headless commit a mode
+			 * without enabling first. KMS outputs come as the card
+			 * is. */
+			wla_vdc_light_connectors(wla_vdc_from_device(dev));
+		}
+		create_outputs(backend, dev);
 	}
 	/* Input after the outputs, as wlroots' X11 backend does: a touchscreen
 	 * without touch-output belongs to the first of them. */

@@ -157,6 +157,10 @@ static bool current_mode(struct wla_output *out, struct wla_mode *mode)
 		*mode = crtc->state->mode;
 		return true;
 	}
+	if (!wo->current_mode && out->has_lit_mode) {
+		*mode = out->lit_mode; /* lit at start, turned off since */
+		return true;
+	}
 	if (wo->current_mode && (listed_mode(out, wo->current_mode, mode) ||
 			mode_from_wlr(out, wo->current_mode->width, wo->current_mode->height,
 				wo->current_mode->refresh, mode))) {
@@ -531,6 +535,24 @@ static bool needs_hardware(struct wla_output *out)
 		wla_output_overlays_pending(out);
 }
 
+/* Whether req asks only for the mode the CRTC runs at, of an output that
+ * stays on: a lit output's first commit of its preferred mode (it came
+ * without a current mode of the list, adopt_lit_mode). Nothing for the
+ * hardware; wlroots' books take the mode. */
+static bool only_current_mode(struct wla_output *out, const struct wla_output_request *req)
+{
+	const uint32_t others = OUTPUT_HW_FIELDS &
+		~(uint32_t)(WLR_OUTPUT_STATE_MODE | WLR_OUTPUT_STATE_ENABLED);
+	const struct wla_crtc *crtc = output_crtc(out);
+	/* Not where a panel powers the output: its sequence decides when the
+	 * hardware gets which mode (wla_output_panel_takes). */
+	return req->has_mode && req->enabled && out->base.enabled && crtc &&
+		crtc->state->active && !out->crtc_taken_over && !out->panel &&
+		!out->has_deferred &&
+		!(out->base.pending.committed & others) &&
+		!wla_output_overlays_pending(out) && wla_mode_equal(&req->mode, &crtc->state->mode);
+}
+
 /* Another session has the device (a VT switch): as wlroots' DRM backend,
  * no commit reaches the hardware until it is back. */
 static bool device_inactive(struct wla_output *out)
@@ -589,6 +611,24 @@ static struct wlr_output_mode *find_mode(struct wla_output *out, const struct wl
 	return NULL;
 }
 
+/* The output's current mode is m now. An output lit at start had none of
+ * the list (adopt_lit_mode); wlroots sends no mode event when its entry
+ * has the same timing, and the output layout, which exposes an output's
+ * wl_output global only once it has a current mode, would never hear of
+ * it: the event goes as for a mode change. */
+static void set_current_mode(struct wla_output *out, struct wlr_output_mode *m)
+{
+	struct wlr_output *wo = &out->base;
+	bool had_none = wo->current_mode == NULL;
+	int32_t width = wo->width, height = wo->height, refresh = wo->refresh;
+	wlr_output_update_mode(wo, m);
+	out->has_lit_mode = out->has_lit_mode && !m;
+	if (had_none && m && wo->width == width && wo->height == height &&
+			wo->refresh == refresh) {
+		wl_signal_emit(&wo->events.mode, wo);
+	}
+}
+
 void wla_output_retrain_link(struct wla_output *out)
 {
 	const struct wla_crtc *crtc = output_crtc(out);
@@ -626,7 +666,7 @@ void wla_output_retrain_link(struct wla_output *out)
 	} else if (!listed) {
 		struct wlr_output_mode *m = find_mode(out, &req.mode);
 		if (m) {
-			wlr_output_update_mode(&out->base, m);
+			set_current_mode(out, m);
 		}
 	}
 }
@@ -701,7 +741,32 @@ static void custom_mode_committed(struct wla_output *out, const struct wla_mode 
 		wl_list_insert(out->base.modes.prev, &entry->base.link);
 	}
 	free(spare);
-	wlr_output_update_mode(&out->base, &entry->base);
+	set_current_mode(out, &entry->base);
+}
+
+/* After a commit: an output lit at start that is still on at the timing it
+ * came with gets that timing's entry of the list as its current mode (a
+ * custom entry for a mode the connector does not list), whatever the
+ * commit was. wlroots' output layout exposes its wl_output global, and its
+ * output management builds a head for it, only once it has one. */
+static void settle_lit_mode(struct wla_output *out)
+{
+	struct wla_crtc *crtc = output_crtc(out);
+	if (!out->has_lit_mode || out->base.current_mode || !out->base.enabled || !crtc ||
+			!crtc->state->active || !wla_mode_equal(&crtc->state->mode, &out->lit_mode)) {
+		return;
+	}
+	struct wlr_output_mode *m = find_mode(out, &out->lit_mode);
+	if (m) {
+		set_current_mode(out, m);
+		return;
+	}
+	struct wla_output_mode *spare = NULL;
+	if (!custom_mode_to_reuse(out) && !(spare = calloc(1, sizeof(*spare)))) {
+		wlr_log(WLR_ERROR, "output %s: out of memory for its mode", out->base.name);
+		return;
+	}
+	custom_mode_committed(out, &out->lit_mode, spare);
 }
 
 static void update_wlr_state(struct wla_output *out, const struct wla_output_request *req,
@@ -711,7 +776,7 @@ static void update_wlr_state(struct wla_output *out, const struct wla_output_req
 	const struct wlr_output_state *pending = &wo->pending;
 	if (pending->committed & WLR_OUTPUT_STATE_MODE) {
 		if (pending->mode_type == WLR_OUTPUT_STATE_MODE_FIXED) {
-			wlr_output_update_mode(wo, pending->mode);
+			set_current_mode(out, pending->mode);
 		} else {
 			custom_mode_committed(out, &req->mode, spare);
 			spare = NULL;
@@ -735,6 +800,7 @@ static bool output_commit(struct wlr_output *wlr_output)
 	struct wla_output *out = output_from_wlr(wlr_output);
 	if (!needs_hardware(out)) {
 		out->stats.commits++;
+		settle_lit_mode(out);
 		return true;
 	}
 	if (device_inactive(out)) {
@@ -759,6 +825,22 @@ static bool output_commit(struct wlr_output *wlr_output)
 		wlr_log(WLR_ERROR, "output %s: out of memory for custom mode %" PRId32 "x%" PRId32,
 			wlr_output->name, req.mode.width, req.mode.height);
 		ret = -ENOMEM;
+	}
+	if (ret == 0 && only_current_mode(out, &req)) {
+		wla_output_log(out, WLR_DEBUG, "mode %" PRId32 "x%" PRId32 "@%" PRId32 "mHz is "
+			"the one %s runs at: nothing to commit", req.mode.width, req.mode.height,
+			req.mode.refresh_mhz, output_crtc(out)->name);
+		out->stats.commits++;
+		update_wlr_state(out, &req, spare);
+		wla_output_request_finish(&req);
+		const struct wla_plane_state *ps = output_crtc(out)->primary->state;
+		if (!ps || !ps->fb) {
+			/* Nothing on screen yet: a frame to draw the first, as
+			 * for a mode set without a buffer. */
+			out->first_frame = true;
+			schedule_frame(out);
+		}
+		return true;
 	}
 	if (ret == 0 && !wla_output_panel_admits(out, &req)) {
 		ret = -EIO;
@@ -785,6 +867,7 @@ static bool output_commit(struct wlr_output *wlr_output)
 	out->stats.commits++;
 	wla_output_overlays_committed(out, req.enabled);
 	update_wlr_state(out, &req, spare);
+	settle_lit_mode(out);
 	return true;
 }
 
@@ -1047,7 +1130,14 @@ static void handle_disabled_idle(void *data)
 	/* Off: an offer waiting for the next commit goes, as at a disable. */
 	wla_output_overlays_committed(out, false);
 	out->disabled_idle = NULL;
-	if (!out->crtc || out->crtc->state->active || !out->base.enabled) {
+	if (out->crtc && out->crtc->state->active) {
+		return; /* lit again meanwhile */
+	}
+	/* The frame that failed inside its own commit was marked pending by
+	 * wlroots after our present handler ran: it will never latch (also
+	 * where the compositor disabled the output meanwhile). */
+	frame_done_without_event(out);
+	if (!out->crtc || !out->base.enabled) {
 		return;
 	}
 	wlr_log(WLR_ERROR, "output %s: off after its CRTC %s failed", out->base.name,
@@ -1364,33 +1454,30 @@ bool wla_output_claim_crtc(struct wla_output *out)
 }
 
 /* The driver found crtc lit for the output's connector at start (KMS: the
- * console's mode, kept): the output starts enabled with that mode, as
- * wlroots' DRM backend reports what it finds. false if memory ran out. */
-static bool adopt_lit_mode(struct wla_output *out, struct wla_crtc *crtc)
+ * console's mode, kept; the VDC: as wlroots' headless outputs come): the
+ * output starts enabled with that timing. Until the compositor's first
+ * commit it has no current mode of the list, as wlroots' DRM backend
+ * reports a lit connector (wlr_output_update_custom_mode): a compositor's
+ * set_mode of the preferred mode is then a pending mode wlroots keeps, not
+ * one it drops as current (sway 1.7 takes the output's mode from that
+ * pending mode, and reports an output without one as disabled). The glue
+ * finds it the CRTC's own timing: no modeset (only_current_mode). Any
+ * other first commit gives it its entry of the list (settle_lit_mode). */
+static void adopt_lit_mode(struct wla_output *out, struct wla_crtc *crtc)
 {
 	const struct wla_mode *mode = &crtc->state->mode;
-	struct wlr_output_mode *m = find_mode(out, mode);
-	if (m) {
-		wlr_output_update_mode(&out->base, m);
-	} else {
-		/* Not one the connector lists (a video= mode): a custom entry. */
-		struct wla_output_mode *spare = calloc(1, sizeof(*spare));
-		if (!spare) {
-			wlr_log(WLR_ERROR, "output %s: out of memory for its mode", out->base.name);
-			return false;
-		}
-		custom_mode_committed(out, mode, spare);
-	}
+	wlr_output_update_custom_mode(&out->base, mode->width, mode->height, mode->refresh_mhz);
+	out->lit_mode = *mode;
+	out->has_lit_mode = true;
 	wlr_output_update_enabled(&out->base, true);
 	/* The compositor's first frame: a compositor that commits the mode it
-	 * finds commits nothing the hardware needs (wlroots drops a mode and
-	 * an enable that change nothing), and waits for a frame event. */
+	 * finds commits nothing the hardware needs (wlroots drops the enable,
+	 * the mode is the CRTC's), and waits for a frame event. */
 	out->first_frame = true;
 	schedule_frame(out);
 	char desc[128];
 	wla_output_log(out, WLR_INFO, "lit at start on %s: enabled with %s", crtc->name,
 		wla_mode_describe(mode, desc, sizeof(desc)));
-	return true;
 }
 
 /* Before a request that leaves the output enabled: a CRTC for it. */
@@ -1483,9 +1570,8 @@ struct wla_output *wla_output_create(struct wla_backend *backend, struct wla_dev
 				wlr_output_destroy(wo);
 				return NULL;
 			}
-		} else if (!adopt_lit_mode(out, crtc)) {
-			wlr_output_destroy(wo);
-			return NULL;
+		} else {
+			adopt_lit_mode(out, crtc);
 		}
 	}
 

@@ -122,6 +122,11 @@ struct wla_vdc {
 	 * state with -EINVAL, a limit the core cannot see (tests of plane
 	 * assignment). */
 	uint32_t refuse_planes;
+	/* Connectors plugged in are lit at once (wla_vdc_light_connectors). */
+	bool light_plugged;
+	/* Tests of the glue's CRTC matching: wla_vdc_light_connectors lights
+	 * nothing, as on a card no console lit. */
+	bool start_dark;
 };
 
 /*
@@ -136,6 +141,17 @@ struct wla_vdc *wla_vdc_create(struct wl_event_loop *loop, const struct wla_conf
  * (CLOCK_MONOTONIC, freed by the device's destroy). */
 struct wla_device *wla_vdc_device_create(struct wl_event_loop *loop,
 	const struct wla_config *cfg);
+/*
+ * Light every connected connector that no panel powers, each on its own
+ * CRTC with its preferred mode and no plane on, and from now on every
+ * connector plugged in: as wlroots' headless outputs come (enabled with
+ * their mode, no buffer until the compositor commits one). A panel's
+ * connector stays dark: its panel powers up in order when the compositor
+ * enables it. The glue calls this when its backend starts.
+ */
+void wla_vdc_light_connectors(struct wla_vdc *vdc);
+/* Whether dev is a VDC's. */
+bool wla_device_is_vdc(const struct wla_device *dev);
 /* Turn every CRTC off (what is queued completes as not presented, captures
  * fail), then free everything. */
 void wla_vdc_destroy(struct wla_vdc *vdc);

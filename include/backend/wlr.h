@@ -155,6 +155,10 @@ struct wla_output {
 	/* frame_idle sends the first frame event of an output lit up or given
 	 * a mode without a buffer. */
 	bool first_frame;
+	/* Lit at start (adopt_lit_mode): the timing it came with, until a
+	 * current mode of the list is set (settle_lit_mode). */
+	struct wla_mode lit_mode;
+	bool has_lit_mode;
 	/* The driver turned the CRTC off (it could not program a state). */
 	struct wl_event_source *disabled_idle;
 	/* Present intervals, a ring of the last WLA_STATS_WINDOW. */

@@ -178,6 +178,10 @@ static bool gf_init(struct gf *f, uint32_t depth, bool mailbox, bool fake_clock)
 		return false;
 	}
 	f->wla = wla_backend_from_wlr(f->backend);
+	/* Dark until the test's own enable, from which its vblanks count (the
+	 * VDC's outputs come lit otherwise, as headless ones: test-backend,
+	 * test-glue). */
+	wla_vdc_from_device(f->wla->devices[0])->start_dark = true;
 	if (fake_clock) {
 		f->now = T0;
 		wla_vdc_from_device(f->wla->devices[0])->now = gf_clock;

@@ -98,6 +98,7 @@ static void handle_present(struct wl_listener *listener, void *data)
 }
 
 static bool commit_next(struct gf_output *o);
+static bool capture_next(struct gf *f, struct gf_output *o, struct test_capture *c);
 
 static void handle_frame(struct wl_listener *listener, void *data)
 {
@@ -400,6 +401,8 @@ static void an_output_whose_driver_fails_a_frame_goes_off(void)
 	CHECK(commit_next(o)); /* accepted: the driver only fails it now */
 	CHECK_INT(o->not_presented, 1);
 	CHECK(WAIT(&f, !o->output->enabled));
+	/* The failed frame never latches: wlroots must not wait for it. */
+	CHECK(!o->output->frame_pending);
 	CHECK_LOGGED("crtc-0", "could not program", "Input/output error");
 	CHECK_LOGGED("output Virtual-1: off after its CRTC crtc-0 failed");
 	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
@@ -611,7 +614,9 @@ static void a_custom_mode_joins_the_mode_list_and_stays_current(void)
 }
 
 /* A backend with n outputs, not started: its VDC, for a test to reshape
- * (possible CRTCs, planes, connection) before wlr_backend_start. */
+ * (possible CRTCs, planes, connection) before wlr_backend_start. Its
+ * connectors come dark, as on a card no console lit: the outputs get the
+ * CRTCs the glue matches them to. */
 static struct wla_vdc *gf_create_unstarted(struct gf *f, size_t n)
 {
 	memset(f, 0, sizeof(*f));
@@ -624,7 +629,9 @@ static struct wla_vdc *gf_create_unstarted(struct gf *f, size_t n)
 	}
 	f->backend = test_backend_create(&f->display, &f->loop, &cfg, NULL);
 	CHECK(f->backend != NULL);
-	return wla_vdc_from_device(wla_backend_from_wlr(f->backend)->devices[0]);
+	struct wla_vdc *vdc = wla_vdc_from_device(wla_backend_from_wlr(f->backend)->devices[0]);
+	vdc->start_dark = true;
+	return vdc;
 }
 
 /*
@@ -866,10 +873,12 @@ static void a_crtc_taken_while_its_output_is_destroyed_stays_lit(void)
 
 /*
  * A CRTC the driver found lit at start (KMS: the console's, kept): its
- * output starts enabled with that mode, as wlroots' DRM backend reports
- * it, and gets a frame event although a compositor that commits the mode
- * it finds (upstream tinywl: set_mode, enable, commit) commits nothing the
- * hardware needs; its first buffer is presented without a modeset.
+ * output starts enabled with that timing and no current mode of the list,
+ * as wlroots' DRM and headless backends report such an output, and gets a
+ * frame event. A compositor that commits the preferred mode (upstream
+ * tinywl: set_mode, enable, commit) has it kept pending by wlroots (sway
+ * 1.7 takes the output's mode from there) and commits nothing the hardware
+ * needs: its first buffer is presented without a modeset.
  */
 static void an_output_lit_at_start_comes_enabled_with_its_mode(void)
 {
@@ -887,18 +896,108 @@ static void an_output_lit_at_start_comes_enabled_with_its_mode(void)
 		struct gf_output *o = &f.outputs[0];
 		struct wlr_output *wo = o->output;
 		CHECK(wo->enabled);
-		CHECK(wo->current_mode && wo->current_mode->width == mode.width &&
-			wo->current_mode->height == mode.height &&
-			wo->current_mode->refresh == mode.refresh_mhz);
+		CHECK(wo->current_mode == NULL);
+		CHECK(wo->width == mode.width && wo->height == mode.height &&
+			wo->refresh == mode.refresh_mhz);
 		CHECK_LOGGED("output Virtual-1: lit at start on", crtc->name, "enabled with");
-		wlr_output_set_mode(wo, wo->current_mode);
+		uint64_t swaps = crtc->swaps;
+		wlr_output_set_mode(wo, wlr_output_preferred_mode(wo));
+		CHECK(wo->pending.committed & WLR_OUTPUT_STATE_MODE);
 		wlr_output_enable(wo, true);
 		CHECK(wlr_output_commit(wo));
+		CHECK(wo->current_mode == wlr_output_preferred_mode(wo));
+		/* No state for it: the mode is the CRTC's already. */
+		CHECK(crtc->swaps == swaps);
 		CHECK(wait_until(&f, &o->frames, 1));
 		CHECK(commit_next(o));
 		CHECK(wait_until(&f, &o->presented, 1));
 		CHECK(!crtc->state->mode_changed && !crtc->state->active_changed);
 	}
+	gf_finish(&f);
+}
+
+/*
+ * The VDC's outputs come as wlroots' headless ones: enabled with the
+ * preferred mode's timing, no buffer, a frame event to draw the first
+ * frame. wlroots' own example compositors then set a mode and commit
+ * without enabling first, which wlroots refuses for a disabled output; a
+ * connector plugged in later comes lit too.
+ */
+struct mode_events {
+	struct wl_listener listener;
+	int n;
+};
+
+static void count_mode_event(struct wl_listener *listener, void *data)
+{
+	struct mode_events *m = wl_container_of(listener, m, listener);
+	m->n++;
+}
+
+static void vdc_outputs_come_lit_as_headless_ones(void)
+{
+	struct gf f;
+	CHECK(gf_start(&f, 1, false));
+	struct gf_output *o = &f.outputs[0];
+	struct wlr_output *wo = o->output;
+	struct wla_output *out = wl_container_of(wo, out, base);
+	CHECK(wo->enabled && wo->width == W && wo->height == H && wo->refresh == 60000);
+	CHECK(out->crtc && out->crtc->state->active);
+	CHECK(out->crtc->primary->state->fb == NULL);
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 0);
+	CHECK(wait_until(&f, &o->frames, 1));
+	/* The examples' first commit: the preferred mode, not enabled. */
+	harness_log_clear();
+	uint64_t swaps = out->crtc->swaps;
+	/* The output layout exposes the wl_output global at this event. */
+	struct mode_events modes = { .listener.notify = count_mode_event };
+	wl_signal_add(&wo->events.mode, &modes.listener);
+	wlr_output_set_mode(wo, wlr_output_preferred_mode(wo));
+	CHECK(wlr_output_commit(wo));
+	wl_list_remove(&modes.listener.link);
+	CHECK_INT(modes.n, 1);
+	CHECK(!LOGGED("Tried to modeset a disabled output"));
+	CHECK(wo->current_mode == wlr_output_preferred_mode(wo));
+	CHECK(out->crtc->swaps == swaps);
+	f.next_buf = 1; /* not the black one: the screen was black */
+	CHECK(commit_next(o));
+	CHECK(wait_until(&f, &o->presented, 1));
+	CHECK(!out->crtc->state->mode_changed && !out->crtc->state->active_changed);
+	struct test_capture c = { 0 };
+	CHECK(capture_next(&f, o, &c));
+	if (c.image) {
+		CHECK_PIXEL(wla_image_pixel(c.image, 5, 5), 0xff000001u);
+	}
+	test_capture_reset(&c);
+
+	struct wla_config_mode mode = { 32, 32, 50000 };
+	CHECK_INT(wla_backend_plug_connector(f.backend, "Virtual-9", &mode, 1), 0);
+	CHECK_INT(f.n_outputs, 2);
+	if (f.n_outputs == 2) {
+		struct wlr_output *plugged = f.outputs[1].output;
+		CHECK(plugged->enabled && plugged->width == 32 && plugged->refresh == 50000);
+		CHECK(plugged->current_mode == NULL);
+		CHECK(wait_until(&f, &f.outputs[1].frames, 1));
+		/* A custom mode of the timing it runs at (wlroots drops it) and
+		 * a commit of nothing: its current mode is its list's entry, as
+		 * wlroots' output layout and output management need. */
+		wlr_output_set_custom_mode(plugged, 32, 32, 50000);
+		CHECK(!(plugged->pending.committed & WLR_OUTPUT_STATE_MODE));
+		modes.n = 0;
+		wl_signal_add(&plugged->events.mode, &modes.listener);
+		CHECK(wlr_output_commit(plugged));
+		wl_list_remove(&modes.listener.link);
+		CHECK_INT(modes.n, 1);
+		CHECK(plugged->current_mode == wlr_output_preferred_mode(plugged));
+		/* Its link broken before anything was drawn, then unplugged:
+		 * nothing leaks (ASan), nothing is left locked. */
+		harness_log_clear();
+		CHECK_INT(wla_backend_break_link(f.backend, "Virtual-9"), 0);
+		CHECK_LOGGED("output Virtual-9: link-status BAD: modeset with the same mode");
+		CHECK_INT(wla_backend_unplug_connector(f.backend, "Virtual-9"), 0);
+		CHECK(WAIT(&f, f.outputs[1].destroyed));
+	}
+	CHECK_INT(wla_backend_buffer_locks(f.backend), 1);
 	gf_finish(&f);
 }
 
@@ -1363,6 +1462,7 @@ static void a_broken_link_is_trained_again_with_the_same_mode(void)
 	struct gf_output *off = &f.outputs[1];
 	struct wla_output *out2 = wl_container_of(off->output, out2, base);
 	harness_log_clear();
+	CHECK(disable(off));
 	uint64_t swaps2 = out2->crtc->swaps;
 	CHECK_INT(wla_backend_break_link(f.backend, "Virtual-2"), 0);
 	CHECK_LOGGED("output Virtual-2: link-status BAD while off");
@@ -1458,6 +1558,7 @@ int main(void)
 	RUN_TEST(crtcs_are_matched_to_connectors_and_one_left_over_waits);
 	RUN_TEST(a_crtc_moves_to_the_output_enabled_from_one_that_is_off);
 	RUN_TEST(an_output_lit_at_start_comes_enabled_with_its_mode);
+	RUN_TEST(vdc_outputs_come_lit_as_headless_ones);
 	RUN_TEST(a_crtc_taken_while_its_output_is_destroyed_stays_lit);
 	RUN_TEST(cursor_moves_behind_a_cursor_state_reach_the_screen);
 	RUN_TEST(the_cursor_plane_follows_the_output_transform);
