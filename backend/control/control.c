@@ -30,7 +30,10 @@
 #define CONTROL_OUT_MAX (1024 * 1024)
 #define CONTROL_MAX_CLIENTS 32
 #define CONTROL_DEFAULT_SLOTS 32
-#define CONTROL_MAX_ARGS 4
+/* compare's words: its name, output, reference, four options and up to
+ * CONTROL_COMPARE_MAX_IGNORE ignored rectangles. */
+#define CONTROL_MAX_ARGS 16
+#define CONTROL_COMPARE_MAX_IGNORE 8
 #define CONTROL_WAIT_MAX 1000000
 
 enum client_busy {
@@ -60,7 +63,16 @@ struct control_client {
 	uint64_t wait_left, wait_asked;
 	struct wla_capture *capture;
 	char capture_path[CONTROL_LINE_MAX];
+	struct control_compare *compare; /* capture for compare */
 	struct wla_input_script *script;
+};
+
+/* A compare request: the next frame against a reference. */
+struct control_compare {
+	struct wla_image *reference;
+	struct wla_compare_options opt;
+	struct wla_image_rect ignore[CONTROL_COMPARE_MAX_IGNORE];
+	char diff_path[CONTROL_LINE_MAX]; /* "": no diff image */
 };
 
 struct wla_control {
@@ -171,12 +183,22 @@ static void reply(struct control_client *client, const char *fmt, ...)
 }
 
 /* The request waiting on an output is over: drop what it listened to. */
+static void compare_free(struct control_compare *cmp)
+{
+	if (cmp) {
+		wla_image_destroy(cmp->reference);
+		free(cmp);
+	}
+}
+
 static void client_finish_request(struct control_client *client)
 {
 	if (client->capture) {
 		wla_capture_cancel(client->capture);
 		client->capture = NULL;
 	}
+	compare_free(client->compare);
+	client->compare = NULL;
 	if (client->script) {
 		wla_input_script_cancel(client->script);
 		client->script = NULL;
@@ -540,6 +562,150 @@ static void cmd_capture(struct control_client *client, int argc, char **argv)
 	}
 }
 
+static void handle_compare(struct wla_capture *capture, const struct wla_image *image,
+	uint64_t seq, void *data)
+{
+	struct control_client *client = data;
+	struct control_compare *cmp = client->compare;
+	client->capture = NULL;
+	struct wla_compare_result r;
+	struct wla_image *diff = NULL;
+	int ret = image ? wla_image_compare(image, cmp->reference, &cmp->opt, &r,
+		cmp->diff_path[0] ? &diff : NULL) : 0;
+	if (!image) {
+		reply(client, "error compare: output %s is off or went away before a frame "
+			"latched", client->output_name);
+	} else if (ret == -EINVAL) {
+		reply(client, "error compare: the frame is %" PRIu32 "x%" PRIu32 ", the "
+			"reference %" PRIu32 "x%" PRIu32, image->width, image->height,
+			cmp->reference->width, cmp->reference->height);
+	} else if (ret < 0) {
+		reply(client, "error compare: %s", strerror(-ret));
+	} else if (diff && (ret = wla_image_write_png(diff, cmp->diff_path)) < 0) {
+		reply(client, "error compare: cannot write the diff image %s: %s",
+			cmp->diff_path, strerror(-ret));
+	} else if (r.match) {
+		reply(client, "ok match differing=%" PRIu64 " compared=%" PRIu64 " ignored=%"
+			PRIu64 " max_delta=%" PRIu32 " seq=%" PRIu64, r.differing, r.compared,
+			r.ignored, r.max_delta, seq);
+	} else {
+		reply(client, "error compare: %" PRIu64 " pixels differ by more than %" PRIu32
+			" (at most %" PRIu64 " may), the first at %" PRIu32 ",%" PRIu32
+			"; compared=%" PRIu64 " ignored=%" PRIu64 " max_delta=%" PRIu32 " seq=%"
+			PRIu64 "%s%s", r.differing, cmp->opt.tolerance, cmp->opt.max_pixels,
+			r.first_x, r.first_y, r.compared, r.ignored, r.max_delta, seq,
+			diff ? " diff=" : "", diff ? cmp->diff_path : "");
+	}
+	wla_image_destroy(diff);
+	client_finish_request(client);
+}
+
+/* An option of compare (KEY=VALUE) into cmp; false (replied) if bad. */
+static bool compare_option(struct control_client *client, struct control_compare *cmp,
+	const char *word)
+{
+	char *end;
+	unsigned long long v;
+	if (strncmp(word, "tolerance=", 10) == 0) {
+		errno = 0;
+		v = strtoull(word + 10, &end, 10);
+		if (errno || *end || end == word + 10 || word[10] == '-' || v > 255) {
+			reply(client, "error compare: tolerance '%s': expected 0..255", word + 10);
+			return false;
+		}
+		cmp->opt.tolerance = (uint32_t)v;
+	} else if (strncmp(word, "max-pixels=", 11) == 0) {
+		errno = 0;
+		v = strtoull(word + 11, &end, 10);
+		if (errno || *end || end == word + 11 || word[11] == '-') {
+			reply(client, "error compare: max-pixels '%s': expected a count",
+				word + 11);
+			return false;
+		}
+		cmp->opt.max_pixels = v;
+	} else if (strncmp(word, "ignore=", 7) == 0) {
+		struct wla_image_rect r;
+		char extra;
+		if (sscanf(word + 7, "%" SCNd32 ",%" SCNd32 ",%" SCNd32 "x%" SCNd32 "%c", &r.x,
+				&r.y, &r.width, &r.height, &extra) != 4 || r.width <= 0 ||
+				r.height <= 0) {
+			reply(client, "error compare: ignore '%s': expected X,Y,WxH with W and H "
+				"above 0", word + 7);
+			return false;
+		}
+		if (cmp->opt.n_ignore == CONTROL_COMPARE_MAX_IGNORE) {
+			reply(client, "error compare: more than %d ignored rectangles",
+				CONTROL_COMPARE_MAX_IGNORE);
+			return false;
+		}
+		cmp->ignore[cmp->opt.n_ignore++] = r;
+	} else if (strncmp(word, "diff=", 5) == 0) {
+		if (word[5] != '/') {
+			reply(client, "error compare: diff path '%s' is not absolute", word + 5);
+			return false;
+		}
+		snprintf(cmp->diff_path, sizeof(cmp->diff_path), "%s", word + 5);
+	} else {
+		reply(client, "error compare: unknown option '%s' (tolerance=N, max-pixels=N, "
+			"ignore=X,Y,WxH, diff=PATH)", word);
+		return false;
+	}
+	return true;
+}
+
+static void cmd_compare(struct control_client *client, int argc, char **argv)
+{
+	if (argc < 3) {
+		reply(client, "error compare: expected compare NAME REFERENCE [tolerance=N] "
+			"[max-pixels=N] [ignore=X,Y,WxH]... [diff=PATH]");
+		return;
+	}
+	struct wla_output *out = find_output(client->control, argv[1]);
+	if (!out) {
+		reply(client, "error compare: no output named %s", argv[1]);
+		return;
+	}
+	if (argv[2][0] != '/') {
+		reply(client, "error compare: reference path '%s' is not absolute", argv[2]);
+		return;
+	}
+	struct control_compare *cmp = calloc(1, sizeof(*cmp));
+	if (!cmp) {
+		reply(client, "error compare: out of memory");
+		return;
+	}
+	cmp->opt.ignore = cmp->ignore;
+	for (int i = 3; i < argc; i++) {
+		if (!compare_option(client, cmp, argv[i])) {
+			compare_free(cmp);
+			return;
+		}
+	}
+	if (!out->base.enabled) {
+		reply(client, "error compare: output %s is off", argv[1]);
+		compare_free(cmp);
+		return;
+	}
+	/* Read by the compositor: its user must be able to. */
+	if (!(cmp->reference = wla_image_read_png(argv[2]))) {
+		reply(client, "error compare: cannot read the reference %s as a PNG", argv[2]);
+		compare_free(cmp);
+		return;
+	}
+	client->compare = cmp;
+	client->busy = CLIENT_CAPTURING;
+	watch_output(client, out);
+	struct wla_capture *capture = wla_output_capture(&out->base, handle_compare, client);
+	if (client->busy == CLIENT_CAPTURING) {
+		/* Not answered from inside the call. */
+		client->capture = capture;
+		if (!capture) {
+			reply(client, "error compare: output %s cannot capture", argv[1]);
+			client_finish_request(client);
+		}
+	}
+}
+
 /* A script file bigger than this is refused (SCRIPT_MAX_LINES lines of
  * input are far less). */
 #define CONTROL_SCRIPT_MAX (4 * 1024 * 1024)
@@ -650,6 +816,7 @@ static const struct {
 	{ "unplug", cmd_unplug },
 	{ "link-bad", cmd_link_bad },
 	{ "capture", cmd_capture },
+	{ "compare", cmd_compare },
 	{ "wait", cmd_wait },
 	{ "script", cmd_script },
 };
@@ -694,8 +861,9 @@ static void client_run_line(struct control_client *client, char *line,
 			return;
 		}
 	}
-	reply(client, "error unknown command '%s' (list, plug, unplug, capture, wait, script, "
-		"key, type, move, move-by, button, click, axis, touch)", argv[0]);
+	reply(client, "error unknown command '%s' (list, planes, plug, unplug, link-bad, "
+		"capture, compare, wait, script, key, type, move, move-by, button, click, axis, "
+		"touch)", argv[0]);
 }
 
 /* Run the complete lines received, one request at a time. False if the

@@ -31,6 +31,13 @@ static void usage(FILE *f)
 		"                             the backend's modeset trains it again\n"
 		"  capture OUTPUT FILE.png    the next latched frame, cursor included; prints\n"
 		"                             its size, vblank sequence and CRC-32\n"
+		"  compare OUTPUT REFERENCE.png [--tolerance N] [--max-pixels N]\n"
+		"          [--ignore X,Y,WxH]... [--diff DIFF.png]\n"
+		"                             the next latched frame against a reference:\n"
+		"                             exit 0 if it matches, 1 if not (with the counts);\n"
+		"                             a channel may differ by N (default 0), N pixels\n"
+		"                             beyond that (default 0); rectangles left out;\n"
+		"                             differing pixels red in DIFF.png\n"
 		"  wait OUTPUT N              until OUTPUT presented N more frames\n"
 		"SOCKET: -s, else $WLA_CONTROL, else $XDG_RUNTIME_DIR/wlatomic-0.\n"
 		"-t: give up after SECONDS (default 30; 0: wait for ever).\n");
@@ -89,15 +96,37 @@ int main(int argc, char *argv[])
 		sock = fallback;
 	}
 
-	/* The request: the words joined; a capture's file made absolute,
-	 * since the compositor writes it from its own directory. */
+	/* The request: the words joined; a capture's file and a compare's
+	 * reference and diff made absolute, since the compositor reads and
+	 * writes them from its own directory; compare's --NAME VALUE options
+	 * as the socket's NAME=VALUE words. */
 	char req[LINE_MAX_BYTES + 1];
 	size_t len = 0;
 	bool is_capture = strcmp(argv[optind], "capture") == 0;
+	bool is_compare = strcmp(argv[optind], "compare") == 0;
 	for (int i = optind; i < argc; i++) {
-		char abs[PATH_MAX];
+		char abs[PATH_MAX], option[PATH_MAX + 16];
 		const char *word = argv[i];
-		if (is_capture && i == optind + 2 && word[0] != '/') {
+		const char *key = NULL;
+		if (is_compare && i >= optind + 3) {
+			static const char *const keys[] = { "tolerance", "max-pixels", "ignore",
+				"diff" };
+			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+				if (strncmp(word, "--", 2) == 0 && strcmp(word + 2, keys[k]) == 0) {
+					key = keys[k];
+				}
+			}
+			if (!key || i + 1 >= argc) {
+				fprintf(stderr, "wlatomic-ctl: compare: %s '%s' (--tolerance N, "
+					"--max-pixels N, --ignore X,Y,WxH, --diff PATH)\n",
+					key ? "no value after" : "unknown option", word);
+				return 2;
+			}
+			word = argv[++i];
+		}
+		bool path = ((is_capture || is_compare) && i == optind + 2) ||
+			(key && strcmp(key, "diff") == 0);
+		if (path && word[0] != '/') {
 			char cwd[PATH_MAX];
 			if (!getcwd(cwd, sizeof(cwd)) ||
 					snprintf(abs, sizeof(abs), "%s/%s", cwd, word) >= (int)sizeof(abs)) {
@@ -105,6 +134,10 @@ int main(int argc, char *argv[])
 				return 2;
 			}
 			word = abs;
+		}
+		if (key) {
+			snprintf(option, sizeof(option), "%s=%s", key, word);
+			word = option;
 		}
 		if (strchr(word, '\n')) {
 			fprintf(stderr, "wlatomic-ctl: an argument holds a newline\n");
