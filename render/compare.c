@@ -85,7 +85,8 @@ WLA_EXPORT int wla_image_compare(const struct wla_image *image,
 	for (uint32_t y = 0; y < image->height; y++) {
 		for (uint32_t x = 0; x < image->width; x++) {
 			uint32_t ref = wla_image_pixel(reference, x, y);
-			uint32_t *o = out ? &out->data[(size_t)y * image->width + x] : NULL;
+			uint32_t *o = out ? (uint32_t *)((uint8_t *)out->data +
+				(size_t)y * out->stride) + x : NULL;
 			if (opt->n_ignore && ignored(opt, x, y)) {
 				result->ignored++;
 				if (o) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <wlr/util/log.h>
 #include "util.h"
+#include "render/compose.h"
 #include "wlatomic/capture.h"
 
 static void handle_png_error(png_structp png, png_const_charp msg)
@@ -100,6 +101,20 @@ static uint32_t premultiply(uint32_t c, uint32_t a)
 {
 	/* Round to nearest; c * a / 255 is never exactly halfway since 255 is odd. */
 	return (c * a + 127) / 255;
+}
+
+int wla_png_size(const char *path, uint32_t *width, uint32_t *height)
+{
+	png_image png = { .version = PNG_IMAGE_VERSION };
+	if (!png_image_begin_read_from_file(&png, path)) {
+		wlr_log(WLR_DEBUG, "png %s: %s", path, png.message);
+		png_image_free(&png);
+		return -EINVAL;
+	}
+	*width = png.width;
+	*height = png.height;
+	png_image_free(&png);
+	return 0;
 }
 
 WLA_EXPORT struct wla_image *wla_image_read_png(const char *path)

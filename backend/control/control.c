@@ -22,6 +22,7 @@
 #include "backend/hold.h"
 #include "backend/input.h"
 #include "backend/wlr.h"
+#include "render/compose.h"
 #include "util.h"
 
 /* A request line, its newline included. */
@@ -30,8 +31,8 @@
 #define CONTROL_OUT_MAX (1024 * 1024)
 #define CONTROL_MAX_CLIENTS 32
 #define CONTROL_DEFAULT_SLOTS 32
-/* compare's words: its name, output, reference, four options and up to
- * CONTROL_COMPARE_MAX_IGNORE ignored rectangles. */
+/* compare's words: its name, output, reference, three options and up to
+ * CONTROL_COMPARE_MAX_IGNORE ignored rectangles (14). */
 #define CONTROL_MAX_ARGS 16
 #define CONTROL_COMPARE_MAX_IGNORE 8
 #define CONTROL_WAIT_MAX 1000000
@@ -63,7 +64,9 @@ struct control_client {
 	uint64_t wait_left, wait_asked;
 	struct wla_capture *capture;
 	char capture_path[CONTROL_LINE_MAX];
-	struct control_compare *compare; /* capture for compare */
+	/* A compare's reference and options while its capture is pending;
+	 * freed with it by client_finish_request. */
+	struct control_compare *compare;
 	struct wla_input_script *script;
 };
 
@@ -191,6 +194,7 @@ static void compare_free(struct control_compare *cmp)
 	}
 }
 
+/* The request answered (or its client gone): what it waited on goes. */
 static void client_finish_request(struct control_client *client)
 {
 	if (client->capture) {
@@ -570,12 +574,15 @@ static void handle_compare(struct wla_capture *capture, const struct wla_image *
 	client->capture = NULL;
 	struct wla_compare_result r;
 	struct wla_image *diff = NULL;
-	int ret = image ? wla_image_compare(image, cmp->reference, &cmp->opt, &r,
+	bool same_size = image && image->width == cmp->reference->width &&
+		image->height == cmp->reference->height;
+	int ret = same_size ? wla_image_compare(image, cmp->reference, &cmp->opt, &r,
 		cmp->diff_path[0] ? &diff : NULL) : 0;
 	if (!image) {
 		reply(client, "error compare: output %s is off or went away before a frame "
 			"latched", client->output_name);
-	} else if (ret == -EINVAL) {
+	} else if (!same_size) {
+		/* The mode changed since the request. */
 		reply(client, "error compare: the frame is %" PRIu32 "x%" PRIu32 ", the "
 			"reference %" PRIu32 "x%" PRIu32, image->width, image->height,
 			cmp->reference->width, cmp->reference->height);
@@ -589,46 +596,77 @@ static void handle_compare(struct wla_capture *capture, const struct wla_image *
 			PRIu64 " max_delta=%" PRIu32 " seq=%" PRIu64, r.differing, r.compared,
 			r.ignored, r.max_delta, seq);
 	} else {
-		reply(client, "error compare: %" PRIu64 " pixels differ by more than %" PRIu32
-			" (at most %" PRIu64 " may), the first at %" PRIu32 ",%" PRIu32
-			"; compared=%" PRIu64 " ignored=%" PRIu64 " max_delta=%" PRIu32 " seq=%"
-			PRIu64 "%s%s", r.differing, cmp->opt.tolerance, cmp->opt.max_pixels,
-			r.first_x, r.first_y, r.compared, r.ignored, r.max_delta, seq,
-			diff ? " diff=" : "", diff ? cmp->diff_path : "");
+		/* "differ": wlatomic-ctl's exit status 1, not a refusal's 3. */
+		reply(client, "error compare: differ: %" PRIu64 " of %" PRIu64 " pixels by more "
+			"than %" PRIu32 " (at most %" PRIu64 " may), the first at %" PRIu32 ",%"
+			PRIu32 "; ignored=%" PRIu64 " max_delta=%" PRIu32 " seq=%" PRIu64 "%s%s",
+			r.differing, r.compared, cmp->opt.tolerance, cmp->opt.max_pixels,
+			r.first_x, r.first_y, r.ignored, r.max_delta, seq, diff ? " diff=" : "",
+			diff ? cmp->diff_path : "");
 	}
 	wla_image_destroy(diff);
 	client_finish_request(client);
+}
+
+/* A decimal number of digits only (no sign, no blanks), at most max. */
+static bool parse_u64(const char *s, uint64_t max, uint64_t *v)
+{
+	if (!*s || strspn(s, "0123456789") != strlen(s)) {
+		return false;
+	}
+	errno = 0;
+	unsigned long long n = strtoull(s, NULL, 10);
+	if (errno || n > max) {
+		return false;
+	}
+	*v = n;
+	return true;
+}
+
+/* An int32 in decimal, with an optional '-', ending at stop; *s past it. */
+static bool parse_i32(const char **s, char stop, int32_t *v)
+{
+	const char *p = *s;
+	bool neg = *p == '-';
+	p += neg;
+	size_t n = strspn(p, "0123456789");
+	if (n == 0 || n > 10 || p[n] != stop) {
+		return false;
+	}
+	long long x = strtoll(p, NULL, 10);
+	x = neg ? -x : x;
+	if (x < INT32_MIN || x > INT32_MAX) {
+		return false;
+	}
+	*v = (int32_t)x;
+	*s = p + n + (stop ? 1 : 0);
+	return true;
 }
 
 /* An option of compare (KEY=VALUE) into cmp; false (replied) if bad. */
 static bool compare_option(struct control_client *client, struct control_compare *cmp,
 	const char *word)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 	if (strncmp(word, "tolerance=", 10) == 0) {
-		errno = 0;
-		v = strtoull(word + 10, &end, 10);
-		if (errno || *end || end == word + 10 || word[10] == '-' || v > 255) {
+		if (!parse_u64(word + 10, 255, &v)) {
 			reply(client, "error compare: tolerance '%s': expected 0..255", word + 10);
 			return false;
 		}
 		cmp->opt.tolerance = (uint32_t)v;
 	} else if (strncmp(word, "max-pixels=", 11) == 0) {
-		errno = 0;
-		v = strtoull(word + 11, &end, 10);
-		if (errno || *end || end == word + 11 || word[11] == '-') {
-			reply(client, "error compare: max-pixels '%s': expected a count",
+		if (!parse_u64(word + 11, UINT64_MAX, &v)) {
+			reply(client, "error compare: max-pixels '%s': expected a count of pixels",
 				word + 11);
 			return false;
 		}
 		cmp->opt.max_pixels = v;
 	} else if (strncmp(word, "ignore=", 7) == 0) {
 		struct wla_image_rect r;
-		char extra;
-		if (sscanf(word + 7, "%" SCNd32 ",%" SCNd32 ",%" SCNd32 "x%" SCNd32 "%c", &r.x,
-				&r.y, &r.width, &r.height, &extra) != 4 || r.width <= 0 ||
-				r.height <= 0) {
+		const char *p = word + 7;
+		if (!parse_i32(&p, ',', &r.x) || !parse_i32(&p, ',', &r.y) ||
+				!parse_i32(&p, 'x', &r.width) || !parse_i32(&p, '\0', &r.height) ||
+				r.width <= 0 || r.height <= 0) {
 			reply(client, "error compare: ignore '%s': expected X,Y,WxH with W and H "
 				"above 0", word + 7);
 			return false;
@@ -686,7 +724,20 @@ static void cmd_compare(struct control_client *client, int argc, char **argv)
 		compare_free(cmp);
 		return;
 	}
-	/* Read by the compositor: its user must be able to. */
+	/* Read by the compositor: its user must be able to. Its size first, so
+	 * that a file of another size is not decoded on the event loop. */
+	uint32_t w, h;
+	if (wla_png_size(argv[2], &w, &h) < 0) {
+		reply(client, "error compare: cannot read the reference %s as a PNG", argv[2]);
+		compare_free(cmp);
+		return;
+	}
+	if ((int32_t)w != out->base.width || (int32_t)h != out->base.height) {
+		reply(client, "error compare: the frame is %dx%d, the reference %" PRIu32 "x%"
+			PRIu32, out->base.width, out->base.height, w, h);
+		compare_free(cmp);
+		return;
+	}
 	if (!(cmp->reference = wla_image_read_png(argv[2]))) {
 		reply(client, "error compare: cannot read the reference %s as a PNG", argv[2]);
 		compare_free(cmp);

@@ -2,7 +2,8 @@
  * wlatomic-ctl: the command-line client of a compositor's control socket
  * (README, "Control socket"). Sends one request, prints the reply, exits 0
  * on "ok", 1 on "error", 2 when the socket cannot be reached or the reply
- * does not come within the timeout.
+ * does not come within the timeout. compare: 1 when the frame differs, 3
+ * when the comparison could not be made (a refused request).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,7 +38,8 @@ static void usage(FILE *f)
 		"                             exit 0 if it matches, 1 if not (with the counts);\n"
 		"                             a channel may differ by N (default 0), N pixels\n"
 		"                             beyond that (default 0); rectangles left out;\n"
-		"                             differing pixels red in DIFF.png\n"
+		"                             differing pixels red in DIFF.png; exit 3 if\n"
+		"                             it could not compare\n"
 		"  wait OUTPUT N              until OUTPUT presented N more frames\n"
 		"SOCKET: -s, else $WLA_CONTROL, else $XDG_RUNTIME_DIR/wlatomic-0.\n"
 		"-t: give up after SECONDS (default 30; 0: wait for ever).\n");
@@ -126,6 +128,11 @@ int main(int argc, char *argv[])
 		}
 		bool path = ((is_capture || is_compare) && i == optind + 2) ||
 			(key && strcmp(key, "diff") == 0);
+		if (is_compare && i == optind + 2 && strncmp(word, "--", 2) == 0) {
+			fprintf(stderr, "wlatomic-ctl: compare: the reference comes before the "
+				"options: '%s'\n", word);
+			return 2;
+		}
 		if (path && word[0] != '/') {
 			char cwd[PATH_MAX];
 			if (!getcwd(cwd, sizeof(cwd)) ||
@@ -141,6 +148,11 @@ int main(int argc, char *argv[])
 		}
 		if (strchr(word, '\n')) {
 			fprintf(stderr, "wlatomic-ctl: an argument holds a newline\n");
+			return 2;
+		}
+		if (is_compare && strpbrk(word, " \t\r")) {
+			/* The socket splits words at blanks. */
+			fprintf(stderr, "wlatomic-ctl: compare: '%s' holds a blank\n", word);
 			return 2;
 		}
 		int n = snprintf(req + len, sizeof(req) - len, "%s%s", i > optind ? " " : "", word);
@@ -185,6 +197,9 @@ int main(int argc, char *argv[])
 			fprintf(err ? stderr : stdout, "%s\n", buf);
 			if (ok || err) {
 				close(fd);
+				if (err && is_compare) {
+					return strncmp(buf, "error compare: differ:", 22) == 0 ? 1 : 3;
+				}
 				return ok ? 0 : 1;
 			}
 			size_t used = (size_t)(nl - buf) + 1;

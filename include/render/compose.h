@@ -54,5 +54,8 @@ bool wla_compose_each(struct wla_image *dst, const struct wla_compose_layer *lay
 /* wla_image_create without clearing the pixels: for an image wla_compose
  * writes whole. */
 struct wla_image *wla_image_create_uninit(uint32_t width, uint32_t height);
+/* The size a PNG file's header gives, without decoding it: 0, or -EINVAL
+ * (logged at debug level) for a file that cannot be read as a PNG. */
+int wla_png_size(const char *path, uint32_t *width, uint32_t *height);
 
 #endif

@@ -225,12 +225,12 @@ EOS
 	[ ! -e "$WLA_CONTROL" ] || fail "the socket was left behind"
 	;;
 compare)
-	# Golden images: tinywl's screen without a client (its background and
-	# cursor, still) against references made from a capture of it.
+	# Golden images: an output of tinywl's without a client against
+	# references made from a capture of it.
 	cat >"$TEST_DIR/png.py" <<'PY'
 # png.py IN DIR: IN (8-bit RGB or RGBA, as captures are) as references in
 # DIR: same.png, one.png (7,5 one step off in blue), two.png (that and
-# 1000,700 far off) and small.png (640x480).
+# 100,70 far off) and small.png (64x48).
 import struct, sys, zlib
 src, out = sys.argv[1], sys.argv[2]
 data = open(src, 'rb').read()
@@ -271,65 +271,77 @@ write('same.png', w, h, rows)
 rows[5][3 * 7 + 2] ^= 1
 write('one.png', w, h, rows)
 for k in range(3):
-    rows[700][3 * 1000 + k] ^= 0x80
+    rows[70][3 * 100 + k] ^= 0x80
 write('two.png', w, h, rows)
-write('small.png', 640, 480, [bytearray(1920)] * 480)
+write('small.png', 64, 48, [bytearray(192)] * 48)
 PY
 	steps <<'EOS'
 set -eu
 fail() { echo "FAIL: $*" >&2; exit 1; }
-"$CTL" capture Virtual-1 "$TEST_DIR/now.png" >/dev/null || fail "capture"
-# One channel of one pixel one step off, another pixel far off.
+. "$LIB"
+# A small output of its own (its background, no cursor), once it shows
+# what it will keep showing: two captures alike (tinywl draws it once, and
+# a capture needs no new frame).
+"$CTL" plug Small-1 160x120 >/dev/null || fail "plug"
+crc() { "$CTL" capture Small-1 "$TEST_DIR/now.png" | sed -n 's/.* crc32=\([0-9a-f]*\) .*/\1/p'; }
+last=$(crc)
+wait_until 10 '[ "$(crc)" = "$last" ] || { last=$(crc); false; }' || fail "Small-1 keeps changing"
 python3 "$TEST_DIR/png.py" "$TEST_DIR/now.png" "$TEST_DIR"
 [ "$("$PNGINFO" "$TEST_DIR/same.png" | cut -d' ' -f1,2)" = "$("$PNGINFO" "$TEST_DIR/now.png" | cut -d' ' -f1,2)" ] ||
 	fail "png.py changed the capture"
 compare() { # compare WANT_STATUS ARGS...: wlatomic-ctl compare's status and reply
 	local want=$1 rc=0; shift
-	"$CTL" compare Virtual-1 "$@" >"$TEST_DIR/r" 2>&1 || rc=$?
+	"$CTL" compare Small-1 "$@" >"$TEST_DIR/r" 2>&1 || rc=$?
 	[ "$rc" = "$want" ] || fail "compare $*: status $rc, expected $want: $(cat "$TEST_DIR/r")"
 }
 compare 0 "$TEST_DIR/same.png"
-grep -Eq '^ok match differing=0 compared=2073600 ignored=0 max_delta=0 seq=[0-9]+$' "$TEST_DIR/r" ||
+grep -Eq '^ok match differing=0 compared=19200 ignored=0 max_delta=0 seq=[0-9]+$' "$TEST_DIR/r" ||
 	fail "same: $(cat "$TEST_DIR/r")"
 # A one-pixel change: caught at tolerance 0, passes at 1.
 compare 1 "$TEST_DIR/one.png"
-grep -q '^error compare: 1 pixels differ by more than 0 (at most 0 may), the first at 7,5; ' \
+grep -q '^error compare: differ: 1 of 19200 pixels by more than 0 (at most 0 may), the first at 7,5; ' \
 	"$TEST_DIR/r" || fail "one at 0: $(cat "$TEST_DIR/r")"
 compare 0 "$TEST_DIR/one.png" --tolerance 1
 grep -q 'max_delta=1 ' "$TEST_DIR/r" || fail "one at 1: $(cat "$TEST_DIR/r")"
 # The far pixel: caught at tolerance 1, not where it is ignored or allowed.
 cd "$TEST_DIR"
 compare 1 two.png --tolerance 1 --diff diff.png
-grep -q "the first at 1000,700; .* diff=$TEST_DIR/diff.png\$" r || fail "two: $(cat r)"
-[ "$("$PNGINFO" --pixel 1000,700 diff.png)" = ff0000 ] || fail "the diff image is not red at 1000,700"
+grep -q "the first at 100,70; .* diff=$TEST_DIR/diff.png\$" r || fail "two: $(cat r)"
+[ "$("$PNGINFO" --pixel 100,70 diff.png)" = ff0000 ] || fail "the diff image is not red at 100,70"
 [ "$("$PNGINFO" --pixel 7,5 diff.png)" != ff0000 ] || fail "the diff image is red at 7,5"
-compare 0 two.png --tolerance 1 --ignore 990,690,20x20
+compare 0 two.png --tolerance 1 --ignore 90,60,20x20
 grep -q ' ignored=400 ' r || fail "ignored: $(cat r)"
 compare 0 two.png --max-pixels 2
 compare 1 two.png --max-pixels 1
-# Bad requests: an error each, and the compositor goes on.
-compare 1 small.png
-grep -q '^error compare: the frame is 1920x1080, the reference 640x480$' r || fail "small: $(cat r)"
-compare 1 /nonexistent/ref.png
+# Refusals: status 3, a line each, and the compositor goes on.
+compare 3 small.png
+grep -q '^error compare: the frame is 160x120, the reference 64x48$' r || fail "small: $(cat r)"
+compare 3 /nonexistent/ref.png
 grep -q '^error compare: cannot read the reference /nonexistent/ref.png' r || fail "missing: $(cat r)"
-compare 1 same.png --tolerance 256
+compare 3 same.png --tolerance 256
 grep -q "^error compare: tolerance '256': expected 0..255" r || fail "tolerance: $(cat r)"
-compare 1 same.png --ignore 1,2,0x5
+compare 3 same.png --max-pixels +1
+grep -q "^error compare: max-pixels '+1'" r || fail "max-pixels: $(cat r)"
+compare 3 same.png --ignore 1,2,0x5
 grep -q "^error compare: ignore '1,2,0x5'" r || fail "ignore: $(cat r)"
+compare 3 same.png --ignore 4294967296,0,10x10
+grep -q "^error compare: ignore '4294967296,0,10x10'" r || fail "ignore overflow: $(cat r)"
 compare 2 same.png --frobnicate 3
 grep -q "unknown option '--frobnicate'" r || fail "option: $(cat r)"
-compare 1 same.png --diff /nonexistent/dir/d.png
+compare 2 same.png --diff "my dir/d.png"
+grep -q "holds a blank" r || fail "blank: $(cat r)"
+compare 3 same.png --diff /nonexistent/dir/d.png
 grep -q '^error compare: cannot write the diff image /nonexistent/dir/d.png' r || fail "diff: $(cat r)"
 rc=0; "$CTL" compare NOPE same.png >r 2>&1 || rc=$?
-[ "$rc" = 1 ] && grep -q '^error compare: no output named NOPE' r || fail "NOPE: $(cat r)"
+[ "$rc" = 3 ] && grep -q '^error compare: no output named NOPE' r || fail "NOPE: $rc $(cat r)"
 # A client gone before its answer takes the compare with it (ASan: no
 # leak at exit).
 python3 -c 'import os, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect(os.environ["WLA_CONTROL"])
-s.sendall(("compare Virtual-1 %s\n" % sys.argv[1]).encode())
+s.sendall(("compare Small-1 %s\n" % sys.argv[1]).encode())
 s.close()' "$TEST_DIR/same.png"
-"$CTL" compare Virtual-1 "$TEST_DIR/same.png" >/dev/null || fail "no match after the bad requests"
+"$CTL" compare Small-1 "$TEST_DIR/same.png" >/dev/null || fail "no match after the bad requests"
 echo "steps done"
 EOS
 	;;

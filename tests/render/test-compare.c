@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "harness.h"
 #include "render-helpers.h"
 
@@ -163,6 +164,63 @@ static void sizes_tolerances_and_rectangles_are_checked(void)
 	wla_image_destroy(ref);
 }
 
+/* Rectangles at the ends of int32: no overflow in where they reach. */
+static void rectangles_at_the_limits(void)
+{
+	struct wla_image *ref = filled(0xff000000);
+	struct wla_image *img = filled(0xffffffff);
+	const struct wla_image_rect none[] = {
+		{ INT32_MAX - 1, 0, INT32_MAX, 1 },
+		{ INT32_MIN, INT32_MIN, INT32_MAX, INT32_MAX },
+	};
+	struct wla_compare_options opt = { .ignore = none, .n_ignore = 2 };
+	struct wla_compare_result r;
+	CHECK_INT(wla_image_compare(img, ref, &opt, &r, NULL), 0);
+	CHECK_INT(r.ignored, 0);
+	CHECK_INT(r.differing, W * H);
+	const struct wla_image_rect all = { -10, -10, INT32_MAX, INT32_MAX };
+	opt = (struct wla_compare_options){ .ignore = &all, .n_ignore = 1 };
+	CHECK_INT(wla_image_compare(img, ref, &opt, &r, NULL), 0);
+	CHECK_INT(r.ignored, W * H);
+	CHECK(r.match);
+	wla_image_destroy(img);
+	wla_image_destroy(ref);
+}
+
+/* Rows padded past width * 4 (an image of a plane's buffer): the padding is
+ * no pixel. */
+static void padded_rows_are_compared_by_their_pixels(void)
+{
+	struct wla_image *ref = filled(0xff123456);
+	uint32_t stride = W * 4 + 16;
+	uint32_t *data = malloc((size_t)stride * H);
+	CHECK(data != NULL);
+	if (!data) {
+		wla_image_destroy(ref);
+		return;
+	}
+	memset(data, 0x77, (size_t)stride * H);
+	for (uint32_t y = 0; y < H; y++) {
+		uint32_t *row = (uint32_t *)((uint8_t *)data + (size_t)y * stride);
+		for (uint32_t x = 0; x < W; x++) {
+			row[x] = 0xff123456;
+		}
+	}
+	struct wla_image img = { .width = W, .height = H, .stride = stride,
+		.format = DRM_FORMAT_XRGB8888, .data = data };
+	struct wla_compare_result r;
+	CHECK_INT(wla_image_compare(&img, ref, NULL, &r, NULL), 0);
+	CHECK(r.match);
+	CHECK_INT(r.differing, 0);
+	((uint32_t *)((uint8_t *)data + 3 * (size_t)stride))[W - 1] = 0xff000000;
+	CHECK_INT(wla_image_compare(&img, ref, NULL, &r, NULL), 0);
+	CHECK_INT(r.differing, 1);
+	CHECK_INT(r.first_x, W - 1);
+	CHECK_INT(r.first_y, 3);
+	free(data);
+	wla_image_destroy(ref);
+}
+
 int main(void)
 {
 	harness_init();
@@ -171,5 +229,7 @@ int main(void)
 	RUN_TEST(an_ignored_rectangle_is_ignored);
 	RUN_TEST(the_diff_image_shows_where);
 	RUN_TEST(sizes_tolerances_and_rectangles_are_checked);
+	RUN_TEST(rectangles_at_the_limits);
+	RUN_TEST(padded_rows_are_compared_by_their_pixels);
 	HARNESS_EXIT();
 }
