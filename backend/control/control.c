@@ -533,6 +533,23 @@ static void handle_capture(struct wla_capture *capture, const struct wla_image *
 	client_finish_request(client);
 }
 
+/* The request waits for out's next latched frame, answered by func. */
+static void start_capture(struct control_client *client, struct wla_output *out,
+	wla_capture_func_t func, const char *verb)
+{
+	client->busy = CLIENT_CAPTURING;
+	watch_output(client, out);
+	struct wla_capture *capture = wla_output_capture(&out->base, func, client);
+	if (client->busy == CLIENT_CAPTURING) {
+		/* Not answered from inside the call. */
+		client->capture = capture;
+		if (!capture) {
+			reply(client, "error %s: output %s cannot capture", verb, out->base.name);
+			client_finish_request(client);
+		}
+	}
+}
+
 static void cmd_capture(struct control_client *client, int argc, char **argv)
 {
 	if (argc != 3) {
@@ -553,17 +570,7 @@ static void cmd_capture(struct control_client *client, int argc, char **argv)
 		return;
 	}
 	snprintf(client->capture_path, sizeof(client->capture_path), "%s", argv[2]);
-	client->busy = CLIENT_CAPTURING;
-	watch_output(client, out);
-	struct wla_capture *capture = wla_output_capture(&out->base, handle_capture, client);
-	if (client->busy == CLIENT_CAPTURING) {
-		/* Not answered from inside the call. */
-		client->capture = capture;
-		if (!capture) {
-			reply(client, "error capture: output %s cannot capture", argv[1]);
-			client_finish_request(client);
-		}
-	}
+	start_capture(client, out, handle_capture, "capture");
 }
 
 static void handle_compare(struct wla_capture *capture, const struct wla_image *image,
@@ -744,17 +751,7 @@ static void cmd_compare(struct control_client *client, int argc, char **argv)
 		return;
 	}
 	client->compare = cmp;
-	client->busy = CLIENT_CAPTURING;
-	watch_output(client, out);
-	struct wla_capture *capture = wla_output_capture(&out->base, handle_compare, client);
-	if (client->busy == CLIENT_CAPTURING) {
-		/* Not answered from inside the call. */
-		client->capture = capture;
-		if (!capture) {
-			reply(client, "error compare: output %s cannot capture", argv[1]);
-			client_finish_request(client);
-		}
-	}
+	start_capture(client, out, handle_compare, "compare");
 }
 
 /* A script file bigger than this is refused (SCRIPT_MAX_LINES lines of
